@@ -1,0 +1,113 @@
+package health
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+const (
+	// maxRedirects is how many same-host redirects one attempt follows (so at
+	// most maxRedirects+1 requests), as the kubelet does.
+	maxRedirects = 10
+	// maxBodyRead bounds how much of a response body is read before the
+	// connection is closed; the body is only drained, never inspected.
+	maxBodyRead = 10 << 10
+	userAgent   = "podvisor/probe"
+)
+
+// httpChecker GETs a URL: 200-399 is success (or what accept says).
+//
+// Redirects are followed only to the same host name (the port may differ),
+// at most maxRedirects times. A redirect to another host is not followed: the
+// 3xx response itself is the result, a success with a Detail saying so. This
+// matches the kubelet, which also counts it as success (plus a warning event),
+// and keeps a probe from being steered to an arbitrary host.
+//
+// Every attempt uses a fresh connection (keep-alives off): probes are rare,
+// and a pooled connection a hung server never answers would pile up fds.
+// TLS certificates are not verified and no proxy is used, as for kubelet
+// probes: a probe asks "does it answer", not "is it who it claims to be".
+type httpChecker struct {
+	url    string
+	accept func(code int) bool
+	client *http.Client
+}
+
+var _ Checker = (*httpChecker)(nil)
+
+// NewHTTPChecker returns a checker that GETs rawURL. accept decides which
+// status codes are success; nil means 200-399.
+func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("http probe: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("http probe %q: scheme must be http or https", rawURL)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("http probe %q: no host", rawURL)
+	}
+	if accept == nil {
+		accept = func(code int) bool { return code >= 200 && code < 400 }
+	}
+	tr := &http.Transport{
+		Proxy:                  nil,
+		DisableKeepAlives:      true,
+		TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, // kubelet semantics, see above
+		MaxResponseHeaderBytes: 64 << 10,
+		DisableCompression:     true,
+	}
+	c := &httpChecker{url: u.String(), accept: accept}
+	c.client = &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Hostname() != via[0].URL.Hostname() {
+				return http.ErrUseLastResponse
+			}
+			if len(via) > maxRedirects {
+				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			}
+			return nil
+		},
+	}
+	return c, nil
+}
+
+func (c *httpChecker) Check(ctx context.Context) Result {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return failure("%v", err)
+	}
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("Accept", "*/*")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		if r, ok := cutShort(ctx, start, err); ok {
+			return r
+		}
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return failure("%v", err)
+	}
+	_, _ = io.CopyN(io.Discard, resp.Body, maxBodyRead)
+	resp.Body.Close()
+	code := resp.StatusCode
+	if !c.accept(code) {
+		return failure("HTTP %d", code)
+	}
+	if loc := resp.Header.Get("Location"); code >= 300 && code < 400 && loc != "" {
+		// A followed redirect never ends here: this one points to another host.
+		return Result{OK: true, Detail: fmt.Sprintf("HTTP %d: redirect to another host not followed: %s", code, clip(loc, 200))}
+	}
+	return Result{OK: true, Detail: fmt.Sprintf("HTTP %d", code)}
+}
