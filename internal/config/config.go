@@ -1,0 +1,198 @@
+// Package config loads and validates procs.yaml. The types in this file are the
+// validated, defaulted, interpolated result that the rest of podvisor reads; they
+// are never mutated after Load returns.
+package config
+
+import (
+	"regexp"
+	"syscall"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/graph"
+)
+
+// Defaults, as ../shared/SPEC.md section 2 gives them.
+const (
+	DefaultListen           = ":9464"
+	DefaultShutdownTimeout  = 30 * time.Second
+	DefaultStopTimeout      = 10 * time.Second
+	DefaultBackoff          = 500 * time.Millisecond
+	DefaultMaxBackoff       = 30 * time.Second
+	BackoffResetAfter       = 60 * time.Second
+	DefaultStartInterval    = 100 * time.Millisecond
+	DefaultInterval         = 10 * time.Second
+	DefaultProbeTimeout     = 1 * time.Second
+	DefaultSuccessThreshold = 1
+	DefaultFailureThreshold = 3
+	// MaxFileSize is the largest procs.yaml Load accepts.
+	MaxFileSize = 4 << 20
+)
+
+// Pos is a location in a config file.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+// Config is a loaded procs.yaml.
+type Config struct {
+	File            string // path as given to Load
+	Dir             string // absolute directory of File; base for relative paths
+	Listen          string // "off" disables the HTTP server
+	ShutdownTimeout time.Duration
+	Log             Log
+	Env             []string            // global env, KEY=VALUE, in file order
+	Processes       map[string]*Process // by name
+	Names           []string            // process names, sorted
+	Graph           *graph.Graph
+}
+
+// Log is the `log` section.
+type Log struct {
+	Format     string // "text" or "json"
+	Timestamps bool
+}
+
+// Type is a process type.
+type Type uint8
+
+const (
+	Service Type = iota
+	Oneshot
+	Job
+)
+
+var typeNames = [...]string{Service: "service", Oneshot: "oneshot", Job: "job"}
+
+func (t Type) String() string {
+	if int(t) < len(typeNames) {
+		return typeNames[t]
+	}
+	return "unknown"
+}
+
+// Policy is a restart policy.
+type Policy uint8
+
+const (
+	Always Policy = iota
+	OnFailure
+	Never
+)
+
+var policyNames = [...]string{Always: "always", OnFailure: "on-failure", Never: "never"}
+
+func (p Policy) String() string {
+	if int(p) < len(policyNames) {
+		return policyNames[p]
+	}
+	return "unknown"
+}
+
+// Process is one entry of `processes`.
+type Process struct {
+	Name string
+	Pos  Pos // position of the process's key
+
+	// Command is the argv. The string form becomes ["/bin/sh", "-c", s] with Shell set.
+	Command    []string
+	Shell      bool
+	Type       Type
+	Env        []string // global env, then env_file entries, then process env; KEY=VALUE, later wins
+	WorkingDir string   // absolute; defaults to Config.Dir
+	User       *User    // nil: run as podvisor's own user
+
+	DependsOn    []Dependency // sorted by name
+	Ready        *Probe       // nil: no readiness probe
+	StartTimeout time.Duration
+	Live         *Probe // nil: no liveness probe
+
+	Restart          Restart
+	SuccessExitCodes []int // default [0]
+	Stop             Stop
+}
+
+// IsSuccess reports whether code is one of the process's success exit codes.
+func (p *Process) IsSuccess(code int) bool {
+	for _, c := range p.SuccessExitCodes {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// User is a resolved `user:` setting.
+type User struct {
+	Spec   string // as written
+	UID    uint32
+	GID    uint32
+	Groups []uint32 // supplementary groups
+	Name   string   // "" when given as a bare uid not in /etc/passwd
+	Home   string
+}
+
+// Dependency is one `depends_on` entry.
+type Dependency struct {
+	Name      string
+	Condition graph.Condition
+	Restart   bool // restart this process when the dependency restarts
+	Pos       Pos
+}
+
+// Restart is the restart policy with backoff.
+type Restart struct {
+	Policy     Policy
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	Limit      int // 0 = unlimited
+}
+
+// Stop is how a process is stopped.
+type Stop struct {
+	Signal  syscall.Signal
+	Timeout time.Duration
+	Command []string // pre-stop hook; nil if none
+}
+
+// ProbeKind is the kind of a readiness or liveness check.
+type ProbeKind uint8
+
+const (
+	ProbeHTTP ProbeKind = iota
+	ProbeTCP
+	ProbeExec
+	ProbeFile
+	ProbeLog
+	ProbeNotifySystemd
+	ProbeNotifyFD
+)
+
+var probeKindNames = [...]string{
+	ProbeHTTP: "http", ProbeTCP: "tcp", ProbeExec: "exec", ProbeFile: "file",
+	ProbeLog: "log", ProbeNotifySystemd: "notify:systemd", ProbeNotifyFD: "notify:fd",
+}
+
+func (k ProbeKind) String() string {
+	if int(k) < len(probeKindNames) {
+		return probeKindNames[k]
+	}
+	return "unknown"
+}
+
+// Probe is a `ready` or `live` block.
+type Probe struct {
+	Kind    ProbeKind
+	Target  string         // URL (http), host:port (tcp), absolute path (file), regex source (log)
+	Command []string       // exec: argv (string form is ["/bin/sh","-c",s])
+	Regexp  *regexp.Regexp // log
+	FD      int            // notify fd:N (N >= 3)
+
+	StartInterval    time.Duration
+	Interval         time.Duration
+	Timeout          time.Duration
+	InitialDelay     time.Duration
+	SuccessThreshold int
+	FailureThreshold int
+}

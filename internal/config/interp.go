@@ -1,0 +1,87 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// interpolate expands variables in s, taking values from lookup only:
+//
+//	${VAR}          the value of VAR; an error if VAR is unset
+//	${VAR:-default} the value of VAR, or default if VAR is unset or empty
+//	$$              a literal $
+//
+// Any other $ is kept as it is, so $HOME or "$1" in a shell command reach the
+// shell untouched. A default is literal text up to the first }: it cannot
+// contain } or another ${...}.
+func interpolate(s string, lookup func(string) (string, bool)) (string, error) {
+	i := strings.IndexByte(s, '$')
+	if i < 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i >= 0 {
+		b.WriteString(s[:i])
+		s = s[i:]
+		switch {
+		case strings.HasPrefix(s, "$$"):
+			b.WriteByte('$')
+			s = s[2:]
+		case strings.HasPrefix(s, "${"):
+			end := strings.IndexByte(s, '}')
+			if end < 0 {
+				return "", fmt.Errorf("unterminated ${ in %q (write $$ for a literal $)", s)
+			}
+			v, err := expand(s[2:end], lookup)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(v)
+			s = s[end+1:]
+		default:
+			b.WriteByte('$')
+			s = s[1:]
+		}
+		i = strings.IndexByte(s, '$')
+	}
+	b.WriteString(s)
+	return b.String(), nil
+}
+
+// expand evaluates the inside of one ${...}.
+func expand(expr string, lookup func(string) (string, bool)) (string, error) {
+	name, def, hasDef := strings.Cut(expr, ":-")
+	if !validEnvName(name) {
+		return "", fmt.Errorf("invalid variable reference ${%s}: want ${NAME} or ${NAME:-default}", expr)
+	}
+	if strings.Contains(def, "${") {
+		return "", fmt.Errorf("nested ${...} in the default of ${%s} is not supported", name)
+	}
+	v, ok := lookup(name)
+	switch {
+	case hasDef && (!ok || v == ""):
+		return def, nil
+	case !ok:
+		return "", fmt.Errorf("variable %s is not set (give a default with ${%s:-value})", name, name)
+	}
+	return v, nil
+}
+
+// validEnvName reports whether s is a portable environment variable name:
+// a letter or underscore, then letters, digits and underscores.
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,173 @@
+package config
+
+import (
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+var (
+	readyKinds = []string{"http", "tcp", "exec", "file", "log", "notify"}
+	liveKinds  = []string{"http", "tcp", "exec", "file"}
+	probeKeys  = []string{"http", "tcp", "exec", "file", "log", "notify",
+		"start_interval", "interval", "timeout", "initial_delay", "success_threshold", "failure_threshold"}
+)
+
+// MaxNotifyFD is the highest fd:N accepted for notify; the child gets every
+// fd from 3 to N reserved, so N stays small.
+const MaxNotifyFD = 1023
+
+// probe decodes a ready (live false) or live block: exactly one kind plus
+// optional timing.
+func (l *loader) probe(n *yaml.Node, path *keyPath, live bool) *Probe {
+	f, ok := l.fields(n, path, probeKeys)
+	if !ok {
+		return nil
+	}
+	allowed := readyKinds
+	if live {
+		allowed = liveKinds
+	}
+	var buf [6]pair
+	kinds := buf[:0] // in document order
+	for _, p := range f {
+		if contains(readyKinds, p.name) {
+			kinds = append(kinds, p)
+		}
+	}
+
+	p := defaultProbe()
+	switch {
+	case len(kinds) == 0:
+		l.errorf(n, path, "no check given").Hint = "set one of " + strings.Join(allowed, ", ")
+	case len(kinds) > 1:
+		l.errorf(kinds[1].key, path, "both %s and %s given: set exactly one kind of check", kinds[0].name, kinds[1].name)
+	case !contains(allowed, kinds[0].name):
+		l.errorf(kinds[0].key, path, "live cannot use %s: it shows readiness, not liveness", kinds[0].name).Hint =
+			"use one of " + strings.Join(liveKinds, ", ") + ", or move it to ready"
+	default:
+		l.probeTarget(&p, kinds[0], path)
+	}
+
+	if v, ok := f.get("start_interval"); ok {
+		p.StartInterval, _ = l.duration(v.val, path.field("start_interval"), true)
+	}
+	if v, ok := f.get("interval"); ok {
+		p.Interval, _ = l.duration(v.val, path.field("interval"), true)
+	}
+	if v, ok := f.get("timeout"); ok {
+		p.Timeout, _ = l.duration(v.val, path.field("timeout"), true)
+	}
+	if v, ok := f.get("initial_delay"); ok {
+		p.InitialDelay, _ = l.duration(v.val, path.field("initial_delay"), false)
+	}
+	if v, ok := f.get("success_threshold"); ok {
+		p.SuccessThreshold = l.threshold(v.val, path.field("success_threshold"))
+	}
+	if v, ok := f.get("failure_threshold"); ok {
+		p.FailureThreshold = l.threshold(v.val, path.field("failure_threshold"))
+	}
+	return &p
+}
+
+func (l *loader) threshold(n *yaml.Node, path *keyPath) int {
+	v, ok := l.integer(n, path)
+	if ok && v < 1 {
+		l.errorf(n, path, "threshold must be at least 1")
+	}
+	return v
+}
+
+// probeTarget decodes the value of the probe's one kind.
+func (l *loader) probeTarget(p *Probe, kind pair, path *keyPath) {
+	path = path.field(kind.name)
+	n := kind.val
+	if kind.name == "exec" {
+		p.Kind = ProbeExec
+		p.Command, _, _ = l.command(n, path)
+		return
+	}
+	if kind.name == "file" {
+		p.Kind = ProbeFile
+		p.Target = l.path(n, path)
+		return
+	}
+	s, ok := l.str(n, path)
+	if !ok {
+		return
+	}
+	if kind.name != "notify" {
+		if s, ok = l.interp(n, path, s); !ok {
+			return
+		}
+	}
+	p.Target = s
+	switch kind.name {
+	case "http":
+		p.Kind = ProbeHTTP
+		if msg := checkHTTPURL(s); msg != "" {
+			l.errorf(n, path, "invalid http check %q: %s", s, msg).Hint = "e.g. http://127.0.0.1:8080/healthz"
+		}
+	case "tcp":
+		p.Kind = ProbeTCP
+		if msg := checkHostPort(s, 1); msg != "" {
+			l.errorf(n, path, "invalid tcp check %q: %s", s, msg).Hint = "e.g. 127.0.0.1:5432"
+		}
+	case "log":
+		p.Kind = ProbeLog
+		if s == "" {
+			l.errorf(n, path, "log pattern is empty")
+			return
+		}
+		re, err := regexp.Compile(s)
+		if err != nil {
+			l.errorf(n, path, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			return
+		}
+		p.Regexp = re
+	case "notify":
+		l.notify(p, n, path, s)
+	}
+}
+
+func checkHTTPURL(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "not a URL"
+	case u.Scheme != "http":
+		return "must start with http://"
+	case u.Hostname() == "":
+		return "no host"
+	}
+	if port := u.Port(); port != "" {
+		if v, err := strconv.Atoi(port); err != nil || v < 1 || v > 65535 {
+			return "port " + port + " is out of range 1-65535"
+		}
+	}
+	return ""
+}
+
+// notify decodes `systemd` (NOTIFY_SOCKET, READY=1) or `fd:N`, N >= 3 since
+// 0-2 are stdin, stdout and stderr.
+func (l *loader) notify(p *Probe, n *yaml.Node, path *keyPath, s string) {
+	const hint = `use "systemd" or "fd:N" with N from 3 to 1023`
+	if s == "systemd" {
+		p.Kind = ProbeNotifySystemd
+		return
+	}
+	num, ok := strings.CutPrefix(s, "fd:")
+	if !ok || !isDigits(num) {
+		l.errorf(n, path, "invalid notify %q", s).Hint = hint
+		return
+	}
+	fd, err := strconv.Atoi(num)
+	if err != nil || fd < 3 || fd > MaxNotifyFD {
+		l.errorf(n, path, "notify fd %s is out of range 3-%d", num, MaxNotifyFD).Hint = "0, 1 and 2 are stdin, stdout and stderr"
+		return
+	}
+	p.Kind, p.FD = ProbeNotifyFD, fd
+}
