@@ -1,0 +1,52 @@
+package supervisor
+
+import "github.com/podvisor/podvisor/internal/proc"
+
+// event is the sealed sum type of everything sent to the loop. Every event
+// about a process carries its index and the generation (incarnation) it is
+// about; the loop drops events whose generation is not the record's current
+// one, so a late probe result or exit of an old incarnation changes nothing.
+type event interface{ isEvent() }
+
+type exitedEv struct {
+	idx  int
+	gen  uint64
+	exit proc.Exit
+}
+
+// readyEv is a readiness transition: from a polled probe, a log-line match or a
+// notification.
+type readyEv struct {
+	idx    int
+	gen    uint64
+	ready  bool
+	detail string
+}
+
+// liveEv is a liveness transition.
+type liveEv struct {
+	idx     int
+	gen     uint64
+	healthy bool
+	detail  string
+}
+
+// statusEv carries a STATUS= line from the notify protocol.
+type statusEv struct {
+	idx    int
+	gen    uint64
+	status string
+}
+
+// stopCmdDoneEv says a stop.command finished (or was cut off).
+type stopCmdDoneEv struct {
+	idx int
+	gen uint64
+	err error
+}
+
+func (exitedEv) isEvent()      {}
+func (readyEv) isEvent()       {}
+func (liveEv) isEvent()        {}
+func (statusEv) isEvent()      {}
+func (stopCmdDoneEv) isEvent() {}

@@ -1,0 +1,39 @@
+package supervisor
+
+import "time"
+
+// Snapshot is an immutable picture of the supervisor, published by the loop after
+// every change and read by the HTTP layer without locks. Nothing in it is ever
+// modified after publication. It holds no command lines and no environment values.
+type Snapshot struct {
+	Phase     string // "starting", "running" or "stopping"
+	Ready     bool   // what /readyz answers
+	NotReady  []string
+	Processes []ProcessSnapshot // sorted by name
+}
+
+// ProcessSnapshot is one process in a Snapshot.
+type ProcessSnapshot struct {
+	Name       string
+	Type       string // service | oneshot | job
+	State      string // pending | starting | running | backoff | stopping | stopped | completed | failed
+	Pid        int    // 0 when not running
+	Up         bool   // a child is alive
+	Ready      bool
+	Restarts   int
+	ExitCode   *int // last exit code (128+N for signal N); nil if it never exited
+	StartedAt  time.Time
+	ReadyAt    time.Time
+	WaitingFor []string // unmet conditions of a pending process: "db: ready"
+	Status     string   // last STATUS= from notify, if any
+	Reason     string   // why it is failed/backoff/stopped, if known
+
+	// StartDuration is spawn to ready of the last start (0 until ready).
+	StartDuration time.Duration
+}
+
+// Observer receives measurements the supervisor makes, for metrics. Calls come
+// from probe goroutines and the loop and must not block.
+type Observer interface {
+	ProbeObserved(process, probe string, d time.Duration, ok bool)
+}

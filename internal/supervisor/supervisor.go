@@ -1,0 +1,910 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
+	"github.com/podvisor/podvisor/internal/health"
+	"github.com/podvisor/podvisor/internal/proc"
+)
+
+// Child is one running incarnation of a process.
+type Child interface {
+	Pid() int
+	// Signal sends sig to the child's process group.
+	Signal(sig syscall.Signal) error
+	// Done delivers the child's exit exactly once.
+	Done() <-chan proc.Exit
+}
+
+// Hooks lets a launched child's event sources (log-line matcher, notify socket
+// or fd) report to the loop. The functions are safe to call from any goroutine
+// and never block once the supervisor has returned.
+type Hooks struct {
+	Ready  func(detail string)
+	Status func(status string)
+}
+
+// Launcher starts processes. The real one wraps internal/proc and internal/logs;
+// tests use a scripted fake.
+type Launcher interface {
+	Launch(p *config.Process, gen uint64, h Hooks) (Child, error)
+	// StopCommand runs p's stop.command and returns when it has finished or ctx
+	// is done.
+	StopCommand(ctx context.Context, p *config.Process) error
+}
+
+// CheckerFactory builds a polled check (http, tcp, exec, file) for one
+// incarnation of p started at since.
+type CheckerFactory func(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error)
+
+// Options configures a Supervisor.
+type Options struct {
+	Config   *config.Config
+	Launcher Launcher
+	Checkers CheckerFactory // needed only when a polled probe is configured
+	Log      *slog.Logger
+	Observer Observer // may be nil
+}
+
+// Reason says why Run returned.
+type Reason uint8
+
+const (
+	ReasonSignal    Reason = iota // SIGTERM, SIGINT or SIGQUIT
+	ReasonJobsDone                // every job completed successfully
+	ReasonFatal                   // a process failed fatally (or a job failed)
+	ReasonCancelled               // the caller cancelled ctx
+)
+
+// Outcome is the result of Run.
+type Outcome struct {
+	Reason  Reason
+	Signal  os.Signal // for ReasonSignal
+	Process string    // for ReasonFatal: the process that failed
+	Code    int       // for ReasonFatal: its exit code (128+N for signal N), or -1 when it has none
+	Killed  bool      // teardown had to SIGKILL something
+	Detail  string    // human-readable cause
+}
+
+// ExitCode maps an outcome to podvisor's exit status as SPEC.md defines it.
+func (o Outcome) ExitCode() int {
+	switch {
+	case o.Reason == ReasonFatal && o.Code > 0:
+		return o.Code
+	case o.Reason == ReasonFatal, o.Reason == ReasonCancelled, o.Killed:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// stopIntent records why a process outside teardown is being stopped.
+type stopIntent uint8
+
+const (
+	intentNone    stopIntent = iota
+	intentFail               // start_timeout or liveness: counts as a failed start
+	intentCascade            // a dependency with restart: true is restarting
+)
+
+const reminderEvery = 10 * time.Second
+
+type dep struct {
+	idx     int
+	cond    graph.Condition
+	restart bool
+}
+
+// record is the loop-owned state of one process. Only the loop goroutine reads
+// or writes it.
+type record struct {
+	p           *config.Process
+	idx         int
+	deps        []dep
+	dependents  []int // records that depend on this one
+	restartDeps []int // dependents whose edge to this one has restart: true
+
+	state       State
+	gen         uint64
+	child       Child
+	pid         int
+	everStarted bool
+	ready       bool
+	restarts    int
+	delay       time.Duration // last backoff delay
+	due         time.Time     // backoff end, start timeout, or stop escalation
+	remindAt    time.Time
+	startedAt   time.Time
+	readyAt     time.Time
+	exitCode    *int
+	reason      string
+	status      string
+	readyDetail string
+
+	intent      stopIntent
+	stopCmd     bool // stop.command in flight
+	killed      bool // SIGKILL sent to this incarnation
+	cancelProbe context.CancelFunc
+}
+
+// Supervisor runs the processes of one config.
+type Supervisor struct {
+	cfg      *config.Config
+	launcher Launcher
+	checkers CheckerFactory
+	log      *slog.Logger
+	obs      Observer
+
+	inbox chan event
+	pings chan chan struct{}
+	done  chan struct{} // closed when Run returns: senders stop blocking
+	snap  atomic.Pointer[Snapshot]
+
+	// Loop-owned state.
+	recs       []*record // in start order (topological, by level then name)
+	byName     map[string]*record
+	phase      Phase
+	alive      int
+	stopCmds   int
+	deadline   time.Time // shutdown_timeout deadline once stopping
+	outcome    Outcome
+	haveResult bool
+	probeCtx   context.Context
+	cancelAll  context.CancelFunc
+}
+
+// New builds a supervisor. It does not start anything.
+func New(o Options) (*Supervisor, error) {
+	if o.Config == nil || o.Launcher == nil {
+		return nil, errors.New("supervisor: config and launcher are required")
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Supervisor{
+		cfg:      o.Config,
+		launcher: o.Launcher,
+		checkers: o.Checkers,
+		log:      o.Log,
+		obs:      o.Observer,
+		inbox:    make(chan event, 256),
+		pings:    make(chan chan struct{}),
+		done:     make(chan struct{}),
+		byName:   make(map[string]*record, len(o.Config.Processes)),
+	}
+	for _, level := range o.Config.Graph.Levels() {
+		for _, name := range level {
+			p := o.Config.Processes[name]
+			r := &record{p: p, idx: len(s.recs)}
+			s.recs = append(s.recs, r)
+			s.byName[name] = r
+		}
+	}
+	for _, r := range s.recs {
+		for _, d := range r.p.DependsOn {
+			dr := s.byName[d.Name]
+			r.deps = append(r.deps, dep{idx: dr.idx, cond: d.Condition, restart: d.Restart})
+			dr.dependents = append(dr.dependents, r.idx)
+			if d.Restart {
+				dr.restartDeps = append(dr.restartDeps, r.idx)
+			}
+		}
+	}
+	s.publish()
+	return s, nil
+}
+
+// Snapshot returns the latest published state. It never blocks the loop.
+func (s *Supervisor) Snapshot() Snapshot { return *s.snap.Load() }
+
+// Ping returns once the loop has answered, or ctx's error.
+func (s *Supervisor) Ping(ctx context.Context) error {
+	reply := make(chan struct{})
+	select {
+	case s.pings <- reply:
+	case <-s.done:
+		return errors.New("supervisor has stopped")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-reply:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// send delivers ev to the loop unless the loop has returned.
+func (s *Supervisor) send(ev event) {
+	select {
+	case s.inbox <- ev:
+	case <-s.done:
+	}
+}
+
+// Run supervises until teardown completes or ctx is cancelled. Signals are
+// read from the channel (so tests can inject them): SIGTERM, SIGINT and SIGQUIT
+// start the teardown, a second SIGTERM or SIGINT during teardown kills
+// everything at once, SIGUSR1/SIGUSR2 are forwarded to every running process
+// group, SIGHUP is logged and ignored. Cancelling ctx kills everything and
+// returns once the children are reaped.
+func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome {
+	defer close(s.done)
+	s.probeCtx, s.cancelAll = context.WithCancel(context.Background())
+	defer s.cancelAll()
+
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := time.Now()
+		s.step(now)
+		if s.phase == PhaseStopping && s.alive == 0 && s.stopCmds == 0 {
+			s.publish()
+			return s.outcome
+		}
+		if len(s.inbox) == 0 {
+			s.publish()
+		}
+		wake := s.nextWake()
+		if !wake.IsZero() {
+			timer.Reset(max(wake.Sub(now), 0))
+		} else {
+			timer.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return s.cancel()
+		case ev := <-s.inbox:
+			s.handle(ev, time.Now())
+		case sig := <-signals:
+			s.onSignal(sig, time.Now())
+		case reply := <-s.pings:
+			close(reply)
+		case <-timer.C:
+		}
+	}
+}
+
+// cancel is the "caller is done waiting" path: SIGKILL every group and wait
+// (bounded) until the children are reaped.
+func (s *Supervisor) cancel() Outcome {
+	s.cancelAll()
+	if !s.haveResult {
+		s.outcome = Outcome{Reason: ReasonCancelled, Detail: "cancelled"}
+		s.haveResult = true
+	}
+	s.phase = PhaseStopping
+	s.killAll("supervisor cancelled")
+	limit := time.After(5 * time.Second)
+	for s.alive > 0 {
+		select {
+		case ev := <-s.inbox:
+			s.handle(ev, time.Now())
+		case <-limit:
+			s.log.Error("children still alive after cancel", "count", s.alive)
+			return s.outcome
+		}
+	}
+	s.publish()
+	return s.outcome
+}
+
+func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
+	ss, _ := sig.(syscall.Signal)
+	switch ss {
+	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT:
+		if s.phase == PhaseStopping {
+			if ss == syscall.SIGQUIT {
+				s.log.Info("signal received during teardown, teardown continues", "signal", sig.String())
+				return
+			}
+			s.log.Warn("second signal: killing everything now", "signal", sig.String())
+			s.killAll("second " + sig.String())
+			return
+		}
+		s.teardown(Outcome{Reason: ReasonSignal, Signal: sig, Detail: "received " + sig.String()}, now)
+	case syscall.SIGUSR1, syscall.SIGUSR2:
+		for _, r := range s.recs {
+			if r.child != nil {
+				if err := r.child.Signal(ss); err != nil {
+					s.log.Warn("forward signal", "process", r.p.Name, "signal", sig.String(), "err", err)
+				}
+			}
+		}
+	case syscall.SIGHUP:
+		s.log.Info("SIGHUP ignored: config reload is not implemented")
+	default:
+		s.log.Debug("signal ignored", "signal", sig.String())
+	}
+}
+
+// teardown enters the stopping phase. The first cause wins.
+func (s *Supervisor) teardown(o Outcome, now time.Time) {
+	if s.phase == PhaseStopping {
+		return
+	}
+	if !s.haveResult {
+		s.outcome, s.haveResult = o, true
+	}
+	s.phase = PhaseStopping
+	s.deadline = now.Add(s.cfg.ShutdownTimeout)
+	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
+	// Probes of stopping processes must not restart anything (FAULTS C13).
+	for _, r := range s.recs {
+		if r.cancelProbe != nil {
+			r.cancelProbe()
+			r.cancelProbe = nil
+		}
+	}
+	s.publish() // /readyz must turn 503 before the first stop signal goes out
+}
+
+func (s *Supervisor) fatal(r *record, code int, why string, now time.Time) {
+	r.state = Failed
+	r.reason = why
+	s.log.Error("fatal failure", "process", r.p.Name, "reason", why)
+	s.teardown(Outcome{Reason: ReasonFatal, Process: r.p.Name, Code: code, Detail: r.p.Name + ": " + why}, now)
+}
+
+func (s *Supervisor) killAll(why string) {
+	for _, r := range s.recs {
+		if r.child != nil && !r.killed {
+			s.kill(r, why)
+		}
+	}
+}
+
+func (s *Supervisor) kill(r *record, why string) {
+	r.killed = true
+	if r.state == Starting || r.state == Running {
+		r.state = Stopping
+	}
+	s.outcome.Killed = true
+	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.pid, "reason", why)
+	if err := r.child.Signal(syscall.SIGKILL); err != nil {
+		s.log.Warn("kill", "process", r.p.Name, "err", err)
+	}
+}
+
+// step applies the start, restart, timeout and teardown rules at now. Records
+// are in topological order, so a start that satisfies a dependent's `started`
+// condition is seen by that dependent in the same pass.
+func (s *Supervisor) step(now time.Time) {
+	if s.phase == PhaseStopping {
+		s.stepTeardown(now)
+		return
+	}
+	for _, r := range s.recs {
+		switch r.state {
+		case Pending:
+			if s.depsHold(r) {
+				s.start(r, now)
+			}
+		case Backoff:
+			if !now.Before(r.due) && !s.restartDependentsAlive(r) {
+				r.restarts++
+				s.start(r, now)
+			}
+		case Starting:
+			if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
+				s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
+				r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
+				s.beginStop(r, intentFail, now)
+			} else if !now.Before(r.remindAt) && r.p.Ready != nil {
+				s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
+				r.remindAt = now.Add(reminderEvery)
+			}
+		case Stopping:
+			s.escalate(r, now)
+		}
+		if s.phase == PhaseStopping { // a start failed fatally
+			s.stepTeardown(now)
+			return
+		}
+	}
+	if s.phase == PhaseStarting && s.allReady() {
+		s.phase = PhaseRunning
+		s.log.Info("all processes ready")
+	}
+}
+
+func (s *Supervisor) stepTeardown(now time.Time) {
+	pastDeadline := !now.Before(s.deadline)
+	for i := len(s.recs) - 1; i >= 0; i-- {
+		r := s.recs[i]
+		switch r.state {
+		case Pending, Backoff:
+			r.state = Stopped
+			if r.reason == "" {
+				r.reason = "not started: shutting down"
+			}
+		case Starting, Running:
+			if r.child != nil && !s.dependentsAlive(r) {
+				s.beginStop(r, intentNone, now)
+			}
+		case Stopping:
+			s.escalate(r, now)
+		}
+		if pastDeadline && r.child != nil && !r.killed {
+			s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
+		}
+	}
+}
+
+// escalate sends SIGKILL once a stopping child has outlived its stop budget.
+func (s *Supervisor) escalate(r *record, now time.Time) {
+	if r.child != nil && !r.killed && !now.Before(r.due) {
+		s.kill(r, "stop timeout "+r.p.Stop.Timeout.String()+" exceeded")
+	}
+}
+
+func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
+	r.state = Stopping
+	r.intent = intent
+	r.due = now.Add(r.p.Stop.Timeout)
+	if s.phase == PhaseStopping && r.due.After(s.deadline) {
+		r.due = s.deadline
+	}
+	if r.cancelProbe != nil {
+		r.cancelProbe()
+		r.cancelProbe = nil
+	}
+	if len(r.p.Stop.Command) > 0 {
+		// The hook runs inside the stop budget; the stop signal follows it.
+		r.stopCmd = true
+		s.stopCmds++
+		ctx, cancel := context.WithDeadline(s.probeCtx, r.due)
+		idx, gen, p := r.idx, r.gen, r.p
+		go func() {
+			defer cancel()
+			err := s.launcher.StopCommand(ctx, p)
+			s.send(stopCmdDoneEv{idx: idx, gen: gen, err: err})
+		}()
+		return
+	}
+	s.sendStopSignal(r)
+}
+
+func (s *Supervisor) sendStopSignal(r *record) {
+	if r.child == nil {
+		return
+	}
+	if err := r.child.Signal(r.p.Stop.Signal); err != nil {
+		s.log.Warn("stop signal", "process", r.p.Name, "err", err)
+	}
+	// A stopped (SIGSTOP) process would ignore the stop signal until SIGKILL.
+	if r.p.Stop.Signal != syscall.SIGCONT {
+		_ = r.child.Signal(syscall.SIGCONT)
+	}
+}
+
+func (s *Supervisor) start(r *record, now time.Time) {
+	r.gen++
+	gen, idx := r.gen, r.idx
+	r.ready, r.killed, r.intent = false, false, intentNone
+	r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
+	hooks := Hooks{
+		Ready:  func(detail string) { s.send(readyEv{idx: idx, gen: gen, ready: true, detail: detail}) },
+		Status: func(st string) { s.send(statusEv{idx: idx, gen: gen, status: st}) },
+	}
+	child, err := s.launcher.Launch(r.p, gen, hooks)
+	if err != nil {
+		r.reason = err.Error()
+		s.fatal(r, -1, "cannot start: "+err.Error(), now)
+		return
+	}
+	r.child, r.pid = child, child.Pid()
+	s.alive++
+	r.everStarted = true
+	r.startedAt = now
+	r.reason = ""
+	go func() {
+		ex := <-child.Done()
+		s.send(exitedEv{idx: idx, gen: gen, exit: ex})
+	}()
+	s.log.Debug("started", "process", r.p.Name, "pid", r.pid)
+
+	ready := r.p.Ready
+	switch {
+	case r.p.Type != config.Service:
+		r.state = Running // a oneshot or job is "ready" only once it completed
+	case ready == nil:
+		r.state = Running
+		r.ready, r.readyAt = true, now
+	default:
+		r.state = Starting
+		r.remindAt = now.Add(reminderEvery)
+		if r.p.StartTimeout > 0 {
+			r.due = now.Add(r.p.StartTimeout)
+		}
+	}
+	var ctx context.Context
+	if ready != nil && isPolled(ready.Kind) || r.p.Live != nil {
+		ctx, r.cancelProbe = context.WithCancel(s.probeCtx)
+	}
+	if ready != nil && isPolled(ready.Kind) {
+		s.watch(ctx, r, ready, "ready", now)
+	}
+	if r.p.Live != nil && r.state == Running {
+		s.watch(ctx, r, r.p.Live, "live", now)
+	}
+}
+
+func isPolled(k config.ProbeKind) bool {
+	switch k {
+	case config.ProbeHTTP, config.ProbeTCP, config.ProbeExec, config.ProbeFile:
+		return true
+	}
+	return false
+}
+
+// watch starts a probe goroutine for the record's current generation.
+func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, which string, since time.Time) {
+	if s.checkers == nil {
+		s.log.Error("no checker factory: probe ignored", "process", r.p.Name, "probe", which)
+		return
+	}
+	c, err := s.checkers(r.p, probe, since)
+	if err != nil {
+		s.log.Error("cannot build probe", "process", r.p.Name, "probe", which, "err", err)
+		return
+	}
+	idx, gen, name := r.idx, r.gen, r.p.Name
+	t := health.TimingFrom(probe)
+	var observe func(time.Duration, bool)
+	if s.obs != nil {
+		observe = func(d time.Duration, ok bool) { s.obs.ProbeObserved(name, which, d, ok) }
+	}
+	if which == "ready" {
+		go health.Watch(ctx, c, t, func(tr health.Transition) {
+			s.send(readyEv{idx: idx, gen: gen, ready: tr.Ready, detail: tr.Detail})
+		}, observe)
+		return
+	}
+	t.StartReady = true
+	go health.Watch(ctx, c, t, func(tr health.Transition) {
+		s.send(liveEv{idx: idx, gen: gen, healthy: tr.Ready, detail: tr.Detail})
+	}, observe)
+}
+
+func (s *Supervisor) handle(ev event, now time.Time) {
+	switch e := ev.(type) {
+	case exitedEv:
+		r := s.recs[e.idx]
+		if e.gen != r.gen || r.child == nil {
+			return
+		}
+		s.onExit(r, e.exit, now)
+	case readyEv:
+		r := s.recs[e.idx]
+		if e.gen != r.gen || r.child == nil {
+			return
+		}
+		s.onReady(r, e.ready, e.detail, now)
+	case liveEv:
+		r := s.recs[e.idx]
+		if e.gen != r.gen || r.child == nil || s.phase == PhaseStopping || r.state == Stopping {
+			return
+		}
+		if !e.healthy {
+			s.log.Warn("liveness check failed: restarting", "process", r.p.Name, "detail", e.detail)
+			r.reason = "liveness check failed: " + e.detail
+			s.beginStop(r, intentFail, now)
+		}
+	case statusEv:
+		r := s.recs[e.idx]
+		if e.gen == r.gen {
+			r.status = e.status
+		}
+	case stopCmdDoneEv:
+		r := s.recs[e.idx]
+		s.stopCmds--
+		if e.gen != r.gen || !r.stopCmd {
+			return
+		}
+		r.stopCmd = false
+		if e.err != nil {
+			s.log.Warn("stop command failed", "process", r.p.Name, "err", e.err)
+		}
+		if r.child != nil && !r.killed {
+			s.sendStopSignal(r)
+		}
+	}
+}
+
+func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time) {
+	r.readyDetail = detail
+	if r.p.Type != config.Service || ready == r.ready {
+		return
+	}
+	r.ready = ready
+	if !ready {
+		s.log.Warn("not ready", "process", r.p.Name, "detail", detail)
+		return
+	}
+	if r.readyAt.IsZero() {
+		r.readyAt = now
+		d := now.Sub(r.startedAt)
+		s.log.Info("ready", "process", r.p.Name, "after", d.String())
+	} else {
+		s.log.Info("ready again", "process", r.p.Name)
+	}
+	if r.state == Starting {
+		r.state = Running
+		r.due = time.Time{}
+		if r.p.Live != nil && s.phase != PhaseStopping {
+			ctx := s.probeCtx
+			if r.cancelProbe == nil {
+				ctx, r.cancelProbe = context.WithCancel(s.probeCtx)
+			} else {
+				// Share the incarnation's context so one cancel stops both probes.
+				ctx, r.cancelProbe = chainCancel(s.probeCtx, r.cancelProbe)
+			}
+			s.watch(ctx, r, r.p.Live, "live", now)
+		}
+	}
+}
+
+// chainCancel returns a context derived from parent whose cancel also calls prev.
+func chainCancel(parent context.Context, prev context.CancelFunc) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	return ctx, func() { cancel(); prev() }
+}
+
+func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
+	code := ex.Code()
+	r.exitCode = &code
+	r.child, r.pid = nil, 0
+	s.alive--
+	if r.cancelProbe != nil {
+		r.cancelProbe()
+		r.cancelProbe = nil
+	}
+	if r.stopCmd {
+		r.stopCmd = false // its done event is now stale
+	}
+	ran := now.Sub(r.startedAt)
+	r.ready = false
+	success := r.p.IsSuccess(code)
+
+	if s.phase == PhaseStopping {
+		if r.p.Type != config.Service && success && r.state != Stopping {
+			r.state = Completed
+		} else {
+			r.state = Stopped
+		}
+		s.log.Info("exited", "process", r.p.Name, "code", code)
+		return
+	}
+
+	intent := r.intent
+	r.intent = intentNone
+	if intent == intentCascade {
+		r.state = Pending
+		r.reason = "restarting with its dependency"
+		s.log.Info("stopped for dependency restart", "process", r.p.Name, "code", code)
+		return
+	}
+	failed := !success || intent == intentFail
+	if intent == intentFail {
+		code = -1 // podvisor stopped it; its own exit code says nothing
+	}
+
+	if !failed {
+		switch {
+		case r.p.Type != config.Service:
+			r.state = Completed
+			s.log.Info("completed", "process", r.p.Name, "after", ran.Round(time.Millisecond).String())
+			if r.p.Type == config.Job && s.allJobsDone() {
+				s.teardown(Outcome{Reason: ReasonJobsDone, Detail: "all jobs completed"}, now)
+			}
+			return
+		case r.p.Restart.Policy != config.Always:
+			r.state = Stopped
+			r.reason = fmt.Sprintf("exited with code %d", code)
+			s.log.Info("exited", "process", r.p.Name, "code", code, "restart", r.p.Restart.Policy.String())
+			return
+		}
+		s.log.Warn("exited", "process", r.p.Name, "code", code, "ran", ran.Round(time.Millisecond).String())
+		s.scheduleRestart(r, ran, now)
+		return
+	}
+
+	if r.reason == "" || intent != intentFail {
+		r.reason = fmt.Sprintf("exited with code %d", code)
+	}
+	if r.p.Restart.Policy == config.Never {
+		s.fatal(r, code, r.reason, now)
+		return
+	}
+	if r.p.Restart.Limit > 0 && r.restarts >= r.p.Restart.Limit {
+		s.fatal(r, code, fmt.Sprintf("%s; restart limit %d reached", r.reason, r.p.Restart.Limit), now)
+		return
+	}
+	s.log.Warn("failed", "process", r.p.Name, "reason", r.reason, "ran", ran.Round(time.Millisecond).String())
+	s.scheduleRestart(r, ran, now)
+}
+
+func (s *Supervisor) scheduleRestart(r *record, ran time.Duration, now time.Time) {
+	rs := r.p.Restart
+	r.delay = nextBackoff(r.delay, rs.Backoff, rs.MaxBackoff, ran, config.BackoffResetAfter)
+	r.state = Backoff
+	r.due = now.Add(r.delay)
+	s.log.Info("restarting", "process", r.p.Name, "in", r.delay.String(), "restarts", r.restarts+1)
+	for _, d := range r.restartDeps {
+		dr := s.recs[d]
+		if dr.child != nil && dr.state != Stopping {
+			s.log.Info("stopping dependent before its dependency restarts", "process", dr.p.Name, "dependency", r.p.Name)
+			s.beginStop(dr, intentCascade, now)
+		} else if dr.state == Backoff || dr.state == Stopped {
+			dr.state = Pending
+		}
+	}
+}
+
+func (s *Supervisor) depsHold(r *record) bool {
+	for _, d := range r.deps {
+		if !s.holds(s.recs[d.idx], d.cond) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Supervisor) holds(r *record, c graph.Condition) bool {
+	switch c {
+	case graph.Started:
+		return r.everStarted && r.state != Failed && r.state != Pending
+	case graph.Ready:
+		if r.p.Type != config.Service {
+			return r.state == Completed
+		}
+		return r.ready && r.child != nil
+	case graph.Completed:
+		return r.state == Completed
+	}
+	return false
+}
+
+func (s *Supervisor) dependentsAlive(r *record) bool {
+	for _, d := range r.dependents {
+		if s.recs[d].child != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Supervisor) restartDependentsAlive(r *record) bool {
+	for _, d := range r.restartDeps {
+		if s.recs[d].child != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Supervisor) allJobsDone() bool {
+	for _, r := range s.recs {
+		if r.p.Type == config.Job && r.state != Completed {
+			return false
+		}
+	}
+	return true
+}
+
+// isReady is the per-process part of /readyz: services ready, oneshots
+// completed; jobs do not count (they end the run).
+func (s *Supervisor) isReady(r *record) bool {
+	switch r.p.Type {
+	case config.Service:
+		return r.ready && r.child != nil
+	case config.Oneshot:
+		return r.state == Completed
+	}
+	return true
+}
+
+func (s *Supervisor) allReady() bool {
+	for _, r := range s.recs {
+		if !s.isReady(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// nextWake is the earliest instant at which step has something to do.
+func (s *Supervisor) nextWake() time.Time {
+	var w time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (w.IsZero() || t.Before(w)) {
+			w = t
+		}
+	}
+	if s.phase == PhaseStopping && !s.deadline.IsZero() && s.alive > 0 {
+		consider(s.deadline)
+	}
+	for _, r := range s.recs {
+		switch r.state {
+		case Backoff:
+			// While restart: true dependents are still alive, their exit
+			// event (not the clock) is what lets the restart go ahead.
+			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) {
+				consider(r.due)
+			}
+		case Starting:
+			if r.p.Ready != nil {
+				if r.p.StartTimeout > 0 {
+					consider(r.due)
+				}
+				consider(r.remindAt)
+			}
+		case Stopping:
+			if r.child != nil && !r.killed {
+				consider(r.due)
+			}
+		}
+	}
+	return w
+}
+
+// publish stores a fresh immutable snapshot.
+func (s *Supervisor) publish() {
+	snap := &Snapshot{Phase: s.phase.String(), Processes: make([]ProcessSnapshot, 0, len(s.recs))}
+	allReady := true
+	for _, r := range s.recs {
+		ps := ProcessSnapshot{
+			Name:      r.p.Name,
+			Type:      r.p.Type.String(),
+			State:     r.state.String(),
+			Pid:       r.pid,
+			Up:        r.child != nil,
+			Ready:     s.isReady(r) && r.p.Type != config.Job,
+			Restarts:  r.restarts,
+			ExitCode:  r.exitCode,
+			StartedAt: r.startedAt,
+			ReadyAt:   r.readyAt,
+			Status:    r.status,
+			Reason:    r.reason,
+		}
+		if r.p.Type == config.Job {
+			ps.Ready = r.state == Completed
+		}
+		if !r.readyAt.IsZero() {
+			ps.StartDuration = r.readyAt.Sub(r.startedAt)
+		}
+		if r.state == Pending {
+			for _, d := range r.deps {
+				dr := s.recs[d.idx]
+				if !s.holds(dr, d.cond) {
+					ps.WaitingFor = append(ps.WaitingFor, dr.p.Name+": "+d.cond.String())
+				}
+			}
+		}
+		if !s.isReady(r) {
+			allReady = false
+			snap.NotReady = append(snap.NotReady, r.p.Name+" ("+r.state.String()+")")
+		}
+		snap.Processes = append(snap.Processes, ps)
+	}
+	sort.Slice(snap.Processes, func(i, j int) bool { return snap.Processes[i].Name < snap.Processes[j].Name })
+	sort.Strings(snap.NotReady)
+	if s.phase == PhaseStopping {
+		allReady = false
+		snap.NotReady = append([]string{"podvisor (stopping)"}, snap.NotReady...)
+	}
+	snap.Ready = allReady
+	s.snap.Store(snap)
+}
