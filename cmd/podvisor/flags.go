@@ -1,0 +1,32 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// newFlagSet returns a flag set that reports errors to stderr and never exits.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("podvisor "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// configFlag registers -c/--config with SPEC's default: $PODVISOR_CONFIG, else
+// procs.yaml in the working directory.
+func configFlag(fs *flag.FlagSet) *string {
+	def := os.Getenv("PODVISOR_CONFIG")
+	if def == "" {
+		def = "procs.yaml"
+	}
+	p := fs.String("c", def, "config file ($PODVISOR_CONFIG, else procs.yaml)")
+	fs.StringVar(p, "config", def, "config file (same as -c)")
+	return p
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	return config.Load(path, os.LookupEnv)
+}

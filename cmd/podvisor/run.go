@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/logs"
+	"github.com/podvisor/podvisor/internal/proc"
+	"github.com/podvisor/podvisor/internal/server"
+	"github.com/podvisor/podvisor/internal/supervisor"
+)
+
+const (
+	// sweepGrace is how long escaped descendants get between SIGTERM and
+	// SIGKILL in the final sweep, after the ordered teardown is over.
+	sweepGrace = 2 * time.Second
+	// httpShutdown bounds the HTTP server's graceful shutdown at exit.
+	httpShutdown = 2 * time.Second
+	// logDrain bounds how long exit waits for the log sink (stdout may be
+	// stuck; nothing may keep podvisor alive after its children are gone).
+	logDrain = 5 * time.Second
+)
+
+// cmdRun supervises the processes of a config. The order matters (STYLE.md):
+// load the config, become a subreaper, start the reaper, bind the HTTP port
+// (so "address in use" fails before any child exists), run the supervisor,
+// and only after it returns stop the HTTP server and sweep what is left.
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("run", stderr)
+	path := configFlag(fs)
+	listen := fs.String("listen", "", "HTTP address for /readyz, /livez, /status, /metrics (\"off\" disables; default from the config)")
+	logFormat := fs.String("log-format", "", "log format: text or json (default from the config)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "podvisor run: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *logFormat != "" && *logFormat != "text" && *logFormat != "json" {
+		fmt.Fprintf(stderr, "podvisor run: --log-format must be text or json, not %q\n", *logFormat)
+		return exitUsage
+	}
+	// Before anything else touches signals: children must start with default
+	// dispositions whatever podvisor inherited, and a closed stdout must not
+	// kill podvisor with SIGPIPE.
+	_, sanitizeErr := proc.Sanitize()
+
+	cfg, err := loadConfig(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	format := cfg.Log.Format
+	if *logFormat != "" {
+		format = *logFormat
+	}
+	width := len("podvisor")
+	for _, n := range cfg.Names {
+		width = max(width, len(n))
+	}
+	sink := logs.NewSink(stdout, logs.Options{Format: format, Width: width, Timestamps: cfg.Log.Timestamps})
+	log := sink.Logger()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), logDrain)
+		defer cancel()
+		_ = sink.Close(ctx)
+	}()
+	if sanitizeErr != nil {
+		log.Warn("signal dispositions", "err", sanitizeErr)
+	}
+	if w := cfg.TeardownWarning(); w != "" {
+		log.Warn(w)
+	}
+
+	// Subscribe before any child exists, so no early signal is lost.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	if os.Getpid() != 1 {
+		if err := proc.BecomeSubreaper(); err != nil {
+			log.Warn("cannot become a child subreaper: orphaned grandchildren will not be reaped or swept", "err", err)
+		}
+	}
+	reaper := proc.NewReaper(log)
+	reaperCtx, stopReaper := context.WithCancel(context.Background())
+	defer stopReaper()
+	go reaper.Run(reaperCtx)
+
+	runDir, err := os.MkdirTemp("", "podvisor-") // 0700: notify sockets live here
+	if err != nil {
+		log.Error("cannot create runtime directory", "err", err)
+		return exitFail
+	}
+	defer os.RemoveAll(runDir)
+	metrics := server.NewMetrics()
+	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFail
+	}
+
+	addr := cfg.Listen
+	if *listen != "" {
+		addr = *listen
+	}
+	if addr != "off" {
+		// Bound before any child is spawned: a port in use fails the run
+		// while nothing needs tearing down.
+		ln, err := server.Listen(addr)
+		if err != nil {
+			log.Error("cannot serve HTTP; nothing was started", "err", err)
+			return exitFail
+		}
+		opts := server.Options{Logger: log}
+		srv := server.NewHTTPServer(server.New(sup, metrics, opts), opts)
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("http server", "err", err)
+			}
+		}()
+		// Runs after the teardown: /readyz must keep answering 503 meanwhile.
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
+			defer cancel()
+			_ = srv.Shutdown(ctx)
+		}()
+		log.Info("serving /readyz /livez /status /metrics", "addr", ln.Addr().String())
+	}
+
+	outcome := sup.Run(context.Background(), sigs)
+
+	// The ordered teardown is over; anything still alive escaped it
+	// (daemonized, or moved to another process group or session).
+	sweepCtx, cancelSweep := context.WithTimeout(context.Background(), sweepGrace+3*time.Second)
+	sw := proc.KillDescendants(sweepCtx, sweepGrace, log)
+	cancelSweep()
+	if sw.Terminated > 0 {
+		log.Warn("final sweep stopped processes left behind", "terminated", sw.Terminated, "killed", sw.Killed, "remaining", sw.Remaining)
+	}
+	code := outcome.ExitCode()
+	log.Info("exiting", "code", code, "cause", outcome.Detail)
+	return code
+}
+
+func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger) (*supervisor.Supervisor, error) {
+	launcher := &supervisor.ProcLauncher{
+		Reaper:     reaper,
+		Sink:       sink,
+		BaseEnv:    supervisor.CleanBaseEnv(os.Environ()),
+		RuntimeDir: runDir,
+		Log:        log,
+	}
+	return supervisor.New(supervisor.Options{
+		Config:   cfg,
+		Launcher: launcher,
+		Checkers: launcher.Checkers(),
+		Log:      log,
+		Observer: obs,
+	})
+}

@@ -1,0 +1,228 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/health"
+	"github.com/podvisor/podvisor/internal/logs"
+	"github.com/podvisor/podvisor/internal/proc"
+)
+
+// ProcLauncher is the real Launcher: it spawns through the reaper, connects
+// stdout and stderr to the log sink and sets up readiness notification.
+type ProcLauncher struct {
+	Reaper     *proc.Reaper
+	Sink       *logs.Sink
+	BaseEnv    []string // podvisor's own environment, inherited by every child
+	RuntimeDir string   // private (0700) directory for notify sockets
+	Log        *slog.Logger
+}
+
+var _ Launcher = (*ProcLauncher)(nil)
+
+// stopOutputLimit bounds the stop.command output kept for the log.
+const stopOutputLimit = 4 << 10
+
+// hiddenEnv are variables of podvisor's own environment that describe
+// podvisor's parent's arrangements, not the child's: passing them on would
+// make a child answer podvisor's service manager.
+var hiddenEnv = []string{"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC"}
+
+// Env returns p's full environment: podvisor's own (less hiddenEnv), then
+// HOME/USER/LOGNAME of a configured user, then the config's env (global,
+// env_file, process; already merged by config). Later entries win.
+func (l *ProcLauncher) Env(p *config.Process) []string {
+	var extra []string
+	if u := p.User; u != nil && u.Name != "" {
+		extra = []string{"HOME=" + u.Home, "USER=" + u.Name, "LOGNAME=" + u.Name}
+	}
+	return mergeEnv(l.BaseEnv, extra, p.Env)
+}
+
+func mergeEnv(lists ...[]string) []string {
+	idx := make(map[string]int)
+	var out []string
+	for _, list := range lists {
+		for _, kv := range list {
+			k, _, _ := strings.Cut(kv, "=")
+			if i, ok := idx[k]; ok {
+				out[i] = kv
+				continue
+			}
+			idx[k] = len(out)
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// CleanBaseEnv drops hiddenEnv from environ.
+func CleanBaseEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		hidden := false
+		for _, h := range hiddenEnv {
+			hidden = hidden || k == h
+		}
+		if !hidden {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Checkers returns the factory for polled probes, with exec probes spawned
+// through the reaper in the process's environment and working directory.
+func (l *ProcLauncher) Checkers() CheckerFactory {
+	return func(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error) {
+		return health.NewChecker(probe, l.Reaper, l.Env(p), p.WorkingDir, since)
+	}
+}
+
+// Launch starts one incarnation of p.
+func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
+	env := l.Env(p)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	// Our copies of the write ends must be closed whatever happens, or EOF
+	// never arrives; the read ends are closed by their readers at EOF.
+	closeW := func() { outW.Close(); errW.Close() }
+
+	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL}
+	if u := p.User; u != nil {
+		spec.Cred = &proc.Cred{UID: u.UID, GID: u.GID, Groups: u.Groups}
+	}
+	var (
+		tap       func([]byte)
+		sock      *health.NotifySocket
+		notifyR   *os.File
+		cleanups  []func()
+		readyKind config.ProbeKind
+	)
+	if p.Ready != nil {
+		readyKind = p.Ready.Kind
+		switch readyKind {
+		case config.ProbeLog:
+			m := health.NewLogMatcher(p.Ready.Regexp, func(line string) { h.Ready("log line matched: " + clip(line, 200)) })
+			tap = m.Feed
+		case config.ProbeNotifySystemd:
+			sock, err = health.NewNotifySocket(l.RuntimeDir)
+			if err != nil {
+				closeW()
+				outR.Close()
+				errR.Close()
+				return nil, fmt.Errorf("notify socket: %w", err)
+			}
+			env = mergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
+			cleanups = append(cleanups, func() { sock.Close() })
+		case config.ProbeNotifyFD:
+			r, w, perr := health.NewNotifyPipe()
+			if perr != nil {
+				closeW()
+				outR.Close()
+				errR.Close()
+				return nil, fmt.Errorf("notify pipe: %w", perr)
+			}
+			notifyR = r
+			spec.NotifyFD, spec.NotifyFile = p.Ready.FD, w
+			cleanups = append(cleanups, func() { r.Close() })
+		}
+	}
+	spec.Env = env
+	child, err := proc.Spawn(l.Reaper, spec)
+	closeW()
+	if spec.NotifyFile != nil {
+		spec.NotifyFile.Close() // only the child may hold the write end (s6 rule)
+	}
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		for _, c := range cleanups {
+			c()
+		}
+		return nil, err
+	}
+	for _, pr := range []struct {
+		stream string
+		r      *os.File
+	}{{"stdout", outR}, {"stderr", errR}} {
+		done := l.Sink.Attach(p.Name, pr.stream, pr.r, tap)
+		r := pr.r
+		go func() { <-done; r.Close() }()
+	}
+	pid := child.Pid()
+	switch {
+	case sock != nil:
+		go func() {
+			_ = sock.Run(pid, func(n health.Notification) {
+				if n.Status != "" {
+					h.Status(n.Status)
+				}
+				if n.Ready {
+					h.Ready("READY=1")
+				}
+			}, func(reason string) {
+				l.Log.Warn("notify message rejected", "process", p.Name, "reason", reason)
+			})
+		}()
+	case notifyR != nil:
+		go func() {
+			if err := health.WaitNotifyFD(notifyR); err == nil {
+				h.Ready(fmt.Sprintf("newline on fd %d", p.Ready.FD))
+			}
+		}()
+	}
+	lc := &launched{Child: child, done: make(chan proc.Exit, 1)}
+	go func() {
+		ex := <-child.Done()
+		for _, c := range cleanups {
+			c()
+		}
+		lc.done <- ex
+	}()
+	return lc, nil
+}
+
+// launched wraps a proc.Child so the notify resources of an incarnation are
+// released when it exits, before the supervisor hears of the exit.
+type launched struct {
+	*proc.Child
+	done chan proc.Exit
+}
+
+func (c *launched) Done() <-chan proc.Exit { return c.done }
+
+// StopCommand runs p's stop.command in p's environment, bounded by ctx.
+func (l *ProcLauncher) StopCommand(ctx context.Context, p *config.Process) error {
+	code, out, err := l.Reaper.RunCommand(ctx, p.Stop.Command, l.Env(p), p.WorkingDir, stopOutputLimit)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("stop command exited with code %d: %s", code, clip(strings.TrimSpace(string(out)), 500))
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
