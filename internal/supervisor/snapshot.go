@@ -24,9 +24,10 @@ type ProcessSnapshot struct {
 	ExitCode   *int // last exit code (128+N for signal N); nil if it never exited
 	StartedAt  time.Time
 	ReadyAt    time.Time
-	WaitingFor []string // unmet conditions of a pending process: "db: ready"
-	Status     string   // last STATUS= from notify, if any
-	Reason     string   // why it is failed/backoff/stopped, if known
+	ExitedAt   time.Time // when the last exit was reaped
+	WaitingFor []string  // unmet conditions of a pending process: "db: ready"
+	Status     string    // last STATUS= from notify, if any
+	Reason     string    // why it is failed/backoff/stopped, if known
 
 	// StartDuration is spawn to ready of the last start (0 until ready).
 	StartDuration time.Duration

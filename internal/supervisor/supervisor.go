@@ -127,6 +127,7 @@ type record struct {
 	startedAt   time.Time
 	readyAt     time.Time
 	exitCode    *int
+	exitedAt    time.Time
 	reason      string
 	status      string
 	readyDetail string
@@ -664,7 +665,8 @@ func chainCancel(parent context.Context, prev context.CancelFunc) (context.Conte
 
 func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	code := ex.Code()
-	r.exitCode = &code
+	last := code // code itself may be replaced below by the fatal outcome's code
+	r.exitCode, r.exitedAt = &last, ex.At
 	r.child, r.pid = nil, 0
 	s.alive--
 	if r.cancelProbe != nil {
@@ -876,6 +878,7 @@ func (s *Supervisor) publish() {
 			ExitCode:  r.exitCode,
 			StartedAt: r.startedAt,
 			ReadyAt:   r.readyAt,
+			ExitedAt:  r.exitedAt,
 			Status:    r.status,
 			Reason:    r.reason,
 		}

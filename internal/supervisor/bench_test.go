@@ -1,0 +1,210 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/logs"
+	"github.com/podvisor/podvisor/internal/proc"
+)
+
+// These benchmarks run real processes through the real launcher (reaper,
+// pipes, log sink to io.Discard). They report the figures the runtime issue
+// sets targets for, as custom metrics; ns/op is the whole cycle.
+
+type realRig struct {
+	reaper *proc.Reaper
+	sink   *logs.Sink
+	cancel context.CancelFunc
+	dir    string
+}
+
+func newRealRig(b *testing.B) *realRig {
+	b.Helper()
+	if err := proc.BecomeSubreaper(); err != nil {
+		b.Logf("subreaper: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &realRig{reaper: proc.NewReaper(nil), sink: logs.NewSink(io.Discard, logs.Options{}), cancel: cancel, dir: b.TempDir()}
+	go r.reaper.Run(ctx)
+	b.Cleanup(func() {
+		cancel()
+		c, stop := context.WithTimeout(context.Background(), time.Second)
+		defer stop()
+		_ = r.sink.Close(c)
+	})
+	return r
+}
+
+func (r *realRig) supervisor(b *testing.B, yml string) *Supervisor {
+	b.Helper()
+	l := &ProcLauncher{Reaper: r.reaper, Sink: r.sink, BaseEnv: os.Environ(), RuntimeDir: r.dir}
+	sup, err := New(Options{Config: parseB(b, yml), Launcher: l, Checkers: l.Checkers()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sup
+}
+
+func parseB(b *testing.B, yml string) *config.Config {
+	b.Helper()
+	cfg, err := config.Parse("bench.yaml", []byte(yml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
+// waitFor polls the snapshot; the poll period (50µs) bounds the error.
+func waitFor(sup *Supervisor, cond func(Snapshot) bool, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if cond(sup.Snapshot()) {
+			return true
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return false
+}
+
+func fanOutYAML(n int) string {
+	var sb strings.Builder
+	sb.WriteString("shutdown_timeout: 30s\nprocesses:\n  root:\n    command: [sleep, \"1000\"]\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  s%04d:\n    command: [sleep, \"1000\"]\n    depends_on: [root]\n", i)
+	}
+	return sb.String()
+}
+
+// BenchmarkFanOut: N sleep services depending on one root. Reports the time
+// until all are running (start-ms) and the reverse-order teardown time after
+// SIGTERM (teardown-ms).
+func BenchmarkFanOut(b *testing.B) {
+	for _, n := range []int{200, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			rig := newRealRig(b)
+			yml := fanOutYAML(n)
+			var starts, downs []time.Duration
+			for b.Loop() {
+				sup := rig.supervisor(b, yml)
+				sigs := make(chan os.Signal, 1)
+				done := make(chan Outcome, 1)
+				t0 := time.Now()
+				go func() { done <- sup.Run(context.Background(), sigs) }()
+				if !waitFor(sup, func(s Snapshot) bool { return s.Ready }, 30*time.Second) {
+					b.Fatal("not all running")
+				}
+				starts = append(starts, time.Since(t0))
+				t1 := time.Now()
+				sigs <- syscall.SIGTERM
+				if o := <-done; o.ExitCode() != 0 {
+					b.Fatalf("exit %d: %+v", o.ExitCode(), o)
+				}
+				downs = append(downs, time.Since(t1))
+			}
+			b.ReportMetric(ms(median(starts)), "start-ms")
+			b.ReportMetric(ms(median(downs)), "teardown-ms")
+		})
+	}
+}
+
+// BenchmarkChainTeardown: a 10-chain where each process takes 100 ms to exit
+// after SIGTERM; reports the teardown overhead per step beyond those 100 ms.
+func BenchmarkChainTeardown(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("processes:\n")
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10 {
+		// The test binary itself, as a child that takes exactly 100ms to exit
+		// after SIGTERM (see TestMain): no shell or fork noise in the figure.
+		fmt.Fprintf(&sb, "  p%d:\n    command: [%q]\n    env: {%s: term100}\n    ready: {notify: \"fd:3\"}\n", i, self, benchChildEnv)
+		if i > 0 {
+			fmt.Fprintf(&sb, "    depends_on: {p%d: started}\n", i-1)
+		}
+	}
+	rig := newRealRig(b)
+	var steps []time.Duration
+	for b.Loop() {
+		sup := rig.supervisor(b, sb.String())
+		sigs := make(chan os.Signal, 1)
+		done := make(chan Outcome, 1)
+		go func() { done <- sup.Run(context.Background(), sigs) }()
+		if !waitFor(sup, func(s Snapshot) bool { return s.Ready }, 10*time.Second) {
+			b.Fatal("not running")
+		}
+		t0 := time.Now()
+		sigs <- syscall.SIGTERM
+		<-done
+		steps = append(steps, (time.Since(t0)-10*100*time.Millisecond)/10)
+	}
+	b.ReportMetric(float64(median(steps).Microseconds())/1000, "overhead-ms/step")
+}
+
+// BenchmarkDependentStartLatency: time from a oneshot's exit being reaped to
+// the start decision of its `completed` dependent (fork/exec excluded).
+func BenchmarkDependentStartLatency(b *testing.B) {
+	yml := "processes:\n  init: {command: [\"true\"], type: oneshot}\n  app:\n    command: [sleep, \"1000\"]\n    depends_on: {init: completed}\n"
+	rig := newRealRig(b)
+	var lat []time.Duration
+	for b.Loop() {
+		sup := rig.supervisor(b, yml)
+		sigs := make(chan os.Signal, 1)
+		done := make(chan Outcome, 1)
+		go func() { done <- sup.Run(context.Background(), sigs) }()
+		if !waitFor(sup, func(s Snapshot) bool { return s.Ready }, 10*time.Second) {
+			b.Fatal("not running")
+		}
+		s := sup.Snapshot()
+		app, init := s.Processes[0], s.Processes[1]
+		lat = append(lat, app.StartedAt.Sub(init.ExitedAt))
+		sigs <- syscall.SIGTERM
+		<-done
+	}
+	b.ReportMetric(float64(median(lat).Nanoseconds())/1000, "p50-µs")
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)*9/10].Nanoseconds())/1000, "p90-µs")
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+const benchChildEnv = "PODVISOR_BENCH_CHILD"
+
+// TestMain turns the test binary into a benchmark child when asked to.
+func TestMain(m *testing.M) {
+	if os.Getenv(benchChildEnv) == "term100" {
+		benchChild()
+	}
+	os.Exit(m.Run())
+}
+
+// benchChild reports readiness on fd 3 once its SIGTERM handler is in place,
+// waits for SIGTERM, then takes 100ms to exit.
+func benchChild() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	if f := os.NewFile(3, "notify"); f != nil {
+		_, _ = f.Write([]byte("\n"))
+		f.Close()
+	}
+	<-c
+	time.Sleep(100 * time.Millisecond)
+	os.Exit(0)
+}
