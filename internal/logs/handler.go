@@ -1,0 +1,55 @@
+package logs
+
+import (
+	"bytes"
+	"log/slog"
+)
+
+// newHandler returns the slog.Handler behind Logger: slog's own text or JSON
+// handler, minus its time (the sink stamps records itself), writing each
+// record into the sink as one line. Both handlers emit a record with a single
+// Write call, and quote or escape newlines, so one record is one line.
+func (s *Sink) newHandler() slog.Handler {
+	ho := &slog.HandlerOptions{
+		Level: s.opts.Level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}
+	w := ownWriter{s}
+	if s.json {
+		return slog.NewJSONHandler(w, ho)
+	}
+	return slog.NewTextHandler(w, ho)
+}
+
+// ownWriter queues podvisor's own records for the sink without blocking.
+type ownWriter struct{ s *Sink }
+
+func (o ownWriter) Write(p []byte) (int, error) {
+	s := o.s
+	if s.stopped.Load() {
+		s.ownDropped.Add(1)
+		return len(p), nil
+	}
+	var stamp []byte
+	if s.stamps {
+		stamp = s.opts.Now().AppendFormat(make([]byte, 0, 40), timeFormat)
+	}
+	b := s.getBatch()
+	b.data = s.format(b.data, stamp, s.own, bytes.TrimSuffix(p, []byte("\n")), false)
+	b.lines = 1
+	b.seq = s.seq.Add(1)
+	select {
+	case s.ownQueue <- b:
+	default:
+		// The sink is stuck behind a slow writer; the caller (often the
+		// supervisor's loop) must not wait for it (FAULTS D9).
+		s.ownDropped.Add(1)
+		s.release(b)
+	}
+	return len(p), nil
+}

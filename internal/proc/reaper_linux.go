@@ -1,0 +1,241 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Reaper is the single waiter for every child of the process. See the package
+// documentation for the locking contract.
+type Reaper struct {
+	log *slog.Logger
+
+	spawnOnce sync.Once
+	spawns    chan func() // run on the spawner thread; see spawner
+
+	// mu guards children. It is held across fork+exec+register (start)
+	// and across wait4+lookup (reap), which is what makes registration and
+	// delivery race-free. It is also held while signalling a group whose
+	// leader is still registered, so the leader cannot be reaped mid-signal.
+	mu       sync.Mutex
+	children map[int]*entry
+
+	orphans atomic.Uint64
+}
+
+// entry is one registered, not yet reaped child.
+type entry struct {
+	proc *os.Process // released after reaping so Go's pidfd is closed
+	exit chan Exit   // buffered 1: receives exactly one Exit
+}
+
+// NewReaper returns a Reaper. It has no side effects until Start or Run is
+// called. log may be nil.
+func NewReaper(log *slog.Logger) *Reaper {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Reaper{log: log, children: make(map[int]*entry)}
+}
+
+// Orphans returns how many unknown children (orphaned descendants reparented to
+// podvisor) Run has reaped.
+func (r *Reaper) Orphans() uint64 { return r.orphans.Load() }
+
+// Start starts cmd and registers its pid. The returned channel receives exactly
+// one Exit once Run reaps the child. Start works whether or not Run is running.
+//
+// cmd must not need Wait: it must not come from exec.CommandContext and its
+// Stdin, Stdout and Stderr must each be nil or an *os.File (otherwise os/exec
+// would start copy goroutines that only Wait collects).
+//
+// When the child is reaped the reaper calls cmd.Process.Release, which sets
+// cmd.Process.Pid to -1; read the pid from Exit.Pid, or use Spawn, whose Child
+// records it safely.
+func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
+	_, e, err := r.start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return e.exit, nil
+}
+
+// start runs cmd.Start on the spawner thread with mu held and registers the
+// child before releasing it. It returns the pid, read under the lock so it
+// cannot race with Release.
+func (r *Reaper) start(cmd *exec.Cmd) (int, *entry, error) {
+	if err := needsNoWait(cmd); err != nil {
+		return 0, nil, err
+	}
+	var (
+		pid int
+		e   *entry
+		err error
+	)
+	r.onSpawner(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err = cmd.Start(); err != nil {
+			return
+		}
+		pid = cmd.Process.Pid
+		e = &entry{proc: cmd.Process, exit: make(chan Exit, 1)}
+		r.children[pid] = e
+	})
+	return pid, e, err
+}
+
+func needsNoWait(cmd *exec.Cmd) error {
+	if cmd.Cancel != nil || cmd.WaitDelay != 0 {
+		return errors.New("proc: command uses a context or WaitDelay, which need exec.Cmd.Wait")
+	}
+	for _, s := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		switch s.(type) {
+		case nil, *os.File:
+		default:
+			return fmt.Errorf("proc: command stdio of type %T needs exec.Cmd.Wait; pass an *os.File", s)
+		}
+	}
+	return nil
+}
+
+// onSpawner runs f on the spawner thread and waits for it to return.
+//
+// The spawner is a goroutine locked to an OS thread whose signal mask is empty.
+// Go's fork child restores the forking thread's mask, so children forked here
+// start with an empty mask even if podvisor inherited blocked signals. The
+// goroutine never returns: if it did, the locked thread would exit and the
+// kernel would send every child spawned with a Pdeathsig its death signal.
+func (r *Reaper) onSpawner(f func()) {
+	r.spawnOnce.Do(func() {
+		r.spawns = make(chan func())
+		ready := make(chan struct{})
+		go r.spawner(ready)
+		<-ready
+	})
+	done := make(chan struct{})
+	r.spawns <- func() { defer close(done); f() }
+	<-done
+}
+
+func (r *Reaper) spawner(ready chan<- struct{}) {
+	runtime.LockOSThread()
+	// Never unlocked, see onSpawner.
+	var empty unix.Sigset_t
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil); err != nil {
+		r.log.Warn("cannot clear the spawner thread's signal mask; children may inherit blocked signals", "err", err)
+	}
+	if err := closeOnExecAll(); err != nil {
+		r.log.Warn("cannot mark inherited file descriptors close-on-exec; children may inherit them", "err", err)
+	}
+	close(ready)
+	for f := range r.spawns {
+		f()
+	}
+}
+
+// closeOnExecAll marks every fd from 3 up close-on-exec. Go opens its own fds
+// that way, but podvisor may have inherited fds without the flag from a careless
+// parent (a shell, a CI runner), and those would leak into every child (B20).
+// Fds passed on purpose (Spec.NotifyFile, exec.Cmd.ExtraFiles) are unaffected:
+// the fork child dup2s them into place, which clears the flag.
+func closeOnExecAll() error {
+	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil || (!errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL)) {
+		return err
+	}
+	// Before Linux 5.11: one fd at a time.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		// EBADF: the fd of the directory listing itself, closed by now.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("fd %d: %w", fd, err)
+		}
+	}
+	return nil
+}
+
+// Run reaps children until ctx is done: once at start (children that exited
+// before Run began), then on every SIGCHLD. Managed children get their Exit;
+// unknown ones are counted as orphans. Run returns after ctx is done.
+func (r *Reaper) Run(ctx context.Context) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	defer signal.Stop(sigs)
+	for {
+		r.reap()
+		select {
+		case <-ctx.Done():
+			return
+		case <-sigs:
+		}
+	}
+}
+
+// reap collects every exited child. SIGCHLDs coalesce, so it loops until
+// wait4 reports nothing left; a SIGCHLD arriving meanwhile triggers another
+// pass.
+func (r *Reaper) reap() {
+	var orphans []Exit
+	r.mu.Lock()
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || pid <= 0 { // ECHILD: no children; 0: none exited
+			if err != nil && !errors.Is(err, unix.ECHILD) {
+				r.mu.Unlock()
+				r.log.Error("wait4 failed", "err", err)
+				return
+			}
+			break
+		}
+		ex := Exit{Pid: pid, Status: syscall.WaitStatus(ws), At: time.Now()}
+		e, ok := r.children[pid]
+		if !ok {
+			r.orphans.Add(1)
+			orphans = append(orphans, ex)
+			continue
+		}
+		delete(r.children, pid)
+		// Release closes Go's pidfd for the child; the process is gone, so
+		// there is nothing else to release. Done before delivery so a
+		// receiver observes the fd already closed.
+		_ = e.proc.Release()
+		e.exit <- ex
+	}
+	r.mu.Unlock()
+	// Logged outside the lock: the logger may be slow.
+	for _, ex := range orphans {
+		r.log.Debug("reaped orphan", "pid", ex.Pid, "code", ex.Code())
+	}
+}
+
+// registered reports whether e is still the live registration of pid. The
+// caller holds r.mu.
+func (r *Reaper) registered(pid int, e *entry) bool {
+	return r.children[pid] == e
+}

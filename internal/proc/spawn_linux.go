@@ -1,0 +1,391 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxNotifyFD bounds Spec.NotifyFD; lower slots are closed in the child, so a
+// huge number would only waste work.
+const MaxNotifyFD = 1023
+
+// Spec describes one child process.
+type Spec struct {
+	Argv []string // Argv[0] is looked up in the PATH of Env (else podvisor's PATH) unless it contains a slash
+	Env  []string // the child's whole environment; nil inherits podvisor's (as os/exec does)
+	Dir  string   // working directory; "" inherits podvisor's
+
+	// Cred switches user and group; nil keeps podvisor's. Only root can switch,
+	// so a non-root podvisor refuses (never silently running as itself).
+	Cred *Cred
+
+	// Stdout and Stderr become fds 1 and 2 (normally pipe write ends; passing
+	// *os.File means os/exec starts no copy goroutines). nil means /dev/null.
+	// The caller closes its copies after Spawn returns. Stdin is always /dev/null.
+	Stdout, Stderr *os.File
+
+	// NotifyFile, if not nil, becomes fd NotifyFD (3..MaxNotifyFD) in the child;
+	// fds between 3 and NotifyFD are closed.
+	NotifyFD   int
+	NotifyFile *os.File
+
+	// DeathSignal is sent to the child by the kernel if podvisor dies (for
+	// example when it is SIGKILLed while not PID 1); 0 means none. Limits: it
+	// reaches direct children only, and the kernel clears it when the child
+	// execs a set-user-ID or set-group-ID program.
+	DeathSignal syscall.Signal
+}
+
+// Cred is a user to run a child as.
+type Cred struct {
+	UID, GID uint32
+	Groups   []uint32 // supplementary groups; empty clears them
+}
+
+// Child is a spawned process leading its own process group.
+type Child struct {
+	r    *Reaper
+	pid  int
+	e    *entry
+	done <-chan Exit
+}
+
+// Pid returns the child's pid.
+func (c *Child) Pid() int { return c.pid }
+
+// Pgid returns the child's process group id, which equals its pid.
+func (c *Child) Pgid() int { return c.pid }
+
+// Done receives exactly one Exit when the child has been reaped. Only one
+// goroutine should receive from it.
+func (c *Child) Done() <-chan Exit { return c.done }
+
+// Signal sends sig to the child's process group. While the leader is unreaped
+// the group id cannot have been reused; after that, Signal sends only if the
+// group still has members and returns os.ErrProcessDone otherwise (see the
+// package documentation for the residual race). A leader that moved itself to
+// another group, leaving its own empty, is signalled directly.
+func (c *Child) Signal(sig syscall.Signal) error {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	if c.r.registered(c.pid, c.e) {
+		err := unix.Kill(-c.pid, sig)
+		if errors.Is(err, unix.ESRCH) {
+			// The leader joined another group and left its own empty.
+			err = unix.Kill(c.pid, sig)
+		}
+		return wrapKill(err)
+	}
+	if err := unix.Kill(-c.pid, 0); errors.Is(err, unix.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return wrapKill(unix.Kill(-c.pid, sig))
+}
+
+// Stop sends sig and then SIGCONT to the group, so that a stopped process
+// (kill -STOP) acts on sig at once instead of waiting for the SIGKILL (B17).
+func (c *Child) Stop(sig syscall.Signal) error {
+	if err := c.Signal(sig); err != nil {
+		return err
+	}
+	if sig == syscall.SIGKILL || sig == syscall.SIGCONT {
+		return nil
+	}
+	if err := c.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+// GroupAlive reports whether any member of the child's process group (the
+// leader included, until it is reaped) still exists. Stop escalation should
+// wait for this to turn false, not only for the leader's exit (B4).
+func (c *Child) GroupAlive() bool {
+	err := unix.Kill(-c.pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+func wrapKill(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESRCH):
+		return os.ErrProcessDone
+	default:
+		return fmt.Errorf("signal process group: %w", err)
+	}
+}
+
+// Spawn starts s as a new process group leader through r. Failures to start
+// are *SpawnError.
+func Spawn(r *Reaper, s Spec) (*Child, error) {
+	cmd, err := command(s, os.Geteuid())
+	if err != nil {
+		return nil, err
+	}
+	pid, e, err := r.start(cmd)
+	if err != nil {
+		return nil, classify(s.Argv[0], cmd.Path, err)
+	}
+	return &Child{r: r, pid: pid, e: e, done: e.exit}, nil
+}
+
+// command builds the exec.Cmd for s, checking up front what can be checked so
+// the error can say precisely what is wrong (the fork child reports only an
+// errno, without saying whether chdir, setuid or execve failed).
+func command(s Spec, euid int) (*exec.Cmd, error) {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return nil, &SpawnError{Argv0: "", Reason: "empty command", Err: unix.EINVAL}
+	}
+	argv0 := s.Argv[0]
+	if s.Dir != "" {
+		fi, err := os.Stat(s.Dir)
+		if err != nil {
+			return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("working directory %q: %s", s.Dir, errText(err)), Err: err}
+		}
+		if !fi.IsDir() {
+			return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("working directory %q is not a directory", s.Dir), Err: unix.ENOTDIR}
+		}
+	}
+	path, err := resolve(argv0, s.Dir, pathOf(s.Env))
+	if err != nil {
+		return nil, err
+	}
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: s.DeathSignal}
+	if s.Cred != nil {
+		cred, err := credential(*s.Cred, euid)
+		if err != nil {
+			return nil, &SpawnError{Argv0: argv0, Reason: err.Error(), Err: unix.EPERM}
+		}
+		attr.Credential = cred
+	}
+	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir, SysProcAttr: attr}
+	// Assign only non-nil files: a nil *os.File in the io.Writer would make
+	// os/exec close fd 1 instead of using /dev/null.
+	if s.Stdout != nil {
+		cmd.Stdout = s.Stdout
+	}
+	if s.Stderr != nil {
+		cmd.Stderr = s.Stderr
+	}
+	if s.NotifyFile != nil {
+		if s.NotifyFD < 3 || s.NotifyFD > MaxNotifyFD {
+			return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("notify fd %d out of range 3..%d", s.NotifyFD, MaxNotifyFD), Err: unix.EBADF}
+		}
+		// ExtraFiles[i] becomes fd 3+i; nil entries are closed in the child.
+		cmd.ExtraFiles = make([]*os.File, s.NotifyFD-2)
+		cmd.ExtraFiles[s.NotifyFD-3] = s.NotifyFile
+	}
+	return cmd, nil
+}
+
+// credential maps c to a syscall.Credential. Go then calls setgroups (clearing
+// supplementary groups when Groups is empty), setgid and setuid in the child;
+// the kernel drops all capabilities with the switch to a non-zero uid.
+func credential(c Cred, euid int) (*syscall.Credential, error) {
+	if euid != 0 {
+		if int(c.UID) == euid && int(c.GID) == os.Getegid() && len(c.Groups) == 0 {
+			return nil, nil // already that user; nothing to switch
+		}
+		return nil, fmt.Errorf("running as uid %d:%d requires podvisor to run as root (it runs as uid %d)", c.UID, c.GID, euid)
+	}
+	return &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}, nil
+}
+
+// pathOf returns the PATH the child will see: from its own environment when
+// set there, else podvisor's.
+func pathOf(env []string) string {
+	if env == nil {
+		return os.Getenv("PATH")
+	}
+	path := ""
+	found := false
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path, found = v, true // the last one wins, as in os/exec
+		}
+	}
+	if !found {
+		return os.Getenv("PATH")
+	}
+	return path
+}
+
+// resolve finds the executable for argv0 the way execvp would: a name with a
+// slash is used as is (relative to dir), anything else is searched in path.
+func resolve(argv0, dir, path string) (string, error) {
+	if strings.Contains(argv0, "/") {
+		p := argv0
+		if !filepath.IsAbs(p) {
+			base := dir
+			if base == "" {
+				wd, err := os.Getwd()
+				if err != nil {
+					return "", &SpawnError{Argv0: argv0, Reason: "cannot determine working directory: " + errText(err), Err: err}
+				}
+				base = wd
+			}
+			p = filepath.Join(base, p)
+		}
+		if err := checkExecutable(p); err != nil {
+			return "", &SpawnError{Argv0: argv0, Reason: reasonFor(p, err), Err: err}
+		}
+		return p, nil
+	}
+	var denied error
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) && dir != "" {
+			d = filepath.Join(dir, d)
+		}
+		p := filepath.Join(d, argv0)
+		err := checkExecutable(p)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && denied == nil {
+			denied = err // like execvp, report EACCES only if nothing better turns up
+		}
+	}
+	if denied != nil {
+		return "", &SpawnError{Argv0: argv0, Reason: "found in PATH but " + errText(denied), Err: denied}
+	}
+	return "", &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("not found in PATH (%s)", path), Err: unix.ENOENT}
+}
+
+// checkExecutable returns ENOENT, EISDIR or EACCES as an execve would for
+// the obvious cases; anything subtler is left to execve itself.
+func checkExecutable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	if fi.IsDir() {
+		return unix.EISDIR
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return unix.EACCES
+	}
+	return nil
+}
+
+// classify turns a failed cmd.Start into a SpawnError.
+func classify(argv0, path string, err error) error {
+	var se *SpawnError
+	if errors.As(err, &se) {
+		return se
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return &SpawnError{Argv0: argv0, Reason: errText(err), Err: err}
+	}
+	return &SpawnError{Argv0: argv0, Reason: reasonFor(path, errno), Err: errno}
+}
+
+// reasonFor explains an exec failure of the file at path.
+func reasonFor(path string, err error) string {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		if interp, script := interpreter(path); interp != "" {
+			if script {
+				return fmt.Sprintf("not found: interpreter %q named on the script's #! line does not exist", interp)
+			}
+			return fmt.Sprintf("not found: the binary's program interpreter (dynamic loader) %q does not exist; built for another system?", interp)
+		}
+		if _, serr := os.Stat(path); serr == nil {
+			return "not found: the file exists but its interpreter or loader does not"
+		}
+		return "not found: no such file"
+	case errors.Is(err, unix.EISDIR):
+		return "is a directory, not an executable"
+	case errors.Is(err, unix.EACCES):
+		return "permission denied (not executable, or on a noexec mount, or a directory on its path is not searchable)"
+	case errors.Is(err, unix.ENOEXEC):
+		return "exec format error: neither a #! script nor a binary for this machine"
+	case errors.Is(err, unix.ETXTBSY):
+		return "text file busy: the executable is open for writing"
+	case errors.Is(err, unix.EAGAIN):
+		return "resource temporarily unavailable (process limit reached?)"
+	default:
+		return errText(err)
+	}
+}
+
+// interpreter returns the interpreter a script's #! line or an ELF binary's
+// PT_INTERP names, with script true for the former. It returns "" when there
+// is none or the file cannot be read.
+func interpreter(path string) (name string, script bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	if line, ok := strings.CutPrefix(string(head), "#!"); ok {
+		line, _, _ = strings.Cut(line, "\n")
+		if fields := strings.Fields(line); len(fields) > 0 {
+			return fields[0], true
+		}
+		return "", false
+	}
+	return elfInterpreter(f), false
+}
+
+func errText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	return err.Error()
+}
+
+// SpawnError is a failure to start a process at all: retrying cannot help
+// unless Retryable says so. Err is the underlying cause (usually a
+// syscall.Errno) for errors.Is.
+type SpawnError struct {
+	Argv0  string
+	Reason string // human explanation: not found / permission denied / exec format error / ...
+	Err    error
+}
+
+func (e *SpawnError) Error() string { return fmt.Sprintf("exec %q: %s", e.Argv0, e.Reason) }
+
+func (e *SpawnError) Unwrap() error { return e.Err }
+
+// Code is the shell's exit code for the failure, as tini and sh report it:
+// 127 for not found, 126 for found but not executable. Informational: podvisor
+// itself exits 1 on spawn errors.
+func (e *SpawnError) Code() int {
+	if errors.Is(e.Err, unix.ENOENT) {
+		return 127
+	}
+	return 126
+}
+
+// Retryable reports whether the failure is about resources (process or fd
+// limits, memory, a busy executable) rather than the command itself, so that
+// a later attempt may succeed.
+func (e *SpawnError) Retryable() bool {
+	for _, errno := range []syscall.Errno{unix.EAGAIN, unix.ENOMEM, unix.EMFILE, unix.ENFILE, unix.ETXTBSY} {
+		if errors.Is(e.Err, errno) {
+			return true
+		}
+	}
+	return false
+}
