@@ -290,4 +290,7 @@ func (h *harness) index(suffix string) int {
 	return -1
 }
 
-var errNotFound = errors.New(`exec: "nope": executable file not found in $PATH`)
+var (
+	errNotFound = &proc.SpawnError{Argv0: "nope", Reason: "not found in PATH", Err: errors.New("executable file not found in $PATH")}
+	errNoPids   = &proc.SpawnError{Argv0: "a", Reason: "resource temporarily unavailable", Err: syscall.EAGAIN}
+)

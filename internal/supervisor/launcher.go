@@ -27,6 +27,9 @@ type ProcLauncher struct {
 
 var _ Launcher = (*ProcLauncher)(nil)
 
+// outputDrain bounds the wait for a dead child's pipes to reach EOF.
+const outputDrain = 100 * time.Millisecond
+
 // stopOutputLimit bounds the stop.command output kept for the log.
 const stopOutputLimit = 4 << 10
 
@@ -158,11 +161,13 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 		return nil, err
 	}
+	var eofs []<-chan struct{}
 	for _, pr := range []struct {
 		stream string
 		r      *os.File
 	}{{"stdout", outR}, {"stderr", errR}} {
 		done := l.Sink.Attach(p.Name, pr.stream, pr.r, tap)
+		eofs = append(eofs, done)
 		r := pr.r
 		go func() { <-done; r.Close() }()
 	}
@@ -191,6 +196,17 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	lc := &launched{Child: child, done: make(chan proc.Exit, 1)}
 	go func() {
 		ex := <-child.Done()
+		// Let the readers drain what the child wrote before it died, so its
+		// last lines come before the news of its exit (FAULTS B12). Bounded:
+		// a grandchild may hold the pipes open indefinitely.
+		drain := time.NewTimer(outputDrain)
+		for _, eof := range eofs {
+			select {
+			case <-eof:
+			case <-drain.C:
+			}
+		}
+		drain.Stop()
 		for _, c := range cleanups {
 			c()
 		}

@@ -277,6 +277,21 @@ processes:
 	})
 }
 
+func TestRetryableSpawnErrorBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, `
+processes:
+  a: {command: [a], restart: {policy: always, limit: 2}}
+`, map[string]script{"a": {spawnErr: errNoPids}})
+		o := h.wait(time.Minute)
+		// EAGAIN (out of pids) is retried with backoff, then the limit is fatal.
+		h.mustHave("0s spawnfail a", "500ms spawnfail a", "1.5s spawnfail a")
+		if o.ExitCode() != 1 || o.Process != "a" {
+			t.Errorf("outcome %+v", o)
+		}
+	})
+}
+
 func TestRestartBackoffAndLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, `

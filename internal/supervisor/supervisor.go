@@ -501,8 +501,17 @@ func (s *Supervisor) start(r *record, now time.Time) {
 	}
 	child, err := s.launcher.Launch(r.p, gen, hooks)
 	if err != nil {
-		r.reason = err.Error()
-		s.fatal(r, -1, "cannot start: "+err.Error(), now)
+		var se *proc.SpawnError
+		if errors.As(err, &se) && !se.Retryable() {
+			// Not found, not executable, bad user: retrying cannot help.
+			r.reason = err.Error()
+			s.fatal(r, -1, "cannot start: "+err.Error(), now)
+			return
+		}
+		// Out of pids, fds or memory: a failed start, retried with backoff
+		// per the restart policy (FAULTS D7).
+		r.reason = "cannot start: " + err.Error()
+		s.onFailure(r, -1, 0, now)
 		return
 	}
 	r.child, r.pid = child, child.Pid()
@@ -726,6 +735,12 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	if r.reason == "" || intent != intentFail {
 		r.reason = fmt.Sprintf("exited with code %d", code)
 	}
+	s.onFailure(r, code, ran, now)
+}
+
+// onFailure applies the restart policy to a failed start or run: restart
+// with backoff, or give up, which is fatal.
+func (s *Supervisor) onFailure(r *record, code int, ran time.Duration, now time.Time) {
 	if r.p.Restart.Policy == config.Never {
 		s.fatal(r, code, r.reason, now)
 		return
