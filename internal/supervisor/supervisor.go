@@ -645,8 +645,7 @@ func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time
 	}
 	if r.readyAt.IsZero() {
 		r.readyAt = now
-		d := now.Sub(r.startedAt)
-		s.log.Info("ready", "process", r.p.Name, "after", d.String())
+		s.log.Info("ready", "process", r.p.Name, "after", now.Sub(r.startedAt).Round(time.Millisecond).String())
 	} else {
 		s.log.Info("ready again", "process", r.p.Name)
 	}
@@ -654,11 +653,11 @@ func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time
 		r.state = Running
 		r.due = time.Time{}
 		if r.p.Live != nil && s.phase != PhaseStopping {
-			ctx := s.probeCtx
+			var ctx context.Context
 			if r.cancelProbe == nil {
 				ctx, r.cancelProbe = context.WithCancel(s.probeCtx)
 			} else {
-				// Share the incarnation's context so one cancel stops both probes.
+				// One cancel must stop both probes of the incarnation.
 				ctx, r.cancelProbe = chainCancel(s.probeCtx, r.cancelProbe)
 			}
 			s.watch(ctx, r, r.p.Live, "live", now)
