@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -189,8 +191,11 @@ const benchChildEnv = "PODVISOR_BENCH_CHILD"
 
 // TestMain turns the test binary into a benchmark child when asked to.
 func TestMain(m *testing.M) {
-	if os.Getenv(benchChildEnv) == "term100" {
+	switch mode := os.Getenv(benchChildEnv); {
+	case mode == "term100":
 		benchChild()
+	case strings.HasPrefix(mode, "ready-"):
+		hopChild(mode)
 	}
 	os.Exit(m.Run())
 }
@@ -206,5 +211,133 @@ func benchChild() {
 	}
 	<-c
 	time.Sleep(100 * time.Millisecond)
+	os.Exit(0)
+}
+
+// BenchmarkReadyHop: a chain of 10 services, each gated on the previous one's
+// readiness. For event-driven kinds (log, notify: systemd, notify: fd) each
+// child records the instant it signals readiness; the hop latency is from
+// there to the dependent's start decision (fork/exec excluded). For polled
+// kinds (tcp, http with start_interval 10ms) each child binds 50ms after it
+// starts; the hop cost reported is the time beyond those 50ms.
+func BenchmarkReadyHop(b *testing.B) {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, kind := range []string{"log", "systemd", "fd", "tcp", "http"} {
+		b.Run(kind, func(b *testing.B) {
+			rig := newRealRig(b)
+			var hops []time.Duration
+			base := 20000 + 100*len(kind) // distinct ports per kind
+			for iter := 0; b.Loop(); iter++ {
+				dir := b.TempDir()
+				yml := hopChainYAML(self, kind, dir, base+(iter%50)*10)
+				sup := rig.supervisor(b, yml)
+				sigs := make(chan os.Signal, 1)
+				done := make(chan Outcome, 1)
+				go func() { done <- sup.Run(context.Background(), sigs) }()
+				if !waitFor(sup, func(s Snapshot) bool { return s.Ready }, 20*time.Second) {
+					b.Fatalf("chain not ready: %+v", sup.Snapshot())
+				}
+				snap := sup.Snapshot()
+				byName := map[string]ProcessSnapshot{}
+				for _, p := range snap.Processes {
+					byName[p.Name] = p
+				}
+				for i := 1; i < 10; i++ {
+					prev, next := byName[fmt.Sprintf("h%d", i-1)], byName[fmt.Sprintf("h%d", i)]
+					switch kind {
+					case "tcp", "http":
+						hops = append(hops, next.StartedAt.Sub(prev.StartedAt)-50*time.Millisecond)
+					default:
+						signalled := readStamp(b, fmt.Sprintf("%s/h%d", dir, i-1))
+						hops = append(hops, next.StartedAt.Sub(signalled))
+					}
+				}
+				sigs <- syscall.SIGTERM
+				<-done
+			}
+			slices.Sort(hops)
+			b.ReportMetric(float64(hops[len(hops)/2].Microseconds())/1000, "p50-ms/hop")
+			b.ReportMetric(float64(hops[len(hops)*9/10].Microseconds())/1000, "p90-ms/hop")
+		})
+	}
+}
+
+func hopChainYAML(self, kind, dir string, port int) string {
+	var sb strings.Builder
+	sb.WriteString("processes:\n")
+	for i := range 10 {
+		addr := fmt.Sprintf("127.0.0.1:%d", port+i)
+		fmt.Fprintf(&sb, "  h%d:\n    command: [%q]\n    env: {%s: %q, PV_STAMP: %q, PV_ADDR: %q}\n",
+			i, self, benchChildEnv, "ready-"+kind, fmt.Sprintf("%s/h%d", dir, i), addr)
+		switch kind {
+		case "log":
+			sb.WriteString("    ready: {log: \"^READY$\"}\n")
+		case "systemd":
+			sb.WriteString("    ready: {notify: systemd}\n")
+		case "fd":
+			sb.WriteString("    ready: {notify: \"fd:3\"}\n")
+		case "tcp":
+			fmt.Fprintf(&sb, "    ready: {tcp: %q, start_interval: 10ms}\n", addr)
+		case "http":
+			fmt.Fprintf(&sb, "    ready: {http: \"http://%s/\", start_interval: 10ms}\n", addr)
+		}
+		if i > 0 {
+			fmt.Fprintf(&sb, "    depends_on: [h%d]\n", i-1)
+		}
+	}
+	return sb.String()
+}
+
+func readStamp(b *testing.B, path string) time.Time {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ns int64
+	if _, err := fmt.Sscan(string(data), &ns); err != nil {
+		b.Fatalf("%s: %v", path, err)
+	}
+	return time.Unix(0, ns)
+}
+
+// hopChild signals readiness the configured way, recording the instant, and
+// then waits for SIGTERM.
+func hopChild(kind string) {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	stamp := func() {
+		_ = os.WriteFile(os.Getenv("PV_STAMP"), []byte(fmt.Sprint(time.Now().UnixNano())), 0o644)
+	}
+	switch kind {
+	case "ready-log":
+		stamp()
+		os.Stdout.WriteString("READY\n")
+	case "ready-systemd":
+		conn, err := net.Dial("unixgram", os.Getenv("NOTIFY_SOCKET"))
+		if err != nil {
+			os.Exit(3)
+		}
+		stamp()
+		_, _ = conn.Write([]byte("READY=1"))
+	case "ready-fd":
+		f := os.NewFile(3, "notify")
+		stamp()
+		_, _ = f.Write([]byte("\n"))
+		f.Close()
+	case "ready-tcp", "ready-http":
+		time.Sleep(50 * time.Millisecond)
+		ln, err := net.Listen("tcp", os.Getenv("PV_ADDR"))
+		if err != nil {
+			os.Exit(3)
+		}
+		stamp()
+		go func() {
+			_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+		}()
+	}
+	<-term
 	os.Exit(0)
 }
