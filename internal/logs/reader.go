@@ -46,14 +46,15 @@ func (s *Sink) Attach(name, stream string, r io.Reader, tap func(line []byte)) <
 // goes to the sink in one channel send, so a flood costs a send per read, not
 // per line, and the sink only writes bytes. Only an unfinished line is kept
 // between reads, in partial, which never grows beyond MaxLine plus one read.
-// The read buffer starts at readSize and grows to busyPipeSize the first time
-// a read fills it.
+// The read buffer starts at idleReadSize, so hundreds of quiet processes cost
+// little memory, and grows to readSize and then busyPipeSize each time a read
+// fills it. A batch is taken from the pool only once a read returned data.
 func (s *Sink) read(src *source, r io.Reader, tap func([]byte)) {
-	buf := make([]byte, readSize)
+	buf := make([]byte, idleReadSize)
 	var partial []byte
 	var stampBuf [40]byte
 	var stamp []byte
-	b := s.getBatch()
+	var b *batch
 	emit := func(line []byte, split bool) {
 		b.data = s.format(b.data, stamp, src, line, split)
 		b.lines++
@@ -86,6 +87,9 @@ func (s *Sink) read(src *source, r io.Reader, tap func([]byte)) {
 	}
 	for {
 		n, err := r.Read(buf)
+		if b == nil {
+			b = s.getBatch()
+		}
 		if s.stamps && (n > 0 || len(partial) > 0) {
 			stamp = s.opts.Now().AppendFormat(stampBuf[:0], timeFormat)
 		}
@@ -114,13 +118,19 @@ func (s *Sink) read(src *source, r io.Reader, tap func([]byte)) {
 		if b.lines > 0 {
 			b.seq = s.seq.Add(1)
 			s.records <- b // blocks while the sink is behind: back-pressure
-			b = s.getBatch()
+			b = nil
 		}
 		if err != nil {
-			s.release(b)
+			if b != nil {
+				s.release(b)
+			}
 			return
 		}
-		if n == len(buf) && len(buf) < busyPipeSize { // a busy stream
+		switch {
+		case n < len(buf):
+		case len(buf) < readSize:
+			buf = make([]byte, readSize)
+		case len(buf) < busyPipeSize: // a busy stream
 			growPipe(r, busyPipeSize)
 			buf = make([]byte, busyPipeSize)
 		}

@@ -161,15 +161,10 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 		return nil, err
 	}
-	var eofs []<-chan struct{}
-	for _, pr := range []struct {
-		stream string
-		r      *os.File
-	}{{"stdout", outR}, {"stderr", errR}} {
-		done := l.Sink.Attach(p.Name, pr.stream, pr.r, tap)
-		eofs = append(eofs, done)
-		r := pr.r
-		go func() { <-done; r.Close() }()
+	readEnds := []*os.File{outR, errR}
+	eofs := []<-chan struct{}{
+		l.Sink.Attach(p.Name, "stdout", outR, tap),
+		l.Sink.Attach(p.Name, "stderr", errR, tap),
 	}
 	pid := child.Pid()
 	switch {
@@ -199,14 +194,17 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		// Let the readers drain what the child wrote before it died, so its
 		// last lines come before the news of its exit (FAULTS B12). Bounded:
 		// a grandchild may hold the pipes open indefinitely.
-		drain := time.NewTimer(outputDrain)
-		for _, eof := range eofs {
+		drain, stop := context.WithTimeout(context.Background(), outputDrain)
+		for i, eof := range eofs {
 			select {
 			case <-eof:
-			case <-drain.C:
+				readEnds[i].Close()
+			case <-drain.Done():
+				// Someone else holds the pipe: close our end once they let go.
+				go func() { <-eof; readEnds[i].Close() }()
 			}
 		}
-		drain.Stop()
+		stop()
 		for _, c := range cleanups {
 			c()
 		}
