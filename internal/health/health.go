@@ -74,10 +74,17 @@ func cutShort(ctx context.Context, start time.Time, err error) (Result, bool) {
 		errors.As(err, &nerr) && nerr.Timeout()
 	switch {
 	case timedOut:
-		if dl, ok := ctx.Deadline(); ok {
-			return failure("timeout after %s", dl.Sub(start).Round(time.Millisecond)), true
+		dl, ok := ctx.Deadline()
+		switch budget := dl.Sub(start); {
+		case !ok:
+			return failure("timeout"), true
+		case budget <= 0:
+			// A starved caller can begin an attempt after its deadline;
+			// "timeout after -3ms" would read as a clock bug.
+			return failure("timeout: the deadline had passed before the attempt started"), true
+		default:
+			return failure("timeout after %s", budget.Round(time.Millisecond)), true
 		}
-		return failure("timeout"), true
 	case ctx.Err() != nil:
 		return failure("canceled"), true
 	}

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -48,5 +49,20 @@ func TestNewCheckerFileSince(t *testing.T) {
 	}
 	if r, _ := attempt(c, time.Second); r.OK {
 		t.Errorf("a file older than since counted: %+v", r)
+	}
+}
+
+// An attempt that begins after its deadline (a starved caller) says so
+// instead of reporting a negative budget.
+func TestCheckAfterDeadline(t *testing.T) {
+	c, err := NewTCPChecker("127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	r := c.Check(ctx)
+	if r.OK || r.Detail != "timeout: the deadline had passed before the attempt started" {
+		t.Errorf("got %+v", r)
 	}
 }

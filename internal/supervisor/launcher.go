@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -183,8 +184,14 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}()
 	case notifyR != nil:
 		go func() {
-			if err := health.WaitNotifyFD(notifyR); err == nil {
+			switch err := health.WaitNotifyFD(notifyR); {
+			case err == nil:
 				h.Ready(fmt.Sprintf("newline on fd %d", p.Ready.FD))
+			case errors.Is(err, health.ErrNotifyClosed):
+				// s6 rule: EOF without a newline is not readiness; say so,
+				// or the wait would look like a hang (FAULTS C10).
+				l.Log.Warn("notify fd closed without readiness", "process", p.Name, "fd", p.Ready.FD)
+				h.Status(fmt.Sprintf("notify fd %d closed without readiness", p.Ready.FD))
 			}
 		}()
 	}
