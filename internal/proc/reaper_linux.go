@@ -27,11 +27,15 @@ type Reaper struct {
 	spawnOnce sync.Once
 	spawns    chan func() // run on the spawner thread; see spawner
 
-	// mu guards children. It is held across fork+exec+register (start)
-	// and across wait4+lookup (reap), which is what makes registration and
-	// delivery race-free. It is also held while signalling a group whose
-	// leader is still registered, so the leader cannot be reaped mid-signal.
-	mu       sync.Mutex
+	// mu keeps reaping and spawning apart. Spawns hold it for reading
+	// across fork+exec+register (several spawner threads may do so at
+	// once); reap holds it for writing across wait4+lookup, so it can never
+	// reap a child before the child is registered. Signal holds it for
+	// reading, so a registered leader cannot be reaped mid-signal.
+	mu sync.RWMutex
+	// mapMu guards children among holders of mu's read lock; reap, holding
+	// the write lock, needs no more.
+	mapMu    sync.Mutex
 	children map[int]*entry
 
 	orphans atomic.Uint64
@@ -87,14 +91,16 @@ func (r *Reaper) start(cmd *exec.Cmd) (int, *entry, error) {
 		err error
 	)
 	r.onSpawner(func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
+		r.mu.RLock()
+		defer r.mu.RUnlock()
 		if err = cmd.Start(); err != nil {
 			return
 		}
 		pid = cmd.Process.Pid
 		e = &entry{proc: cmd.Process, exit: make(chan Exit, 1)}
+		r.mapMu.Lock()
 		r.children[pid] = e
+		r.mapMu.Unlock()
 	})
 	return pid, e, err
 }
@@ -113,9 +119,14 @@ func needsNoWait(cmd *exec.Cmd) error {
 	return nil
 }
 
-// onSpawner runs f on the spawner thread and waits for it to return.
+// spawners is the number of spawner threads. Several let concurrent Spawn
+// calls overlap their fork/exec waits (the parent of a vfork-style clone is
+// suspended until the child has exec'd).
+const spawners = 4
+
+// onSpawner runs f on a spawner thread and waits for it to return.
 //
-// The spawner is a goroutine locked to an OS thread whose signal mask is empty.
+// A spawner is a goroutine locked to an OS thread whose signal mask is empty.
 // Go's fork child restores the forking thread's mask, so children forked here
 // start with an empty mask even if podvisor inherited blocked signals. The
 // goroutine never returns: if it did, the locked thread would exit and the
@@ -124,8 +135,10 @@ func (r *Reaper) onSpawner(f func()) {
 	r.spawnOnce.Do(func() {
 		r.spawns = make(chan func())
 		ready := make(chan struct{})
-		go r.spawner(ready)
-		<-ready
+		for range spawners {
+			go r.spawner(ready)
+			<-ready
+		}
 	})
 	done := make(chan struct{})
 	r.spawns <- func() { defer close(done); f() }
@@ -142,7 +155,7 @@ func (r *Reaper) spawner(ready chan<- struct{}) {
 	if err := closeOnExecAll(); err != nil {
 		r.log.Warn("cannot mark inherited file descriptors close-on-exec; children may inherit them", "err", err)
 	}
-	close(ready)
+	ready <- struct{}{}
 	for f := range r.spawns {
 		f()
 	}
@@ -235,7 +248,9 @@ func (r *Reaper) reap() {
 }
 
 // registered reports whether e is still the live registration of pid. The
-// caller holds r.mu.
+// caller holds r.mu for reading.
 func (r *Reaper) registered(pid int, e *entry) bool {
+	r.mapMu.Lock()
+	defer r.mapMu.Unlock()
 	return r.children[pid] == e
 }

@@ -74,8 +74,8 @@ func (c *Child) Done() <-chan Exit { return c.done }
 // package documentation for the residual race). A leader that moved itself to
 // another group, leaving its own empty, is signalled directly.
 func (c *Child) Signal(sig syscall.Signal) error {
-	c.r.mu.Lock()
-	defer c.r.mu.Unlock()
+	c.r.mu.RLock()
+	defer c.r.mu.RUnlock()
 	if c.r.registered(c.pid, c.e) {
 		err := unix.Kill(-c.pid, sig)
 		if errors.Is(err, unix.ESRCH) {

@@ -15,6 +15,7 @@ import (
 	"github.com/podvisor/podvisor/internal/graph"
 	"github.com/podvisor/podvisor/internal/health"
 	"github.com/podvisor/podvisor/internal/proc"
+	"golang.org/x/sync/errgroup"
 )
 
 // Child is one running incarnation of a process.
@@ -74,6 +75,10 @@ type Outcome struct {
 	Code    int       // for ReasonFatal: its exit code (128+N for signal N), or -1 when it has none
 	Killed  bool      // teardown had to SIGKILL something
 	Detail  string    // human-readable cause
+	// Deadline is when shutdown_timeout runs out (zero if Run was cancelled
+	// before a teardown began). The final sweep after Run spends what is left
+	// of this budget, not more.
+	Deadline time.Time
 }
 
 // ExitCode maps an outcome to podvisor's exit status as SPEC.md defines it.
@@ -340,6 +345,7 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 	}
 	s.phase = PhaseStopping
 	s.deadline = now.Add(s.cfg.ShutdownTimeout)
+	s.outcome.Deadline = s.deadline
 	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
 	// Probes of stopping processes must not restart anything (FAULTS C13).
 	for _, r := range s.recs {
@@ -386,29 +392,39 @@ func (s *Supervisor) step(now time.Time) {
 		s.stepTeardown(now)
 		return
 	}
-	for _, r := range s.recs {
-		switch r.state {
-		case Pending:
-			if s.depsHold(r) {
-				s.start(r, now)
+	// Starts happen in waves: everything startable is launched together,
+	// then the pass repeats, since a start can satisfy a dependent's
+	// `started` condition.
+	for {
+		var starts []*record
+		for _, r := range s.recs {
+			switch r.state {
+			case Pending:
+				if s.depsHold(r) {
+					starts = append(starts, r)
+				}
+			case Backoff:
+				if !now.Before(r.due) && !s.restartDependentsAlive(r) {
+					r.restarts++
+					starts = append(starts, r)
+				}
+			case Starting:
+				if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
+					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
+					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
+					s.beginStop(r, intentFail, now)
+				} else if !now.Before(r.remindAt) && r.p.Ready != nil {
+					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
+					r.remindAt = now.Add(reminderEvery)
+				}
+			case Stopping:
+				s.escalate(r, now)
 			}
-		case Backoff:
-			if !now.Before(r.due) && !s.restartDependentsAlive(r) {
-				r.restarts++
-				s.start(r, now)
-			}
-		case Starting:
-			if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
-				s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
-				r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
-				s.beginStop(r, intentFail, now)
-			} else if !now.Before(r.remindAt) && r.p.Ready != nil {
-				s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
-				r.remindAt = now.Add(reminderEvery)
-			}
-		case Stopping:
-			s.escalate(r, now)
 		}
+		if len(starts) == 0 {
+			break
+		}
+		s.startAll(starts, now)
 		if s.phase == PhaseStopping { // a start failed fatally
 			s.stepTeardown(now)
 			return
@@ -446,7 +462,12 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 // escalate sends SIGKILL once a stopping child has outlived its stop budget.
 func (s *Supervisor) escalate(r *record, now time.Time) {
 	if r.child != nil && !r.killed && !now.Before(r.due) {
-		s.kill(r, "stop timeout "+r.p.Stop.Timeout.String()+" exceeded")
+		why := "stop timeout " + r.p.Stop.Timeout.String() + " exceeded"
+		if s.phase == PhaseStopping && !r.due.Before(s.deadline) {
+			// beginStop clipped the stop budget to the global one: say which.
+			why = "shutdown_timeout " + s.cfg.ShutdownTimeout.String() + " reached"
+		}
+		s.kill(r, why)
 	}
 }
 
@@ -490,16 +511,52 @@ func (s *Supervisor) sendStopSignal(r *record) {
 	}
 }
 
-func (s *Supervisor) start(r *record, now time.Time) {
-	r.gen++
-	gen, idx := r.gen, r.idx
-	r.ready, r.killed, r.intent = false, false, intentNone
-	r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
-	hooks := Hooks{
-		Ready:  func(detail string) { s.send(readyEv{idx: idx, gen: gen, ready: true, detail: detail}) },
-		Status: func(st string) { s.send(statusEv{idx: idx, gen: gen, status: st}) },
+// spawnParallelism bounds concurrent launches in one wave. Each launch
+// spends most of its time waiting for the kernel (fork, exec), so a few in
+// flight keep both cores busy when hundreds of processes start together.
+const spawnParallelism = 4
+
+// startAll launches a wave of processes. Launch touches no supervisor state,
+// so it runs in parallel; the results are applied here, by the loop, in
+// record order.
+func (s *Supervisor) startAll(rs []*record, now time.Time) {
+	type result struct {
+		child Child
+		err   error
 	}
-	child, err := s.launcher.Launch(r.p, gen, hooks)
+	res := make([]result, len(rs))
+	hooks := make([]Hooks, len(rs))
+	for i, r := range rs {
+		r.gen++
+		gen, idx := r.gen, r.idx
+		r.ready, r.killed, r.intent = false, false, intentNone
+		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
+		hooks[i] = Hooks{
+			Ready:  func(detail string) { s.send(readyEv{idx: idx, gen: gen, ready: true, detail: detail}) },
+			Status: func(st string) { s.send(statusEv{idx: idx, gen: gen, status: st}) },
+		}
+	}
+	if len(rs) == 1 {
+		res[0].child, res[0].err = s.launcher.Launch(rs[0].p, rs[0].gen, hooks[0])
+	} else {
+		var g errgroup.Group
+		g.SetLimit(spawnParallelism)
+		for i, r := range rs {
+			g.Go(func() error {
+				res[i].child, res[i].err = s.launcher.Launch(r.p, r.gen, hooks[i])
+				return nil
+			})
+		}
+		_ = g.Wait()
+	}
+	for i, r := range rs {
+		s.started(r, res[i].child, res[i].err, now)
+	}
+}
+
+// started records the result of one launch.
+func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
+	gen, idx := r.gen, r.idx
 	if err != nil {
 		var se *proc.SpawnError
 		if errors.As(err, &se) && !se.Retryable() {
@@ -849,7 +906,9 @@ func (s *Supervisor) nextWake() time.Time {
 			w = t
 		}
 	}
-	if s.phase == PhaseStopping && !s.deadline.IsZero() && s.alive > 0 {
+	// Once the deadline has passed and everything got SIGKILL, only exit
+	// events remain: waking at the past deadline again would spin the loop.
+	if s.phase == PhaseStopping && !s.deadline.IsZero() && s.unkilled() {
 		consider(s.deadline)
 	}
 	for _, r := range s.recs {
@@ -874,6 +933,16 @@ func (s *Supervisor) nextWake() time.Time {
 		}
 	}
 	return w
+}
+
+// unkilled reports whether a live child has not been sent SIGKILL yet.
+func (s *Supervisor) unkilled() bool {
+	for _, r := range s.recs {
+		if r.child != nil && !r.killed {
+			return true
+		}
+	}
+	return false
 }
 
 // publish stores a fresh immutable snapshot.
