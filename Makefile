@@ -5,21 +5,25 @@ GO        ?= go
 BIN       := bin/podvisor
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
-EXAMPLE   ?= examples/quickstart/procs.yaml
+EXAMPLE   ?= examples/sidecar-first/procs.yaml
 FUZZTIME  ?= 10s
 # Debian packages the tests use: promtool (prometheus) checks /metrics,
-# unshare (util-linux) runs PID-1 tests, python3 serves the quickstart example.
-TEST_DEBS := prometheus util-linux python3 procps
+# unshare (util-linux) runs PID-1 tests, python3 serves the quickstart example;
+# nginx, postgresql, redis-server and git run in the examples' end-to-end
+# tests, and file checks that the Dockerfile.base binary is static.
+TEST_DEBS := prometheus util-linux python3 procps nginx postgresql redis-server git file
 
-.PHONY: all build run test test-short lint bench fuzz deps clean
+.PHONY: all build run test test-examples test-short lint bench fuzz deps clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podvisor
 
-# Runs podvisor on the quickstart example in the foreground until Ctrl-C.
+# Runs examples/sidecar-first (nginx in front of an app) in the foreground
+# until Ctrl-C, installing nginx and python3 first if they are missing.
 run: build
+	@./scripts/deps.sh nginx python3
 	$(BIN) check -c $(EXAMPLE)
 	$(BIN) graph -c $(EXAMPLE)
 	$(BIN) run -c $(EXAMPLE)
@@ -27,6 +31,10 @@ run: build
 # Installs missing Debian packages (as root, with apt-get) and runs every test.
 test: deps
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+# Runs only the examples end to end, against the real Debian packages.
+test-examples: deps
+	PODVISOR_REQUIRE_TOOLS=1 $(GO) test -race -count=1 -timeout 10m ./test/examples/
 
 test-short:
 	$(GO) test -short -count=1 ./...
