@@ -28,6 +28,9 @@ const (
 	// logDrain bounds how long exit waits for the log sink (stdout may be
 	// stuck; nothing may keep podvisor alive after its children are gone).
 	logDrain = 5 * time.Second
+	// minLogDrain is the least exit waits for the sink, even past the
+	// shutdown_timeout deadline: enough for a healthy stdout's last lines.
+	minLogDrain = 100 * time.Millisecond
 )
 
 // cmdRun supervises the processes of a config. The order matters (STYLE.md):
@@ -70,8 +73,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	sink := logs.NewSink(stdout, logs.Options{Format: format, Width: width, Timestamps: cfg.Log.Timestamps})
 	log := sink.Logger()
+	// Set when the supervisor returns. A stuck stdout (D9) must not stretch
+	// the teardown past shutdown_timeout: the drain gets what is left of it.
+	var drainBy time.Time
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), logDrain)
+		d := logDrain
+		if !drainBy.IsZero() {
+			d = min(d, max(time.Until(drainBy), minLogDrain))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
 		_ = sink.Close(ctx)
 	}()
@@ -97,7 +107,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer stopReaper()
 	go reaper.Run(reaperCtx)
 
-	runDir, err := os.MkdirTemp("", "podvisor-") // 0700: notify sockets live here
+	runDir, err := os.MkdirTemp("", "podvisor-") // notify sockets live here
+	if err == nil {
+		// 0711: a child running as another user must reach its socket (by
+		// its unguessable name) but not list or create anything here;
+		// senders are checked by pid.
+		err = os.Chmod(runDir, 0o711)
+	}
 	if err != nil {
 		log.Error("cannot create runtime directory", "err", err)
 		return exitFail
@@ -139,15 +155,24 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 
 	outcome := sup.Run(context.Background(), sigs)
+	drainBy = outcome.Deadline
 
 	// The ordered teardown is over; anything still alive escaped it
-	// (daemonized, or moved to another process group or session).
-	sweepCtx, cancelSweep := context.WithTimeout(context.Background(), sweepGrace+3*time.Second)
-	sw := proc.KillDescendants(sweepCtx, sweepGrace, log)
+	// (daemonized, or moved to another process group or session). The sweep
+	// is part of the teardown: its grace comes out of what is left of
+	// shutdown_timeout, or the orchestrator's own SIGKILL would beat us.
+	grace := sweepGrace
+	if !outcome.Deadline.IsZero() {
+		grace = min(grace, max(time.Until(outcome.Deadline), 0))
+	}
+	sweepCtx, cancelSweep := context.WithTimeout(context.Background(), grace+3*time.Second)
+	sw := proc.KillDescendants(sweepCtx, grace, log)
 	cancelSweep()
 	if sw.Terminated > 0 {
 		log.Warn("final sweep stopped processes left behind", "terminated", sw.Terminated, "killed", sw.Killed, "remaining", sw.Remaining)
 	}
+	// SPEC: exit 1 when teardown had to SIGKILL something, the sweep included.
+	outcome.Killed = outcome.Killed || sw.Killed > 0
 	code := outcome.ExitCode()
 	log.Info("exiting", "code", code, "cause", outcome.Detail)
 	return code

@@ -141,6 +141,12 @@ type record struct {
 	stopCmd     bool // stop.command in flight
 	killed      bool // SIGKILL sent to this incarnation
 	cancelProbe context.CancelFunc
+
+	// lingering holds the exit of a stopped leader whose process group still
+	// has members: the stop is over only once the group is empty (FAULTS B4),
+	// checked at pollAt since the kernel sends no event for it.
+	lingering *proc.Exit
+	pollAt    time.Time
 }
 
 // Supervisor runs the processes of one config.
@@ -167,6 +173,7 @@ type Supervisor struct {
 	haveResult bool
 	probeCtx   context.Context
 	cancelAll  context.CancelFunc
+	cancelled  bool // Run's ctx is done: nothing waits for groups any more
 }
 
 // New builds a supervisor. It does not start anything.
@@ -291,7 +298,15 @@ func (s *Supervisor) cancel() Outcome {
 		s.haveResult = true
 	}
 	s.phase = PhaseStopping
+	s.cancelled = true
 	s.killAll("supervisor cancelled")
+	for _, r := range s.recs {
+		if r.lingering != nil { // its group just got SIGKILL too
+			ex := *r.lingering
+			r.lingering = nil
+			s.onExit(r, ex, time.Now())
+		}
+	}
 	limit := time.After(5 * time.Second)
 	for s.alive > 0 {
 		select {
@@ -388,6 +403,7 @@ func (s *Supervisor) kill(r *record, why string) {
 // are in topological order, so a start that satisfies a dependent's `started`
 // condition is seen by that dependent in the same pass.
 func (s *Supervisor) step(now time.Time) {
+	s.settleGroups(now) // first: an exit may start the teardown
 	if s.phase == PhaseStopping {
 		s.stepTeardown(now)
 		return
@@ -456,6 +472,34 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 		if pastDeadline && r.child != nil && !r.killed {
 			s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
 		}
+	}
+}
+
+// groupPoll is how often a lingering process group is checked for members.
+const groupPoll = 20 * time.Millisecond
+
+// groupAlive reports whether c's process group still has members; children
+// that cannot tell (test fakes) have none beyond the leader.
+func groupAlive(c Child) bool {
+	g, ok := c.(interface{ GroupAlive() bool })
+	return ok && g.GroupAlive()
+}
+
+// settleGroups completes the exit of every lingering record whose process
+// group is now empty. Until then the record stays stopping and alive, so its
+// dependencies wait and escalate sends SIGKILL to the group at its due time.
+func (s *Supervisor) settleGroups(now time.Time) {
+	for _, r := range s.recs {
+		if r.lingering == nil || now.Before(r.pollAt) {
+			continue
+		}
+		if groupAlive(r.child) {
+			r.pollAt = now.Add(groupPoll)
+			continue
+		}
+		ex := *r.lingering
+		r.lingering = nil
+		s.onExit(r, ex, now)
 	}
 }
 
@@ -649,7 +693,12 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 	switch e := ev.(type) {
 	case exitedEv:
 		r := s.recs[e.idx]
-		if e.gen != r.gen || r.child == nil {
+		if e.gen != r.gen || r.child == nil || r.lingering != nil {
+			return
+		}
+		if r.state == Stopping && !s.cancelled && groupAlive(r.child) {
+			ex := e.exit
+			r.lingering, r.pollAt = &ex, now.Add(groupPoll)
 			return
 		}
 		s.onExit(r, e.exit, now)
@@ -929,6 +978,9 @@ func (s *Supervisor) nextWake() time.Time {
 		case Stopping:
 			if r.child != nil && !r.killed {
 				consider(r.due)
+			}
+			if r.lingering != nil {
+				consider(r.pollAt)
 			}
 		}
 	}

@@ -1,0 +1,829 @@
+// Package e2e holds black-box tests of the podvisor binary: they build it once,
+// run it on small configs whose children are shell commands, and observe it
+// only from outside (exit code and time, output, HTTP, event files, /proc).
+//
+// # Harness API (shared by every file of this package; keep it stable)
+//
+// Binary and timing:
+//
+//	podvisorBin                      path of the binary TestMain built once
+//	slowdown                         factor from PODVISOR_TEST_SLOWDOWN (default 1)
+//	scaled(d) time.Duration          d × slowdown
+//	eps() time.Duration              scheduling slack for upper bounds: 0.75 s × slowdown
+//	eventually(t, timeout, cond, format, args...)
+//	                                 poll cond every 10 ms until true; t.Fatalf after
+//	                                 scaled(timeout)
+//
+// Running podvisor:
+//
+//	r := startPodvisor(t, yaml, opts...) *Run
+//
+// writes yaml to r.Config (in r.Dir, a fresh t.TempDir) after replacing every
+// "{{dir}}" with r.Dir, and starts `podvisor run -c r.Config --listen off`.
+// podvisor's environment is the test's plus E2E_DIR=r.Dir and
+// E2E_EVENTS=r.Events; children inherit both, so shell commands can write to
+// "$E2E_EVENTS" (a bare $VAR passes config interpolation untouched). The
+// process is SIGKILLed, with every descendant, on cleanup if still running.
+// Options:
+//
+//	withHTTP()                listen on 127.0.0.1:0; r.Addr is the bound address
+//	                          (read from podvisor's "serving" log line; with
+//	                          withStdout, a port that was free is picked instead)
+//	withArgs(args...)         extra arguments after `run -c FILE`
+//	withEnv("K=V", ...)       extra environment for podvisor
+//	withWrapper(argv...)      run argv... BINARY run ... (the wrapper must exec)
+//	withPID1()                run under `unshare --pid --fork --mount-proc`;
+//	                          skips the test if unshare cannot work here
+//	withStdout(f)             podvisor's stdout is f (r.Stdout stays empty)
+//	withPTY()                 stdin/stdout/stderr on a new pty, podvisor a session
+//	                          leader with it as controlling terminal; r.Stdout
+//	                          reads the master; r.WriteTTY writes to it
+//
+// *Run:
+//
+//	r.Dir, r.Config, r.Events, r.Addr   paths and address (see above)
+//	r.Stdout, r.Stderr *lineBuffer      captured output (pty: both in Stdout)
+//	r.Pid() int                         podvisor's pid (under withPID1 the host pid
+//	                                    of the podvisor inside the namespace)
+//	r.Signal(sig)                       send sig to podvisor; restarts Wait's clock
+//	r.Wait(timeout) (code, elapsed)     wait for exit (t.Fatalf after scaled(timeout));
+//	                                    code is 128+N for a signal death; elapsed is
+//	                                    measured from the last Signal (or the start)
+//	r.Exited() bool
+//	r.WriteTTY(b)                       write to the pty master (withPTY)
+//	r.URL(path) string, r.Get(t, path) (status int, body string)   HTTP (withHTTP)
+//	r.WaitEvent(t, name, event, timeout) event      first matching event line
+//	r.ReadEvents(t) []event
+//	findEvent(evs, name, event) (event, bool), filterEvents(evs, name, event) []event
+//	event{Name, Event, At, Rest}.Pid()  pid written by ev, else 0
+//
+// *lineBuffer (goroutine-safe):
+//
+//	String() string, Lines() []string, Contains(s) bool
+//	WaitFor(t, re, timeout) string      first line matching regexp re, or t.Fatalf
+//
+// Event files: children append lines "NAME EVENT NANOS [rest]" (NANOS from
+// `date +%s%N`, wall clock, comparable with time.Now().UnixNano()); ev(name,
+// event) returns the shell snippet appending "NAME EVENT NANOS $$" to
+// $E2E_EVENTS (so event.Pid() is the shell's pid; the snippet is meant for a
+// config, where $$ stands for $). One short append is a single atomic write,
+// so concurrent writers never interleave.
+//
+// /proc helpers (Linux):
+//
+//	readStat(pid) (procStat, error)     state, ppid, pgrp, session, tty_nr
+//	statusField(pid, key) (string, error)   e.g. "SigBlk"
+//	openFDs(pid) (map[int]string, error)    fd -> readlink target
+//	allPids() []int, children(pid) []int, descendants(root) []int
+//	nsMembers(pid) []int                 members of pid's PID namespace
+//	zombies(pids) []int, pidsWithArg(marker) []int
+//	ioctlInt(f, req, &n) error           e.g. unix.TIOCINQ: bytes waiting in a pipe
+//	readFile(path) string                contents, "" if unreadable (for messages)
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// podvisorBin and slowdown are set once by TestMain before any test runs and
+// never written again.
+var (
+	podvisorBin string
+	slowdown    = 1.0
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	if s := os.Getenv("PODVISOR_TEST_SLOWDOWN"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < 1 {
+			fmt.Fprintf(os.Stderr, "e2e: PODVISOR_TEST_SLOWDOWN=%q: want a number >= 1\n", s)
+			return 2
+		}
+		slowdown = f
+	}
+	dir, err := os.MkdirTemp("", "podvisor-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	podvisorBin = filepath.Join(dir, "podvisor")
+	gobin, err := exec.LookPath("go")
+	if err != nil && os.Getenv("GOROOT") != "" {
+		gobin, err = filepath.Join(os.Getenv("GOROOT"), "bin", "go"), nil
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: no go command in PATH or $GOROOT/bin to build podvisor with")
+		return 2
+	}
+	build := exec.Command(gobin, "build", "-o", podvisorBin, "github.com/podvisor/podvisor/cmd/podvisor")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build podvisor:", err)
+		return 2
+	}
+	return m.Run()
+}
+
+// scaled stretches a deadline for slow machines.
+func scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * slowdown)
+}
+
+// eps is the slack allowed on top of an exact timing bound: FAULTS' 0.5 s
+// plus 0.25 s for podvisor's own exit path on a shared 2-core machine.
+func eps() time.Duration { return scaled(750 * time.Millisecond) }
+
+// eventually polls cond until it holds, failing the test after scaled(timeout).
+func eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(scaled(timeout))
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v: "+format, append([]any{scaled(timeout)}, args...)...)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ---- running podvisor ----
+
+// Run is one podvisor process started by startPodvisor.
+type Run struct {
+	t      testing.TB
+	Dir    string // per-run directory; {{dir}} in the config, $E2E_DIR for children
+	Config string // the written config file
+	Events string // the event file children append to ($E2E_EVENTS)
+	Addr   string // bound HTTP address under withHTTP, else ""
+	Stdout *lineBuffer
+	Stderr *lineBuffer
+
+	cmd    *exec.Cmd
+	pid1   bool
+	master *os.File // pty master under withPTY
+	done   chan struct{}
+
+	mu          sync.Mutex // guards the fields below
+	code        int
+	exitedAt    time.Time
+	signalledAt time.Time
+	pid         int // resolved podvisor pid (differs from cmd's under withPID1)
+}
+
+type runOpts struct {
+	http    bool
+	args    []string
+	env     []string
+	wrapper []string
+	pid1    bool
+	stdout  *os.File
+	pty     bool
+}
+
+// option configures startPodvisor.
+type option func(*runOpts)
+
+func withHTTP() option                  { return func(o *runOpts) { o.http = true } }
+func withArgs(args ...string) option    { return func(o *runOpts) { o.args = append(o.args, args...) } }
+func withEnv(kv ...string) option       { return func(o *runOpts) { o.env = append(o.env, kv...) } }
+func withWrapper(argv ...string) option { return func(o *runOpts) { o.wrapper = argv } }
+func withPID1() option                  { return func(o *runOpts) { o.pid1 = true } }
+func withStdout(f *os.File) option      { return func(o *runOpts) { o.stdout = f } }
+func withPTY() option                   { return func(o *runOpts) { o.pty = true } }
+
+var unshareArgv = []string{"unshare", "--pid", "--fork", "--mount-proc"}
+
+// startPodvisor writes yaml and starts podvisor on it; see the file comment.
+func startPodvisor(t testing.TB, yaml string, opts ...option) *Run {
+	t.Helper()
+	var o runOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.pid1 {
+		skipWithoutUnshare(t)
+	}
+	dir := t.TempDir()
+	r := &Run{
+		t:      t,
+		Dir:    dir,
+		Config: filepath.Join(dir, "procs.yaml"),
+		Events: filepath.Join(dir, "events"),
+		Stdout: &lineBuffer{},
+		Stderr: &lineBuffer{},
+		pid1:   o.pid1,
+		done:   make(chan struct{}),
+	}
+	if err := os.WriteFile(r.Config, []byte(strings.ReplaceAll(yaml, "{{dir}}", dir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	listen := "off"
+	if o.http {
+		listen = "127.0.0.1:0"
+		if o.stdout != nil { // the bound address cannot be read back: pick one
+			listen = freeAddr(t)
+			r.Addr = listen
+		}
+	}
+	var argv []string
+	if o.pid1 {
+		argv = append(argv, unshareArgv...)
+	}
+	argv = append(argv, o.wrapper...)
+	argv = append(argv, podvisorBin, "run", "-c", r.Config, "--listen", listen)
+	argv = append(argv, o.args...)
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(environWithout("PODVISOR_CONFIG"), "E2E_DIR="+dir, "E2E_EVENTS="+r.Events)
+	cmd.Env = append(cmd.Env, o.env...)
+	cmd.WaitDelay = 2 * time.Second // never hang on a pipe some leftover holds
+	var pts *os.File
+	switch {
+	case o.pty:
+		var err error
+		r.master, pts, err = openPTY()
+		if err != nil {
+			t.Fatalf("open pty: %v", err)
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	default:
+		cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
+		if o.stdout != nil {
+			cmd.Stdout = o.stdout
+		}
+	}
+	r.cmd = cmd
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start podvisor: %v", err)
+	}
+	r.signalledAt = start
+	if pts != nil {
+		pts.Close() // the child has its copy; EOF/EIO on the master follows its exit
+		go func() { _, _ = io.Copy(r.Stdout, r.master) }()
+	}
+	go func() {
+		err := cmd.Wait()
+		r.mu.Lock()
+		r.exitedAt = time.Now()
+		r.code = exitCode(cmd.ProcessState, err)
+		r.mu.Unlock()
+		close(r.done)
+	}()
+	t.Cleanup(r.cleanup)
+	if o.http && r.Addr == "" {
+		line := r.Stdout.WaitFor(t, `msg="serving .*addr=`, 10*time.Second)
+		m := regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(line)
+		r.Addr = m[1]
+	}
+	return r
+}
+
+// exitCode is the shell's view of an exit: 128+N for a death by signal N,
+// -1 when there is no status. err (from Wait) is not consulted: with
+// WaitDelay it can be ErrWaitDelay while ps holds the real status.
+func exitCode(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// cleanup kills whatever is left of this run: podvisor and every descendant.
+func (r *Run) cleanup() {
+	if !r.Exited() {
+		root := r.cmd.Process.Pid
+		pids := descendants(root)
+		_ = r.cmd.Process.Kill()
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		select {
+		case <-r.done:
+		case <-time.After(10 * time.Second):
+			r.t.Errorf("podvisor pid %d did not die after SIGKILL", root)
+		}
+	}
+	if r.master != nil {
+		r.master.Close()
+	}
+}
+
+// Pid is podvisor's pid as seen from the test.
+func (r *Run) Pid() int {
+	r.t.Helper()
+	r.mu.Lock()
+	pid := r.pid
+	r.mu.Unlock()
+	if pid != 0 {
+		return pid
+	}
+	pid = r.cmd.Process.Pid
+	if r.pid1 {
+		// unshare --fork: podvisor is unshare's only child.
+		eventually(r.t, 5*time.Second, func() bool {
+			for _, c := range children(r.cmd.Process.Pid) {
+				if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", c)); exe == podvisorBin {
+					pid = c
+					return true
+				}
+			}
+			return false
+		}, "podvisor did not appear under unshare")
+	}
+	r.mu.Lock()
+	r.pid = pid
+	r.mu.Unlock()
+	return pid
+}
+
+// Signal sends sig to podvisor and restarts the clock Wait reports.
+func (r *Run) Signal(sig syscall.Signal) {
+	r.t.Helper()
+	pid := r.Pid()
+	r.mu.Lock()
+	r.signalledAt = time.Now()
+	r.mu.Unlock()
+	if err := syscall.Kill(pid, sig); err != nil {
+		r.t.Fatalf("signal podvisor: %v", err)
+	}
+}
+
+// Wait waits for podvisor to exit and returns its exit code and the time since
+// the last Signal (or the start).
+func (r *Run) Wait(timeout time.Duration) (int, time.Duration) {
+	r.t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(scaled(timeout)):
+		r.t.Fatalf("podvisor still running after %v\nstdout:\n%s\nstderr:\n%s", scaled(timeout), r.Stdout, r.Stderr)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.code, r.exitedAt.Sub(r.signalledAt)
+}
+
+// Exited reports whether podvisor has exited.
+func (r *Run) Exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// WriteTTY writes b to the pty master, as typing on the terminal would.
+func (r *Run) WriteTTY(b []byte) {
+	r.t.Helper()
+	if r.master == nil {
+		r.t.Fatal("WriteTTY without withPTY")
+	}
+	if _, err := r.master.Write(b); err != nil {
+		r.t.Fatalf("write pty: %v", err)
+	}
+}
+
+// URL is the full URL of path on podvisor's HTTP server.
+func (r *Run) URL(path string) string { return "http://" + r.Addr + path }
+
+// Get fetches path with a short timeout; status 0 means no answer.
+func (r *Run) Get(t testing.TB, path string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(time.Second))
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL(path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func environWithout(key string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, key+"=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// freeAddr returns a 127.0.0.1 address that was free a moment ago.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+}
+
+var unshareOnce = sync.OnceValue(func() error {
+	out, err := exec.Command(unshareArgv[0], append(unshareArgv[1:], "true")...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+})
+
+func skipWithoutUnshare(t testing.TB) {
+	t.Helper()
+	if err := unshareOnce(); err != nil {
+		t.Skipf("cannot run podvisor as PID 1 (needs root and unshare): %v", err)
+	}
+}
+
+// openPTY opens a new pseudo-terminal pair.
+func openPTY() (master, slave *os.File, err error) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("unlockpt: %w", err)
+	}
+	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("ptsname: %w", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return m, s, nil
+}
+
+// ---- captured output ----
+
+// lineBuffer collects output and lets tests wait for a line.
+type lineBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *lineBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lineBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Lines returns the complete lines so far, without "\r" (a pty adds them).
+func (b *lineBuffer) Lines() []string {
+	s := b.String()
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	} else {
+		return nil
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
+	}
+	return lines
+}
+
+func (b *lineBuffer) Contains(s string) bool { return strings.Contains(b.String(), s) }
+
+// WaitFor returns the first complete line matching the regexp re, failing the
+// test after scaled(timeout).
+func (b *lineBuffer) WaitFor(t testing.TB, re string, timeout time.Duration) string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	var found string
+	eventually(t, timeout, func() bool {
+		for _, l := range b.Lines() {
+			if rx.MatchString(l) {
+				found = l
+				return true
+			}
+		}
+		return false
+	}, "no line matching %q in output:\n%s", re, b)
+	return found
+}
+
+// ---- event files ----
+
+// event is one line "NAME EVENT NANOS [rest]" of an event file.
+type event struct {
+	Name, Event string
+	At          time.Time
+	Rest        string
+}
+
+// ev is a shell snippet appending "NAME EVENT NANOS PID" to $E2E_EVENTS, PID
+// being the shell's. It is written for a config string, where podvisor turns
+// $$ into $ at load: the shell sees $$.
+func ev(name, what string) string {
+	return fmt.Sprintf(`echo "%s %s $(date +%%s%%N) $$$$" >> "$E2E_EVENTS"`, name, what)
+}
+
+// parseEvents reads an event file; a missing file has no events.
+func parseEvents(path string) ([]event, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var evs []event
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 4)
+		if len(f) < 3 {
+			continue // a line still being written
+		}
+		ns, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("event line %q: %w", sc.Text(), err)
+		}
+		e := event{Name: f[0], Event: f[1], At: time.Unix(0, ns)}
+		if len(f) == 4 {
+			e.Rest = f[3]
+		}
+		evs = append(evs, e)
+	}
+	return evs, nil
+}
+
+// Pid is the pid in Rest as written by ev, or 0.
+func (e event) Pid() int {
+	f := strings.Fields(e.Rest)
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[0])
+	return n
+}
+
+// ReadEvents returns the events written so far.
+func (r *Run) ReadEvents(t testing.TB) []event {
+	t.Helper()
+	evs, err := parseEvents(r.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// WaitEvent returns the first event name/event, failing after scaled(timeout).
+func (r *Run) WaitEvent(t testing.TB, name, what string, timeout time.Duration) event {
+	t.Helper()
+	var found event
+	eventually(t, timeout, func() bool {
+		e, ok := findEvent(r.ReadEvents(t), name, what)
+		found = e
+		return ok
+	}, "no event %q %q; events:\n%s\noutput:\n%s", name, what, readFile(r.Events), r.Stdout)
+	return found
+}
+
+// findEvent returns the first event with name and event.
+func findEvent(evs []event, name, what string) (event, bool) {
+	for _, e := range evs {
+		if e.Name == name && e.Event == what {
+			return e, true
+		}
+	}
+	return event{}, false
+}
+
+// filterEvents returns every event with name and event, in file order.
+func filterEvents(evs []event, name, what string) []event {
+	var out []event
+	for _, e := range evs {
+		if e.Name == name && e.Event == what {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// ---- /proc ----
+
+// procStat is the part of /proc/PID/stat the tests use.
+type procStat struct {
+	Pid, PPid, Pgrp, Session, TTY int
+	State                         byte
+	Comm                          string
+}
+
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	// comm is in parentheses and may contain spaces or ')': split at the last ')'.
+	s := string(b)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return procStat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[end+1:])
+	if len(f) < 5 {
+		return procStat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	st := procStat{Pid: pid, Comm: s[open+1 : end], State: f[0][0]}
+	for i, dst := range []*int{&st.PPid, &st.Pgrp, &st.Session, &st.TTY} {
+		if *dst, err = strconv.Atoi(f[i+1]); err != nil {
+			return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+	}
+	return st, nil
+}
+
+// statusField returns the value of "key:" in /proc/PID/status.
+func statusField(pid int, key string) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && k == key {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("/proc/%d/status has no %s", pid, key)
+}
+
+// openFDs maps each open fd of pid to its readlink target.
+func openFDs(pid int) (map[int]string, error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	fds := make(map[int]string, len(ents))
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // closed meanwhile
+		}
+		fds[n] = target
+	}
+	return fds, nil
+}
+
+// allPids lists every process visible in /proc.
+func allPids() []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, n)
+		}
+	}
+	return pids
+}
+
+// children lists the direct children of pid.
+func children(pid int) []int {
+	var out []int
+	for _, p := range allPids() {
+		if st, err := readStat(p); err == nil && st.PPid == pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// descendants lists every process below root (not root itself), walking
+// parent links in one snapshot of /proc.
+func descendants(root int) []int {
+	kids := map[int][]int{}
+	for _, p := range allPids() {
+		if st, err := readStat(p); err == nil {
+			kids[st.PPid] = append(kids[st.PPid], p)
+		}
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range kids[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// nsMembers lists the processes in pid's PID namespace, pid included.
+func nsMembers(pid int) []int {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, p := range allPids() {
+		if n, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", p)); err == nil && n == ns {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// zombies returns the pids in state Z.
+func zombies(pids []int) []int {
+	var out []int
+	for _, p := range pids {
+		if st, err := readStat(p); err == nil && st.State == 'Z' {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pidsWithArg lists processes with an argv element equal to marker.
+func pidsWithArg(marker string) []int {
+	var out []int
+	for _, p := range allPids() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			if a == marker {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ioctlInt runs an int-returning ioctl (TIOCINQ/FIONREAD: bytes waiting) on f.
+func ioctlInt(f *os.File, req uint, out *int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ierr error
+	if err := rc.Control(func(fd uintptr) { *out, ierr = unix.IoctlGetInt(int(fd), req) }); err != nil {
+		return err
+	}
+	return ierr
+}
