@@ -9,12 +9,20 @@ import (
 // handler, minus its time (the sink stamps records itself), writing each
 // record into the sink as one line. Both handlers emit a record with a single
 // Write call, and quote or escape newlines, so one record is one line.
+//
+// In JSON a record already has "process":"podvisor", so an attribute named
+// process (the process a message is about) becomes "subject": a duplicate
+// key would make most parsers, which keep the last value, attribute
+// podvisor's line to that child (FAULTS E9).
 func (s *Sink) newHandler() slog.Handler {
 	ho := &slog.HandlerOptions{
 		Level: s.opts.Level,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
+			}
+			if len(groups) == 0 && s.json && a.Key == "process" {
+				a.Key = "subject"
 			}
 			return a
 		},

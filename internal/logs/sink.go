@@ -191,10 +191,11 @@ func (s *Sink) run() {
 
 // write passes b's formatted lines on: small batches are gathered in the
 // output buffer (written when the queue is empty or the buffer is full), big
-// ones are written as they are, saving a copy.
+// ones are written as they are, saving a copy. What is buffered is flushed
+// before a big batch is written, so that nothing overtakes earlier lines.
 func (s *Sink) write(b *batch) {
 	defer s.release(b)
-	if s.werr == nil && len(s.out)+len(b.data) > flushSize {
+	if s.werr == nil && (len(s.out)+len(b.data) > flushSize || len(b.data) >= flushSize/2) {
 		s.flush()
 	}
 	switch {
