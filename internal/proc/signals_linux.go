@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sanitize fixes the signal state that children would otherwise inherit from
@@ -61,23 +64,47 @@ func Sanitize() ([]syscall.Signal, error) {
 	}
 	signal.Notify(discard, subscribe...)
 
-	// The runtime refuses to handle a few signals it reserves (32-34 on
-	// glibc/musl); report any that stay ignored so the caller can warn.
+	// The runtime installs no handler for a few signals it leaves to a C
+	// library (32 and 33, glibc's internal SIGCANCEL and SIGSETXID), so
+	// Notify cannot take them over. GNU make, for one, runs its recipes
+	// with them ignored. Restore their default directly: podvisor does not
+	// use them, and default is what they are in a normally started process.
 	after, err := ignoredSignals()
 	if err != nil {
 		return reset, err
 	}
 	var left []syscall.Signal
 	for _, s := range after {
-		if s != syscall.SIGTTIN && s != syscall.SIGTTOU {
-			left = append(left, s)
+		if s == syscall.SIGTTIN || s == syscall.SIGTTOU {
+			continue
 		}
+		// Still ignored means the runtime holds no handler for it.
+		if setDefault(s) == nil {
+			if !slices.Contains(reset, s) {
+				reset = append(reset, s)
+			}
+			continue
+		}
+		left = append(left, s)
 	}
 	reset = slices.DeleteFunc(reset, func(s syscall.Signal) bool { return slices.Contains(left, s) })
 	if len(left) > 0 {
 		return reset, fmt.Errorf("signals %v stay ignored for children", left)
 	}
 	return reset, nil
+}
+
+// setDefault sets sig's disposition to SIG_DFL with a raw rt_sigaction. The
+// all-zero struct means SIG_DFL, no flags and an empty mask whatever the
+// architecture's layout of struct sigaction, so a zeroed buffer larger than
+// any of them is passed.
+func setDefault(sig syscall.Signal) error {
+	var act [8]uint64
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // ignoredSignals reads SigIgn from /proc/self/status.

@@ -48,7 +48,9 @@ func TestChildrenGetCleanSignalState(t *testing.T) {
 			if ob != 0 {
 				t.Errorf("our child's SigBlk = %#x, want 0", ob)
 			}
-			if oi != tt.wantIgn {
+			// Without Sanitize whatever the test itself inherited (GNU make
+			// ignores 32 and 33 for its recipes) shows through as well.
+			if tt.sanitize && oi != 0 || !tt.sanitize && oi&tt.wantIgn != tt.wantIgn {
 				t.Errorf("our child's SigIgn = %#x, want %#x", oi, tt.wantIgn)
 			}
 			if pb&dirtyMask != dirtyMask {
