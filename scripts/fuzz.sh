@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every Fuzz* target in the module for the given time each (default 10s).
+# Runs every Fuzz* target in the module for the given time (10s) or count
+# (3000x) each; default 10s.
 set -euo pipefail
 t=${1:-10s}
 for pkg in $(go list ./...); do
