@@ -46,9 +46,9 @@ func Descendants(pid int) []int {
 
 func descendants(pid int) []stat {
 	var prev []stat
-	for range 10 {
+	for i := range 10 {
 		cur := walk(pid)
-		if sameProcs(prev, cur) {
+		if i > 0 && sameProcs(prev, cur) {
 			return cur
 		}
 		prev = cur
@@ -92,7 +92,7 @@ func walk(root int) []stat {
 }
 
 func sameProcs(a, b []stat) bool {
-	return a != nil && slices.EqualFunc(a, b, func(x, y stat) bool { return x.pid == y.pid && x.start == y.start })
+	return slices.EqualFunc(a, b, func(x, y stat) bool { return x.pid == y.pid && x.start == y.start })
 }
 
 // Sweep is what KillDescendants did.
