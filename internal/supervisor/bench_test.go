@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -120,7 +121,10 @@ func BenchmarkFanOut(b *testing.B) {
 }
 
 // BenchmarkChainTeardown: a 10-chain where each process takes 100 ms to exit
-// after SIGTERM; reports the teardown overhead per step beyond those 100 ms.
+// after SIGTERM. Reports the teardown overhead per step beyond those 100 ms
+// (overhead-ms/step, which includes the kernel's cost of ending each process)
+// and podvisor's own reaction time: from reaping a process to sending the
+// stop signal to the one it depended on (react-µs, median).
 func BenchmarkChainTeardown(b *testing.B) {
 	var sb strings.Builder
 	sb.WriteString("processes:\n")
@@ -137,9 +141,11 @@ func BenchmarkChainTeardown(b *testing.B) {
 		}
 	}
 	rig := newRealRig(b)
-	var steps []time.Duration
+	var steps, reacts []time.Duration
 	for b.Loop() {
 		sup := rig.supervisor(b, sb.String())
+		rec := &recordingLauncher{Launcher: sup.launcher}
+		sup.launcher = rec
 		sigs := make(chan os.Signal, 1)
 		done := make(chan Outcome, 1)
 		go func() { done <- sup.Run(context.Background(), sigs) }()
@@ -150,8 +156,65 @@ func BenchmarkChainTeardown(b *testing.B) {
 		sigs <- syscall.SIGTERM
 		<-done
 		steps = append(steps, (time.Since(t0)-10*100*time.Millisecond)/10)
+		for i := 9; i > 0; i-- {
+			exited := rec.at("exit", fmt.Sprintf("p%d", i))
+			termed := rec.at("term", fmt.Sprintf("p%d", i-1))
+			reacts = append(reacts, termed.Sub(exited))
+		}
 	}
 	b.ReportMetric(float64(median(steps).Microseconds())/1000, "overhead-ms/step")
+	b.ReportMetric(float64(median(reacts).Microseconds()), "react-µs")
+}
+
+// recordingLauncher notes when each child is sent SIGTERM and when its exit
+// was reaped (proc.Exit.At, taken right after wait4).
+type recordingLauncher struct {
+	Launcher
+	mu    sync.Mutex // guards times
+	times map[string]time.Time
+}
+
+func (l *recordingLauncher) note(key string, t time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.times == nil {
+		l.times = map[string]time.Time{}
+	}
+	if _, ok := l.times[key]; !ok {
+		l.times[key] = t
+	}
+}
+
+func (l *recordingLauncher) at(what, name string) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.times[what+" "+name]
+}
+
+func (l *recordingLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
+	exited := h.Exited
+	h.Exited = func(ex proc.Exit) {
+		l.note("exit "+p.Name, ex.At)
+		exited(ex)
+	}
+	c, err := l.Launcher.Launch(p, gen, h)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingChild{Child: c, l: l, name: p.Name}, nil
+}
+
+type recordingChild struct {
+	Child
+	l    *recordingLauncher
+	name string
+}
+
+func (c *recordingChild) Signal(sig syscall.Signal) error {
+	if sig == syscall.SIGTERM {
+		c.l.note("term "+c.name, time.Now())
+	}
+	return c.Child.Signal(sig)
 }
 
 // BenchmarkDependentStartLatency: time from a oneshot's exit being reaped to

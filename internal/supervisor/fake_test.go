@@ -109,7 +109,7 @@ func (f *fakeLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		code = sc.exitCodes[min(int(gen)-1, n-1)]
 	}
 	c := &fakeChild{f: f, name: p.Name, pid: pid, sc: sc, code: code,
-		done: make(chan proc.Exit, 1), sig: make(chan syscall.Signal, 16)}
+		exited: h.Exited, sig: make(chan syscall.Signal, 16)}
 	go c.run(h)
 	return c, nil
 }
@@ -120,12 +120,12 @@ type fakeChild struct {
 	pid  int
 	sc   script
 	code int
-	done chan proc.Exit
-	sig  chan syscall.Signal
+	// exited is the launcher's Hooks.Exited: called once, as a reaper would.
+	exited func(proc.Exit)
+	sig    chan syscall.Signal
 }
 
-func (c *fakeChild) Pid() int               { return c.pid }
-func (c *fakeChild) Done() <-chan proc.Exit { return c.done }
+func (c *fakeChild) Pid() int { return c.pid }
 func (c *fakeChild) Signal(s syscall.Signal) error {
 	if c.f.onSignal != nil {
 		c.f.onSignal()
@@ -197,7 +197,7 @@ func (c *fakeChild) run(h Hooks) {
 func (c *fakeChild) exit(ws syscall.WaitStatus) {
 	ex := proc.Exit{Pid: c.pid, Status: ws, At: time.Now()}
 	c.f.record("exit %s %d", c.name, ex.Code())
-	c.done <- ex
+	c.exited(ex)
 }
 
 // parse loads a config from YAML text for a test.

@@ -195,7 +195,6 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			}
 		}()
 	}
-	lc := &launched{Child: child, done: make(chan proc.Exit, 1)}
 	go func() {
 		ex := <-child.Done()
 		// Let the readers drain what the child wrote before it died, so its
@@ -212,22 +211,15 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			}
 		}
 		stop()
+		// The notify resources of an incarnation go before the supervisor
+		// hears of its exit.
 		for _, c := range cleanups {
 			c()
 		}
-		lc.done <- ex
+		h.Exited(ex)
 	}()
-	return lc, nil
+	return child, nil
 }
-
-// launched wraps a proc.Child so the notify resources of an incarnation are
-// released when it exits, before the supervisor hears of the exit.
-type launched struct {
-	*proc.Child
-	done chan proc.Exit
-}
-
-func (c *launched) Done() <-chan proc.Exit { return c.done }
 
 // StopCommand runs p's stop.command in p's environment, bounded by ctx.
 func (l *ProcLauncher) StopCommand(ctx context.Context, p *config.Process) error {

@@ -23,14 +23,16 @@ type Child interface {
 	Pid() int
 	// Signal sends sig to the child's process group.
 	Signal(sig syscall.Signal) error
-	// Done delivers the child's exit exactly once.
-	Done() <-chan proc.Exit
 }
 
-// Hooks lets a launched child's event sources (log-line matcher, notify socket
-// or fd) report to the loop. The functions are safe to call from any goroutine
-// and never block once the supervisor has returned.
+// Hooks lets a launched child report to the loop: its exit (the launcher
+// calls Exited exactly once, after the child has been reaped) and its
+// event-driven readiness (log-line matcher, notify socket or fd). The
+// functions are safe to call from any goroutine and never block once the
+// supervisor has returned. Exit is a call rather than a channel so that no
+// goroutine per child sits between the reaper and the loop.
 type Hooks struct {
+	Exited func(proc.Exit)
 	Ready  func(detail string)
 	Status func(status string)
 }
@@ -576,6 +578,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) {
 		r.ready, r.killed, r.intent = false, false, intentNone
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
 		hooks[i] = Hooks{
+			Exited: func(ex proc.Exit) { s.send(exitedEv{idx: idx, gen: gen, exit: ex}) },
 			Ready:  func(detail string) { s.send(readyEv{idx: idx, gen: gen, ready: true, detail: detail}) },
 			Status: func(st string) { s.send(statusEv{idx: idx, gen: gen, status: st}) },
 		}
@@ -600,7 +603,6 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) {
 
 // started records the result of one launch.
 func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
-	gen, idx := r.gen, r.idx
 	if err != nil {
 		var se *proc.SpawnError
 		if errors.As(err, &se) && !se.Retryable() {
@@ -620,10 +622,6 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	r.everStarted = true
 	r.startedAt = now
 	r.reason = ""
-	go func() {
-		ex := <-child.Done()
-		s.send(exitedEv{idx: idx, gen: gen, exit: ex})
-	}()
 	s.log.Debug("started", "process", r.p.Name, "pid", r.pid)
 
 	ready := r.p.Ready
