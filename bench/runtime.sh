@@ -41,21 +41,26 @@ done
 echo -n "RSS KiB: "; cut -d' ' -f1 "$tmp/rss" | median
 echo -n "CPU ms over 10 idle s: "; cut -d' ' -f2 "$tmp/rss" | median
 
-echo "== child ignoring SIGTERM, stop.timeout 2s: SIGTERM to podvisor until podvisor exits =="
+echo "== child ignoring SIGTERM, stop.timeout 2s: SIGTERM to podvisor until the child is gone, and until podvisor exits =="
 cat > "$tmp/stubborn.yaml" <<'Y'
 processes:
   stubborn:
-    command: "trap '' TERM; echo up; while :; do sleep 1; done"
+    command: "trap '' TERM; echo up $$$$; while :; do sleep 1; done"  # $$ is a literal $ in procs.yaml
     stop: {timeout: 2s}
 Y
 for r in $(seq 1 "$rounds"); do
   "$bin" run -c "$tmp/stubborn.yaml" --listen off > "$tmp/stub.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 500); do grep -q "stubborn | up" "$tmp/stub.log" && break; sleep 0.01; done
-  t0=$(date +%s%N); kill -TERM $pid; wait $pid || true; t1=$(date +%s%N)
-  echo $(( (t1 - t0) / 1000000 )) >> "$tmp/stub"
+  cpid=$(sed -n 's/.*stubborn | up \([0-9]*\).*/\1/p' "$tmp/stub.log")
+  t0=$(date +%s%N); kill -TERM $pid
+  while kill -0 "$cpid" 2>/dev/null && [ "$(awk '{print $3}' /proc/$cpid/stat 2>/dev/null)" != Z ]; do :; done
+  t1=$(date +%s%N)
+  wait $pid || true; t2=$(date +%s%N)
+  echo "$(( (t1 - t0) / 1000000 )) $(( (t2 - t0) / 1000000 ))" >> "$tmp/stub"
 done
-echo -n "ms: "; median < "$tmp/stub"
+echo -n "child gone, ms: "; cut -d' ' -f1 "$tmp/stub" | median
+echo -n "podvisor exited, ms: "; cut -d' ' -f2 "$tmp/stub" | median
 
 echo "== log throughput: 1,000,000 lines of 100 bytes =="
 gen="awk 'BEGIN { s = sprintf(\"%099d\", 0); for (i = 0; i < 1000000; i++) print s }'"
