@@ -53,7 +53,7 @@ func (l *loader) config(root *yaml.Node) *Config {
 		cfg.Log = l.logSection(p.val, top("log"))
 	}
 	if p, ok := f.get("env"); ok {
-		cfg.Env = mergeEnv(l.env(p.val, top("env")))
+		cfg.Env = MergeEnv(l.env(p.val, top("env")))
 	}
 	p, ok := f.get("processes")
 	if !ok {
@@ -160,9 +160,10 @@ func (l *loader) env(n *yaml.Node, path *keyPath) []string {
 	return out
 }
 
-// mergeEnv concatenates KEY=VALUE lists so that each key appears once, at
-// its first position, with its last value.
-func mergeEnv(lists ...[]string) []string {
+// MergeEnv concatenates KEY=VALUE lists so that each key appears once, at
+// its first position, with its last value (later lists win). The supervisor
+// uses it too, to put podvisor's own environment under the config's.
+func MergeEnv(lists ...[]string) []string {
 	total := 0
 	for _, l := range lists {
 		total += len(l)
@@ -336,7 +337,7 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	if v, ok := f.get("env"); ok {
 		envs = append(envs, l.env(v.val, path.field("env")))
 	}
-	proc.Env = mergeEnv(envs...)
+	proc.Env = MergeEnv(envs...)
 
 	if v, ok := f.get("working_dir"); ok {
 		proc.WorkingDir = l.path(v.val, path.field("working_dir"))

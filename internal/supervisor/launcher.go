@@ -47,24 +47,7 @@ func (l *ProcLauncher) Env(p *config.Process) []string {
 	if u := p.User; u != nil && u.Name != "" {
 		extra = []string{"HOME=" + u.Home, "USER=" + u.Name, "LOGNAME=" + u.Name}
 	}
-	return mergeEnv(l.BaseEnv, extra, p.Env)
-}
-
-func mergeEnv(lists ...[]string) []string {
-	idx := make(map[string]int)
-	var out []string
-	for _, list := range lists {
-		for _, kv := range list {
-			k, _, _ := strings.Cut(kv, "=")
-			if i, ok := idx[k]; ok {
-				out[i] = kv
-				continue
-			}
-			idx[k] = len(out)
-			out = append(out, kv)
-		}
-	}
-	return out
+	return config.MergeEnv(l.BaseEnv, extra, p.Env)
 }
 
 // CleanBaseEnv drops hiddenEnv from environ.
@@ -133,7 +116,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 				errR.Close()
 				return nil, fmt.Errorf("notify socket: %w", err)
 			}
-			env = mergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
+			env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
 			cleanups = append(cleanups, func() { sock.Close() })
 		case config.ProbeNotifyFD:
 			r, w, perr := health.NewNotifyPipe()
