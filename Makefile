@@ -13,7 +13,7 @@ FUZZTIME  ?= 10s
 # tests, and file checks that the Dockerfile.base binary is static.
 TEST_DEBS := prometheus util-linux python3 procps nginx postgresql redis-server git file
 
-.PHONY: all build run test test-examples test-short lint bench fuzz deps clean
+.PHONY: all build run test test-examples test-short lint bench fuzz deps clean test-faults soak soak-short
 
 all: build
 
@@ -51,6 +51,20 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The fault catalogue (FAULTS.md; docs/reliability.md maps each scenario to
+# its test): the black-box TestFault_* scenarios and the e2e and unit tests
+# the table names, all against the real binary where it matters.
+test-faults: deps
+	$(GO) test -race -count=1 -timeout 15m ./test/e2e/ ./internal/...
+
+# Soak: 50 processes with restarts, probes and log floods; samples podvisor's
+# RSS, fds, threads and zombies (bench/soak.sh). One hour; soak-short for CI.
+soak:
+	./bench/soak.sh 1h
+
+soak-short:
+	./bench/soak.sh 75s
 
 # Each fuzz target runs for FUZZTIME.
 fuzz:
