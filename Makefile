@@ -13,7 +13,7 @@ FUZZTIME  ?= 10s
 # tests, and file checks that the Dockerfile.base binary is static.
 TEST_DEBS := prometheus util-linux python3 procps nginx postgresql redis-server git file
 
-.PHONY: all build run test test-examples test-short lint bench fuzz deps clean test-faults soak soak-short
+.PHONY: all build run test test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers
 
 all: build
 
@@ -51,6 +51,13 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Side by side with supervisord, s6, tini and dumb-init (root; about 11 min;
+# ROUNDS=5 by default). Figures: docs/BENCHMARKS.md.
+PEER_DEBS := supervisor tini dumb-init s6 util-linux
+bench-peers:
+	@./scripts/deps.sh $(PEER_DEBS)
+	./bench/peers/run.sh $(or $(ROUNDS),5)
 
 # The fault catalogue (FAULTS.md; docs/reliability.md maps each scenario to
 # its test): the black-box TestFault_* scenarios and the e2e and unit tests
