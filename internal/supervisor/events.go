@@ -23,6 +23,14 @@ type readyEv struct {
 	detail string
 }
 
+// probeFailedEv carries the detail of a failed readiness attempt while no
+// transition has happened yet.
+type probeFailedEv struct {
+	idx    int
+	gen    uint64
+	detail string
+}
+
 // liveEv is a liveness transition.
 type liveEv struct {
 	idx     int
@@ -47,6 +55,7 @@ type stopCmdDoneEv struct {
 
 func (exitedEv) isEvent()      {}
 func (readyEv) isEvent()       {}
+func (probeFailedEv) isEvent() {}
 func (liveEv) isEvent()        {}
 func (statusEv) isEvent()      {}
 func (stopCmdDoneEv) isEvent() {}

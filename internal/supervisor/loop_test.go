@@ -500,3 +500,22 @@ func TestCancelKillsEverything(t *testing.T) {
 		h.mustHave("0s signal db KILL", "0s signal app KILL", "0s signal web KILL")
 	})
 }
+
+func TestFailedReadinessAttemptIsVisibleWhileStarting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startWithChecks(t, `
+processes:
+  web:
+    command: [w]
+    ready: {http: "http://127.0.0.1:1/", start_interval: 100ms}
+`, nil, map[string]func(int) health.Result{
+			"web/ready": func(n int) health.Result { return health.Result{OK: false, Detail: "HTTP 500"} },
+		})
+		time.Sleep(time.Second)
+		if p := h.sup.Snapshot().Processes[0]; p.State != "starting" || p.Reason != "not ready yet: HTTP 500" {
+			t.Errorf("snapshot %+v, want starting with the last failure as reason", p)
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}

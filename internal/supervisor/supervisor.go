@@ -676,6 +676,13 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 		observe = func(d time.Duration, ok bool) { s.obs.ProbeObserved(name, which, d, ok) }
 	}
 	if which == "ready" {
+		// Watch reports only transitions; until the first success the loop
+		// hears nothing, so a failed attempt's detail (timeout, not found,
+		// HTTP 500) is passed on here for the "still waiting" and "start
+		// timeout" lines and /status (FAULTS C1, C3).
+		c = &reportingChecker{Checker: c, failed: func(detail string) {
+			s.send(probeFailedEv{idx: idx, gen: gen, detail: detail})
+		}}
 		go health.Watch(ctx, c, t, func(tr health.Transition) {
 			s.send(readyEv{idx: idx, gen: gen, ready: tr.Ready, detail: tr.Detail})
 		}, observe)
@@ -687,8 +694,33 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 	}, observe)
 }
 
+// reportingChecker passes on the detail of failed attempts whose detail
+// differs from the previous failure's, so a steady failure costs one event.
+type reportingChecker struct {
+	health.Checker
+	failed func(detail string)
+	last   string // only touched by the Watch goroutine that calls Check
+}
+
+func (c *reportingChecker) Check(ctx context.Context) health.Result {
+	res := c.Checker.Check(ctx)
+	if !res.OK && res.Detail != c.last {
+		c.last = res.Detail
+		c.failed(res.Detail)
+	}
+	if res.OK {
+		c.last = ""
+	}
+	return res
+}
+
 func (s *Supervisor) handle(ev event, now time.Time) {
 	switch e := ev.(type) {
+	case probeFailedEv:
+		r := s.recs[e.idx]
+		if e.gen == r.gen && r.child != nil && r.state == Starting {
+			r.readyDetail = e.detail
+		}
 	case exitedEv:
 		r := s.recs[e.idx]
 		if e.gen != r.gen || r.child == nil || r.lingering != nil {
@@ -1020,6 +1052,9 @@ func (s *Supervisor) publish() {
 		}
 		if !r.readyAt.IsZero() {
 			ps.StartDuration = r.readyAt.Sub(r.startedAt)
+		}
+		if r.state == Starting && ps.Reason == "" && r.readyDetail != "" {
+			ps.Reason = "not ready yet: " + r.readyDetail
 		}
 		if r.state == Pending {
 			for _, d := range r.deps {

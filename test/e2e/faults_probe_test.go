@@ -136,8 +136,6 @@ processes:
 // start-timeout warning and the every-10s "still waiting" line carry the last
 // probe result in "last".
 func TestFault_C1_C3_ProbeFailureReasonReported(t *testing.T) {
-	t.Skip(`known bug (internal/supervisor): the last readiness result is never recorded while a process starts; ` +
-		`health.Watch emits no transition for failures before the first success, so "start timeout" and "still waiting" log last=""`)
 	t.Parallel()
 	for _, c := range []struct{ name, probe, want string }{
 		{"not found", `["ff-no-such-probe"]`, "not found"},
