@@ -10,8 +10,9 @@ FUZZTIME  ?= 10s
 # Debian packages the tests use: promtool (prometheus) checks /metrics,
 # unshare (util-linux) runs PID-1 tests, python3 serves the quickstart example;
 # nginx, postgresql, redis-server and git run in the examples' end-to-end
-# tests, and file checks that the Dockerfile.base binary is static.
-TEST_DEBS := prometheus util-linux python3 procps nginx postgresql redis-server git file
+# tests, file checks that the Dockerfile.base binary is static, and curl and
+# ps serve the soak (bench/soak.sh, which CI runs for 75 s).
+TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file
 
 .PHONY: all build run test test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers
 
