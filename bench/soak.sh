@@ -13,7 +13,7 @@
 # Usage: bench/soak.sh [DURATION] [OUTDIR]
 #   DURATION: 90s, 10m, 1h (default 1h); OUTDIR keeps soak.csv, podvisor.log
 #   (its own lines) and procs.yaml (default: a temporary directory).
-# `make soak` runs 1h; `make soak-short` runs 75s (for CI).
+# `make soak` runs 1h; `make soak-short` runs 3m (for CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
