@@ -207,6 +207,19 @@ func TestReadSpecs(t *testing.T) {
 	}
 }
 
+// remaining waits up to 2 s for the marked processes to be gone (a SIGKILLed
+// process lingers in /proc for a moment) and returns how many are left.
+func remaining(m marker) int {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n, _ := m.count()
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // A shell standing in for a supervisor: three workload sleeps, and on
 // SIGTERM it stops them and exits.
 func fakeSupervisor(arg string) []string {
@@ -226,7 +239,7 @@ func TestLifecycleStartsMeasuresAndTearsDown(t *testing.T) {
 	if got["procs"] != 1 || got["pss_kib"] <= 0 || got["startup_ms"] <= 0 || got["teardown_ms"] <= 0 {
 		t.Errorf("figures %v: want one supervisor process and positive times and memory", got)
 	}
-	if n, _ := newMarker("sleep " + arg).count(); n != 0 {
+	if n := remaining(newMarker("sleep " + arg)); n != 0 {
 		t.Errorf("%d workload processes left after teardown", n)
 	}
 }
@@ -240,7 +253,7 @@ func TestLifecycleFailsWhenTheWorkloadNeverRuns(t *testing.T) {
 	if err := lifecycle(context.Background(), args, &out, &errOut); err == nil {
 		t.Fatalf("no error; output %q", out.String())
 	}
-	if n, _ := newMarker("sleep " + arg).count(); n != 0 {
+	if n := remaining(newMarker("sleep " + arg)); n != 0 {
 		t.Errorf("%d workload processes left after a failed run", n)
 	}
 }
