@@ -196,6 +196,8 @@ type Supervisor struct {
 	lastSigAt time.Time
 	// abandoned is set when children outlived SIGKILL by finalGrace.
 	abandoned bool
+	// killingAll is set once everything got SIGKILL (second signal, cancel).
+	killingAll bool
 
 	// afterStep, if set (tests only), is called by the loop after every
 	// step, with the loop's state quiescent.
@@ -283,6 +285,28 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 	s.probeCtx, s.cancelAll = context.WithCancel(context.Background())
 	defer s.cancelAll()
 
+	// Signals are stamped on arrival, before the loop gets to them, so a
+	// duplicate delivery is told from a second signal by when it came,
+	// not by how busy the loop was.
+	stamped := make(chan stampedSignal)
+	go func() {
+		for {
+			select {
+			case sig, ok := <-signals:
+				if !ok {
+					return
+				}
+				select {
+				case stamped <- stampedSignal{sig, time.Now()}:
+				case <-s.done:
+					return
+				}
+			case <-s.done:
+				return
+			}
+		}
+	}()
+
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -309,8 +333,8 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 			return s.cancel()
 		case ev := <-s.inbox:
 			s.handle(ev, time.Now())
-		case sig := <-signals:
-			s.onSignal(sig, time.Now())
+		case st := <-stamped:
+			s.onSignal(st.sig, st.at)
 		case reply := <-s.pings:
 			close(reply)
 		case <-timer.C:
@@ -350,10 +374,15 @@ func (s *Supervisor) cancel() Outcome {
 	return s.outcome
 }
 
-// dupSignalWindow: the same signal again within this is one delivery seen
-// twice (coreutils timeout signals both the pid and its group), not a
-// second signal.
-const dupSignalWindow = 100 * time.Millisecond
+// dupSignalWindow: the same signal arriving again within this is one
+// delivery seen twice (coreutils timeout signals both the pid and its
+// group), not a second signal.
+const dupSignalWindow = 10 * time.Millisecond
+
+type stampedSignal struct {
+	sig os.Signal
+	at  time.Time
+}
 
 func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
 	ss, _ := sig.(syscall.Signal)
@@ -429,6 +458,7 @@ func (s *Supervisor) fatal(r *record, code int, why string, now time.Time) {
 // killAll sends SIGKILL to every live group and cuts off every stop.command
 // still running, including those of processes that already exited.
 func (s *Supervisor) killAll(why string) {
+	s.killingAll = true
 	for _, r := range s.recs {
 		if r.child != nil && !r.killed {
 			s.kill(r, why)
@@ -448,7 +478,9 @@ func (s *Supervisor) kill(r *record, why string) {
 	if r.state == Starting || r.state == Running {
 		r.state = Stopping
 	}
-	s.outcome.Killed = true
+	if s.phase == PhaseStopping {
+		s.outcome.Killed = true // a restart's escalation does not count
+	}
 	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.pid, "reason", why)
 	if err := r.child.Signal(syscall.SIGKILL); err != nil {
 		s.log.Warn("kill", "process", r.p.Name, "err", err)
@@ -1193,7 +1225,11 @@ func (s *Supervisor) nextWake() time.Time {
 				consider(r.due)
 			}
 		case Starting:
-			if r.p.Ready != nil {
+			// A start that is to stop (wantStop) waits for its dependents'
+			// exits, not for the clock.
+			// In teardown start timeouts no longer apply (waking for one
+			// would spin the loop until the process's turn to stop).
+			if r.p.Ready != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
 				if r.p.StartTimeout > 0 {
 					consider(r.due)
 				}
