@@ -710,4 +710,3 @@ func (k *chaosChild) run(h Hooks, p chaosProc) {
 		}
 	}
 }
-
