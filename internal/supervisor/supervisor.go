@@ -873,6 +873,7 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 		return
 	}
 	idx, gen, name := r.idx, r.gen, r.p.Name
+	c = &shortageLogger{Checker: c, log: s.log, process: name, probe: which}
 	t := health.TimingFrom(probe)
 	var observe func(time.Duration, bool)
 	if s.obs != nil {
@@ -897,6 +898,29 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 	}, observe)
 }
 
+// shortageLogger logs when podvisor's own resources (fds, memory,
+// processes) keep a probe from running, and when it runs again: such
+// attempts are not failures of the process (health.Result.Inconclusive).
+type shortageLogger struct {
+	health.Checker
+	log            *slog.Logger
+	process, probe string
+	short          bool // only touched by the Watch goroutine
+}
+
+func (c *shortageLogger) Check(ctx context.Context) health.Result {
+	res := c.Checker.Check(ctx)
+	switch {
+	case res.Inconclusive && !c.short:
+		c.short = true
+		c.log.Error("cannot run probe (podvisor's own resources; not counted against the process, retrying with backoff)", "process", c.process, "probe", c.probe, "detail", res.Detail)
+	case !res.Inconclusive && c.short:
+		c.short = false
+		c.log.Info("probe runs again", "process", c.process, "probe", c.probe)
+	}
+	return res
+}
+
 // reportingChecker passes on the detail of failed attempts whose detail
 // differs from the previous failure's, so a steady failure costs one event.
 type reportingChecker struct {
@@ -907,7 +931,7 @@ type reportingChecker struct {
 
 func (c *reportingChecker) Check(ctx context.Context) health.Result {
 	res := c.Checker.Check(ctx)
-	if !res.OK && res.Detail != c.last {
+	if !res.OK && !res.Inconclusive && res.Detail != c.last {
 		c.last = res.Detail
 		c.failed(res.Detail)
 	}
