@@ -4,7 +4,8 @@
 GO        ?= go
 BIN       := bin/podvisor
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 EXAMPLE   ?= examples/sidecar-first/procs.yaml
 FUZZTIME  ?= 10s
 # Debian packages the tests use: promtool (prometheus) checks /metrics,

@@ -22,7 +22,7 @@ func configFlag(fs *flag.FlagSet) *string {
 	if def == "" {
 		def = "procs.yaml"
 	}
-	p := fs.String("c", def, "config file ($PODVISOR_CONFIG, else procs.yaml)")
+	p := fs.String("c", def, "config `FILE` ($PODVISOR_CONFIG, else procs.yaml)")
 	fs.StringVar(p, "config", def, "config file (same as -c)")
 	return p
 }
