@@ -15,7 +15,7 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// configFlag registers -c/--config with SPEC's default: $PODVISOR_CONFIG, else
+// configFlag registers -c/--config with its documented default: $PODVISOR_CONFIG, else
 // procs.yaml in the working directory.
 func configFlag(fs *flag.FlagSet) *string {
 	def := os.Getenv("PODVISOR_CONFIG")
