@@ -151,7 +151,7 @@ func commands() []command {
 		{
 			name:    "completion",
 			summary: "print a shell completion script (bash, zsh or fish)",
-			usage:   "bash|zsh|fish  |  completion names [-c FILE]",
+			usage:   "(bash | zsh | fish | names [-c FILE])",
 			about: "The script completes commands, flags, the values of --format and\n" +
 				"--log-format, and process names for the commands that take them (read from\n" +
 				"the config given with -c, else $PODVISOR_CONFIG, else ./procs.yaml).\n" +
