@@ -8,11 +8,17 @@ import (
 	"strings"
 )
 
-// shells maps each supported shell to its script writer.
-var shells = map[string]func(io.Writer, []compCommand){
-	"bash": writeBash,
-	"zsh":  writeZsh,
-	"fish": writeFish,
+// shellWriter returns the script writer of a supported shell.
+func shellWriter(shell string) (func(io.Writer, []compCommand), bool) {
+	switch shell {
+	case "bash":
+		return writeBash, true
+	case "zsh":
+		return writeZsh, true
+	case "fish":
+		return writeFish, true
+	}
+	return nil, false
 }
 
 func shellNames() []string { return []string{"bash", "zsh", "fish"} }
@@ -55,7 +61,7 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	write, ok := shells[what]
+	write, ok := shellWriter(what)
 	if !ok {
 		fmt.Fprintf(stderr, "podvisor completion: unknown shell %q%s (want %s)\n", what,
 			suggestion(what, shellNames(), ""), strings.Join(shellNames(), ", "))
