@@ -83,6 +83,8 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor run --log-format ''", []string{"text", "json"}},
 		{"podvisor run -", []string{"-c", "--config", "--listen", "--log-format"}},
 		{"podvisor run -c oth", []string{"other.yaml"}},
+		{"podvisor check --config oth", []string{"other.yaml"}},
+		{"podvisor check -config oth", []string{"other.yaml"}},
 		{"podvisor wait --t", []string{"--tcp", "--timeout"}},
 		{"podvisor completion ''", []string{"bash", "zsh", "fish", "names"}},
 		{"podvisor help wa", []string{"wait"}},
@@ -181,6 +183,7 @@ func TestZshCompletion(t *testing.T) {
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor status -", []string{"--addr", "--json"}},
 		{"podvisor run -c ''", []string{"FILES"}},
+		{"podvisor run --config ''", []string{"FILES"}},
 		{"podvisor restart ''", []string{"web", "worker"}},
 		{"podvisor restart --config other.yaml ''", []string{"db"}},
 	}

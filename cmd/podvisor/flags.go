@@ -23,7 +23,7 @@ func configFlag(fs *flag.FlagSet) *string {
 		def = "procs.yaml"
 	}
 	p := fs.String("c", def, "config `FILE` ($PODVISOR_CONFIG, else procs.yaml)")
-	fs.StringVar(p, "config", def, "config file (same as -c)")
+	fs.StringVar(p, "config", def, "config `FILE` (same as -c)")
 	return p
 }
 
