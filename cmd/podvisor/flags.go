@@ -15,15 +15,15 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// configFlag registers -c/--config with SPEC's default: $PODVISOR_CONFIG, else
+// configFlag registers -c/--config with its documented default: $PODVISOR_CONFIG, else
 // procs.yaml in the working directory.
 func configFlag(fs *flag.FlagSet) *string {
 	def := os.Getenv("PODVISOR_CONFIG")
 	if def == "" {
 		def = "procs.yaml"
 	}
-	p := fs.String("c", def, "config file ($PODVISOR_CONFIG, else procs.yaml)")
-	fs.StringVar(p, "config", def, "config file (same as -c)")
+	p := fs.String("c", def, "config `FILE` ($PODVISOR_CONFIG, else procs.yaml)")
+	fs.StringVar(p, "config", def, "config `FILE` (same as -c)")
 	return p
 }
 
