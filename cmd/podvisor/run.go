@@ -153,10 +153,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 		// Runs after the teardown: /readyz must keep answering 503 meanwhile.
+		// Its graceful part fits in what is left of shutdown_timeout: an
+		// open request must not stretch the exit past it (then the
+		// connections are closed).
 		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
+			d := httpShutdown
+			if !drainBy.IsZero() {
+				d = min(d, max(time.Until(drainBy), 0))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), d)
 			defer cancel()
-			_ = srv.Shutdown(ctx)
+			if err := srv.Shutdown(ctx); err != nil {
+				_ = srv.Close()
+			}
 		}()
 		log.Info("serving /readyz /livez /status /metrics", "addr", ln.Addr().String())
 	}
