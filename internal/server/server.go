@@ -74,7 +74,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // not be nil). Only GET and HEAD are served; other methods get 405 with an
 // Allow header, unknown paths 404.
 func New(src Source, m *Metrics, opts Options) http.Handler {
-	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout)}
+	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler}
 	// A "GET" pattern also matches HEAD, and the mux answers other methods
 	// on a known path with 405 and the Allow header by itself.
 	mux := http.NewServeMux()
@@ -116,6 +116,7 @@ func guard(next http.Handler) http.Handler {
 type handler struct {
 	src         Source
 	liveTimeout time.Duration
+	sampler     Sampler
 }
 
 // isReady is the single definition of "ready" for /readyz, /status and
@@ -168,8 +169,11 @@ func (h *handler) livez(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
+	snap := h.src.Snapshot()
+	st := NewStatus(snap)
+	addResources(&st, sample(h.sampler, snap))
 	// Marshalling cannot fail for these plain types.
-	body, _ := json.Marshal(NewStatus(h.src.Snapshot()))
+	body, _ := json.Marshal(st)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(body, '\n'))
