@@ -91,7 +91,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	// never arrives; the read ends are closed by their readers at EOF.
 	closeW := func() { outW.Close(); errW.Close() }
 
-	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL}
+	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
 	if u := p.User; u != nil {
 		spec.Cred = &proc.Cred{UID: u.UID, GID: u.GID, Groups: u.Groups}
 	}
