@@ -32,6 +32,8 @@ type Options struct {
 	Pprof bool
 	// LiveTimeout bounds how long /livez waits for Ping (default 1s).
 	LiveTimeout time.Duration
+	// Timeline serves GET /timeline; nil leaves the route out.
+	Timeline TimelineSource
 
 	// Connection timeouts for NewHTTPServer. Go's zero values mean "none",
 	// which lets a slow client hold a connection forever.
@@ -82,6 +84,9 @@ func New(src Source, m *Metrics, opts Options) http.Handler {
 	mux.HandleFunc("GET /livez", h.livez)
 	mux.HandleFunc("GET /status", h.status)
 	mux.Handle("GET /metrics", m.handler(src.Snapshot, opts.logger()))
+	if opts.Timeline != nil {
+		mux.HandleFunc("GET /timeline", timelineHandler(opts.Timeline))
+	}
 	if opts.Pprof {
 		mountPprof(mux)
 	}
