@@ -56,7 +56,7 @@ type Options struct {
 	Launcher Launcher
 	Checkers CheckerFactory // needed only when a polled probe is configured
 	Log      *slog.Logger
-	Observer Observer // may be nil
+	Observer Observer    // may be nil
 	Timeline Recorder    // may be nil
 	OOM      OOMDetector // may be nil
 }
