@@ -11,8 +11,9 @@ FUZZTIME  ?= 10s
 # unshare (util-linux) runs PID-1 tests, python3 serves the quickstart example;
 # nginx, postgresql, redis-server and git run in the examples' end-to-end
 # tests, file checks that the Dockerfile.base binary is static, and curl and
-# ps serve the soak (bench/soak.sh, which CI runs for 3 min).
-TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file
+# ps serve the soak (bench/soak.sh, which CI runs for 3 min); rsvg-convert
+# (librsvg2-bin) renders the timeline SVG in its tests.
+TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file librsvg2-bin
 
 .PHONY: all build run test test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers
 

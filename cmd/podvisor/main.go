@@ -21,6 +21,7 @@ commands:
   check    validate a config                     (podvisor check [-c FILE])
   graph    show the start order                  (podvisor graph [-c FILE] [--format text|dot|mermaid])
   status   show a running podvisor's processes   (podvisor status [--addr ADDR] [--json])
+  timeline show start-up and shutdown timings  (podvisor timeline [--addr ADDR] [--svg FILE] [--json])
   wait     block until a target is ready         (podvisor wait --http URL|--tcp HOST:PORT|--file PATH|--exec CMD...|--ready ADDR)
   version  print the version
 `
@@ -43,6 +44,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cmdStatus(rest, stdout, stderr)
 	case "wait":
 		return cmdWait(rest, stdout, stderr)
+	case "timeline":
+		return cmdTimeline(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "podvisor %s\n", version)
 		return 0

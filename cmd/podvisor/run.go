@@ -152,7 +152,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			defer cancel()
 			_ = srv.Shutdown(ctx)
 		}()
-		log.Info("serving /readyz /livez /status /metrics", "addr", ln.Addr().String())
+		log.Info("serving /readyz /livez /status /metrics /timeline", "addr", ln.Addr().String())
 	}
 
 	outcome := sup.Run(context.Background(), sigs)

@@ -8,7 +8,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -513,4 +516,129 @@ func obRunCLI(t *testing.T, args ...string) (string, string, int) {
 		}
 	}
 	return out.String(), errb.String(), code
+}
+
+// TestObserve_TimelineCLI: `podvisor timeline` prints a text Gantt chart
+// with every process and the critical chain; --svg writes a well-formed SVG
+// naming every process that rsvg-convert renders to a non-blank PNG.
+func TestObserve_TimelineCLI(t *testing.T) {
+	t.Parallel()
+	rsvg, err := exec.LookPath("rsvg-convert")
+	if err != nil && os.Getenv("PODVISOR_REQUIRE_TOOLS") != "" {
+		t.Fatal("rsvg-convert is required (Debian package librsvg2-bin)")
+	}
+	r := startPodvisor(t, `
+processes:
+  proxy:
+    command: "sleep 0.3; touch {{dir}}/proxy.ready; exec sleep 1061"
+    ready: {file: "{{dir}}/proxy.ready", start_interval: 20ms}
+  app:
+    command: ["sleep", "1062"]
+    depends_on: [proxy]
+  worker:
+    command: ["sleep", "1063"]
+`, withHTTP())
+	eventually(t, 10*time.Second, func() bool { code, _ := r.Get(t, "/readyz"); return code == 200 }, "never ready")
+
+	out, errOut, code := obRunCLI(t, "timeline", "--addr", r.Addr)
+	if code != 0 {
+		t.Fatalf("podvisor timeline: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"* proxy", "* app", "  worker", "critical chain", "|"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text chart lacks %q:\n%s", want, out)
+		}
+	}
+
+	svgPath := filepath.Join(t.TempDir(), "start.svg")
+	if _, errOut, code := obRunCLI(t, "timeline", "--addr", r.Addr, "--svg", svgPath); code != 0 {
+		t.Fatalf("podvisor timeline --svg: exit %d: %s", code, errOut)
+	}
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := obSVGTexts(t, svg)
+	for _, name := range []string{"proxy", "app", "worker"} {
+		if !strings.Contains("\n"+strings.Join(texts, "\n")+"\n", "\n"+name+"\n") {
+			t.Errorf("SVG has no label %q: %q", name, texts)
+		}
+	}
+	if rsvg == "" {
+		t.Skip("rsvg-convert not installed (Debian package librsvg2-bin): SVG not rendered")
+	}
+	pngPath := strings.TrimSuffix(svgPath, ".svg") + ".png"
+	if msg, err := exec.Command(rsvg, "-o", pngPath, svgPath).CombinedOutput(); err != nil {
+		t.Fatalf("rsvg-convert: %v\n%s", err, msg)
+	}
+	obCheckPNG(t, pngPath)
+
+	// No podvisor: exit 1 with the reason.
+	if _, errOut, code := obRunCLI(t, "timeline", "--addr", freeAddr(t)); code != 1 || !strings.Contains(errOut, "no podvisor answering") {
+		t.Errorf("timeline against nothing: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// obSVGTexts checks that svg is well-formed XML with an <svg> root and
+// returns the content of its <text> elements.
+func obSVGTexts(t *testing.T, svg []byte) []string {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	var texts []string
+	root, inText := "", false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = e.Name.Local
+			}
+			inText = e.Name.Local == "text"
+		case xml.CharData:
+			if inText {
+				texts = append(texts, string(e))
+			}
+		case xml.EndElement:
+			inText = false
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("root element %q, want svg", root)
+	}
+	return texts
+}
+
+// obCheckPNG decodes a PNG and checks it is a real picture: chart-sized and
+// with more than a handful of colours.
+func obCheckPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("decode %s: %v", path, err)
+	}
+	bd := img.Bounds()
+	if bd.Dx() < 800 || bd.Dy() < 100 {
+		t.Fatalf("PNG is %dx%d, too small for the chart", bd.Dx(), bd.Dy())
+	}
+	seen := map[[4]uint32]bool{}
+	for y := bd.Min.Y; y < bd.Max.Y; y += 2 {
+		for x := bd.Min.X; x < bd.Max.X; x += 2 {
+			r, g, b, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, b, a}] = true
+		}
+	}
+	if len(seen) < 6 {
+		t.Fatalf("PNG has %d colours: blank or nearly so", len(seen))
+	}
 }
