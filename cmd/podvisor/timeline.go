@@ -91,4 +91,3 @@ func writeSVGFile(path string, doc timeline.Doc) error {
 	}
 	return nil
 }
-

@@ -45,7 +45,8 @@ func TestOpenFindsTheCounter(t *testing.T) {
 				"v2": "oom_kill 4\n", "v2 namespaced": "oom_kill 4\n", "v1": "oom_kill 4\n", "v1 namespaced": "oom_kill 4\n",
 			}[c.name]
 			write(t, file, "under_oom 0\n"+updated)
-			if !d.Claim() || !d.Claim() {
+			first, second := d.Claim(), d.Claim()
+			if !first || !second {
 				t.Fatal("two new kills, not both claimed")
 			}
 			if d.Claim() {
