@@ -30,6 +30,7 @@ type pstat struct {
 type walker struct {
 	buf   []byte
 	dents []byte
+	pids  []int
 	stats []pstat
 	index map[int]int // pid -> position in stats
 	owner map[int]int // pid -> root index, -1 for none
@@ -48,13 +49,12 @@ func (s *Sampler) walk(roots []Root) map[string]Usage {
 	clear(w.owner)
 	w.stats = w.stats[:0]
 
-	names, err := readNames(s.proc)
+	pids, err := w.readPids(s.proc)
 	if err != nil {
 		return map[string]Usage{}
 	}
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil || pid <= 0 || pid == s.self {
+	for _, pid := range pids {
+		if pid == s.self {
 			continue
 		}
 		st, ok := w.readStat(s.proc, pid)
@@ -150,13 +150,68 @@ func (s *Sampler) walk(roots []Root) map[string]Usage {
 	return out
 }
 
-func readNames(dir string) ([]string, error) {
-	d, err := os.Open(dir)
+// readPids lists the numeric entries of the /proc directory without
+// allocating a name per entry.
+func (w *walker) readPids(dir string) ([]int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	return d.Readdirnames(-1)
+	defer unix.Close(fd)
+	pids := w.pids[:0]
+	for {
+		n, err := unix.Getdents(fd, w.dents)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return nil, err
+		}
+		if n <= 0 {
+			w.pids = pids
+			return pids, nil
+		}
+		for off := 0; off+19 <= n; {
+			reclen := int(w.dents[off+16]) | int(w.dents[off+17])<<8
+			if reclen == 0 {
+				break
+			}
+			name := w.dents[off+19 : off+reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if pid, ok := atou(name); ok && pid > 0 {
+				pids = append(pids, int(pid))
+			}
+			off += reclen
+		}
+	}
+}
+
+// atou parses a decimal number without allocating.
+func atou(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, true
+}
+
+// atoi is atou for numbers that may be negative (a ppid or pgrp of -1 is
+// not possible, but field 9's neighbours are signed in the kernel).
+func atoi(b []byte) int {
+	if len(b) > 0 && b[0] == '-' {
+		v, _ := atou(b[1:])
+		return -int(v)
+	}
+	v, _ := atou(b)
+	return int(v)
 }
 
 // readFile reads a small /proc file into w.buf, growing it as needed.
@@ -179,9 +234,12 @@ func (w *walker) readFile(path string) ([]byte, bool) {
 			return w.buf[:n], true
 		}
 		n += m
-		if n == len(w.buf) {
-			w.buf = append(w.buf, make([]byte, len(w.buf))...)
+		if n < len(w.buf) {
+			// A /proc file is generated whole by the first read; a short
+			// read is the end, and saves the read that would return 0.
+			return w.buf[:n], true
 		}
+		w.buf = append(w.buf, make([]byte, len(w.buf))...)
 	}
 }
 
@@ -221,13 +279,10 @@ func parseStat(pid int, b []byte) (pstat, bool) {
 		return pstat{}, false
 	}
 	num := func(n int) uint64 {
-		v, _ := strconv.ParseUint(string(f[n-3]), 10, 64)
+		v, _ := atou(f[n-3])
 		return v
 	}
-	signed := func(n int) int {
-		v, _ := strconv.Atoi(string(f[n-3]))
-		return v
-	}
+	signed := func(n int) int { return atoi(f[n-3]) }
 	return pstat{
 		pid:      pid,
 		ppid:     signed(4),
