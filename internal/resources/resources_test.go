@@ -272,3 +272,40 @@ func TestParseStat(t *testing.T) {
 		t.Fatal("short line parsed")
 	}
 }
+
+// TestCountFDs: both ways of counting (the directory's size, and its
+// entries on kernels before 6.2) agree with a listing of /proc/self/fd.
+func TestCountFDs(t *testing.T) {
+	w := &walker{dents: make([]byte, 8192)}
+	files := make([]*os.File, 0, 20)
+	for range 20 {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	path := "/proc/" + strconv.Itoa(os.Getpid()) + "/fd"
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ReadDir's own fd was open during the listing; it is closed now.
+	want := len(ents) - 1
+	// countEntries sees its own directory fd too (on another process's
+	// directory, as in a walk, it would not).
+	if got := w.countEntries(path); got != want+1 {
+		t.Errorf("countEntries = %d, want %d", got, want+1)
+	}
+	if got := w.countFDs("/proc", os.Getpid()); got != want {
+		t.Errorf("countFDs = %d, want %d", got, want)
+	}
+	if want < 23 {
+		t.Errorf("only %d fds open, want at least 23", want)
+	}
+}

@@ -295,11 +295,24 @@ func parseStat(pid int, b []byte) (pstat, bool) {
 	}, true
 }
 
-// countFDs counts the entries of /proc/<pid>/fd without allocating a name
-// per fd. An unreadable directory (another user's process when podvisor is
-// not root) counts 0.
+// countFDs counts the entries of /proc/<pid>/fd. Since Linux 6.2 the
+// directory's size is that count, one stat call; before, it is 0 and the
+// entries are counted without allocating a name per fd. An unreadable
+// directory (another user's process when podvisor is not root) counts 0.
 func (w *walker) countFDs(proc string, pid int) int {
-	fd, err := unix.Open(proc+"/"+strconv.Itoa(pid)+"/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	path := proc + "/" + strconv.Itoa(pid) + "/fd"
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0
+	} else if st.Size > 0 {
+		return int(st.Size)
+	}
+	return w.countEntries(path)
+}
+
+// countEntries counts a directory's entries other than . and ..
+func (w *walker) countEntries(path string) int {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0
 	}
