@@ -49,7 +49,10 @@ func WriteSVG(w io.Writer, d Doc) error {
 		for i, lk := range d.CriticalChain {
 			names[i] = lk.Process
 		}
-		title += "; critical chain " + strings.Join(names, " → ")
+		if n > 6 { // keep the title within the picture
+			names = append(append(names[:2:2], "…"), names[n-2:]...)
+		}
+		title += fmt.Sprintf("; critical chain (%d) %s", n, strings.Join(names, " → "))
 	}
 	fmt.Fprintf(&b, `<text x="10" y="18" font-size="%.0f" font-weight="bold">%s</text>`+"\n", font+2, esc(title))
 
