@@ -13,8 +13,9 @@ FUZZTIME  ?= 10s
 # nginx, postgresql, redis-server and git run in the examples' end-to-end
 # tests, file checks that the Dockerfile.base binary is static, and curl and
 # ps serve the soak (bench/soak.sh, which CI runs for 3 min); zsh and fish run
-# the generated completion scripts (cmd/podvisor/completion_test.go).
-TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish
+# the generated completion scripts (cmd/podvisor/completion_test.go);
+# rsvg-convert (librsvg2-bin) renders the timeline SVG in its tests.
+TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin
 
 .PHONY: all build run test test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers
 

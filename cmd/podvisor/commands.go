@@ -118,6 +118,21 @@ func commands() []command {
 			exits: []exitCode{{0, "the status was printed"}, {1, "no podvisor answered, or its answer was not valid"}, exitUsageLine},
 		},
 		{
+			name:    "timeline",
+			summary: "show a running podvisor's start-up and shutdown timeline",
+			usage:   "[--addr ADDR] [--svg FILE | --json] [--width N]",
+			about: "Reads GET /timeline: per process when it was spawned, started, ready, asked\n" +
+				"to stop, signalled and exited, the critical chain of the start-up, and after\n" +
+				"a teardown where its budget went. Prints a text Gantt chart, or an SVG.",
+			flags: func(fs *flag.FlagSet) { timelineFlags(fs) },
+			run:   cmdTimeline,
+			examples: []example{
+				{"podvisor timeline", "text chart of the podvisor on 127.0.0.1:9464, critical chain marked"},
+				{"podvisor timeline --svg startup.svg", "draw the chart as an SVG file"},
+			},
+			exits: []exitCode{{0, "the timeline was printed"}, {1, "no podvisor answered, or its answer was not valid"}, exitUsageLine},
+		},
+		{
 			name:    "wait",
 			summary: "block until a target is ready (for postStart hooks and scripts)",
 			usage:   "(--http URL | --tcp HOST:PORT | --file PATH | --ready ADDR | --exec CMD...) [--timeout 60s] [--interval 100ms]",

@@ -72,7 +72,7 @@ func TestBashCompletion(t *testing.T) {
 		line string // the words typed; the last is being completed
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "graph", "status", "wait", "schema", "completion", "version", "help", "restart", "kube"}},
+		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "schema", "completion", "version", "help", "restart", "kube"}},
 		{"podvisor st", []string{"status"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
@@ -178,7 +178,7 @@ func TestZshCompletion(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "graph", "status", "wait", "schema", "completion", "version", "help", "restart", "kube"}},
+		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "schema", "completion", "version", "help", "restart", "kube"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor status -", []string{"--addr", "--json"}},

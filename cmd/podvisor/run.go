@@ -127,7 +127,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(runDir)
 	metrics := server.NewMetrics()
-	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log)
+	tl, oomDetector := observers(cfg, log)
+	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log, tl, oomDetector)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFail
@@ -145,7 +146,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			log.Error("cannot serve HTTP; nothing was started", "err", err)
 			return exitFail
 		}
-		opts := server.Options{Logger: log}
+		opts := server.Options{Logger: log, Timeline: tl}
 		srv := server.NewHTTPServer(server.New(sup, metrics, opts), opts)
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -167,7 +168,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 				_ = srv.Close()
 			}
 		}()
-		log.Info("serving /readyz /livez /status /metrics", "addr", ln.Addr().String())
+		log.Info("serving /readyz /livez /status /metrics /timeline", "addr", ln.Addr().String())
 	}
 
 	outcome := sup.Run(context.Background(), sigs)
@@ -191,10 +192,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	outcome.Killed = outcome.Killed || sw.Killed > 0
 	code := outcome.ExitCode()
 	log.Info("exiting", "code", code, "cause", outcome.Detail)
+	logShutdownReport(log, tl.Doc(time.Now()))
 	return code
 }
 
-func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger) (*supervisor.Supervisor, error) {
+func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger, tl supervisor.Recorder, oom supervisor.OOMDetector) (*supervisor.Supervisor, error) {
 	launcher := &supervisor.ProcLauncher{
 		Reaper:     reaper,
 		Sink:       sink,
@@ -208,5 +210,7 @@ func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, run
 		Checkers: launcher.Checkers(),
 		Log:      log,
 		Observer: obs,
+		Timeline: tl,
+		OOM:      oom,
 	})
 }

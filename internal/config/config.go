@@ -114,6 +114,10 @@ type Process struct {
 	Restart          Restart
 	SuccessExitCodes []int // default [0]
 	Stop             Stop
+
+	// OOMScoreAdj is written to the child's oom_score_adj before it execs;
+	// nil leaves podvisor's own value (inherited).
+	OOMScoreAdj *int
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.

@@ -38,6 +38,10 @@ type Reaper struct {
 	mapMu    sync.Mutex
 	children map[int]*entry
 
+	// adjMu keeps spawns apart from a spawn that changes podvisor's own
+	// oom_score_adj for its fork (see withOOMScoreAdj).
+	adjMu sync.RWMutex
+
 	orphans atomic.Uint64
 }
 
@@ -71,7 +75,7 @@ func (r *Reaper) Orphans() uint64 { return r.orphans.Load() }
 // cmd.Process.Pid to -1; read the pid from Exit.Pid, or use Spawn, whose Child
 // records it safely.
 func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
-	_, e, err := r.start(cmd)
+	_, e, err := r.start(cmd, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +85,7 @@ func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
 // start runs cmd.Start on the spawner thread with mu held and registers the
 // child before releasing it. It returns the pid, read under the lock so it
 // cannot race with Release.
-func (r *Reaper) start(cmd *exec.Cmd) (int, *entry, error) {
+func (r *Reaper) start(cmd *exec.Cmd, oomScoreAdj *int) (int, *entry, error) {
 	if err := needsNoWait(cmd); err != nil {
 		return 0, nil, err
 	}
@@ -91,16 +95,19 @@ func (r *Reaper) start(cmd *exec.Cmd) (int, *entry, error) {
 		err error
 	)
 	r.onSpawner(func() {
-		r.mu.RLock()
-		defer r.mu.RUnlock()
-		if err = cmd.Start(); err != nil {
-			return
-		}
-		pid = cmd.Process.Pid
-		e = &entry{proc: cmd.Process, exit: make(chan Exit, 1)}
-		r.mapMu.Lock()
-		r.children[pid] = e
-		r.mapMu.Unlock()
+		err = r.withOOMScoreAdj(oomScoreAdj, func() error {
+			r.mu.RLock()
+			defer r.mu.RUnlock()
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			pid = cmd.Process.Pid
+			e = &entry{proc: cmd.Process, exit: make(chan Exit, 1)}
+			r.mapMu.Lock()
+			r.children[pid] = e
+			r.mapMu.Unlock()
+			return nil
+		})
 	})
 	return pid, e, err
 }

@@ -42,6 +42,11 @@ type Spec struct {
 	// reaches direct children only, and the kernel clears it when the child
 	// execs a set-user-ID or set-group-ID program.
 	DeathSignal syscall.Signal
+
+	// OOMScoreAdj, if not nil, is the child's oom_score_adj (-1000..1000),
+	// in place before it execs. A value below podvisor's own minimum
+	// (normally: negative) needs CAP_SYS_RESOURCE.
+	OOMScoreAdj *int
 }
 
 // Cred is a user to run a child as.
@@ -131,7 +136,7 @@ func Spawn(r *Reaper, s Spec) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
-	pid, e, err := r.start(cmd)
+	pid, e, err := r.start(cmd, s.OOMScoreAdj)
 	if err != nil {
 		return nil, classify(s.Argv[0], cmd.Path, err)
 	}
@@ -301,6 +306,9 @@ func checkExecutable(p string) error {
 func classify(argv0, path string, err error) error {
 	var se *SpawnError
 	if errors.As(err, &se) {
+		if se.Argv0 == "" {
+			se.Argv0 = argv0
+		}
 		return se
 	}
 	var errno syscall.Errno

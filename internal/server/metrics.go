@@ -3,12 +3,14 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/podvisor/podvisor/internal/resources"
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
@@ -33,6 +35,7 @@ type Metrics struct {
 	reg           *prometheus.Registry
 	probeDuration *prometheus.HistogramVec
 	probeFailures *prometheus.CounterVec
+	sampler       Sampler // per-process resources, read at scrape and status time
 }
 
 var _ supervisor.Observer = (*Metrics)(nil)
@@ -51,6 +54,7 @@ func NewMetrics() *Metrics {
 			Name: "podvisor_probe_failures_total",
 			Help: "Probe attempts that failed, by process and probe kind.",
 		}, []string{"process", "probe"}),
+		sampler: resources.New(os.Getpid(), resourceMaxAge),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -83,7 +87,7 @@ func (m *Metrics) Register(c prometheus.Collector) error {
 // per-process metrics read from snapshot at every gather.
 func (m *Metrics) Gatherer(snapshot func() supervisor.Snapshot) prometheus.Gatherer {
 	procs := prometheus.NewRegistry()
-	procs.MustRegister(newSnapshotCollector(snapshot))
+	procs.MustRegister(newSnapshotCollector(snapshot), newResourceCollector(snapshot, m.sampler))
 	return prometheus.Gatherers{m.reg, procs}
 }
 

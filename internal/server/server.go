@@ -32,6 +32,8 @@ type Options struct {
 	Pprof bool
 	// LiveTimeout bounds how long /livez waits for Ping (default 1s).
 	LiveTimeout time.Duration
+	// Timeline serves GET /timeline; nil leaves the route out.
+	Timeline TimelineSource
 
 	// Connection timeouts for NewHTTPServer. Go's zero values mean "none",
 	// which lets a slow client hold a connection forever.
@@ -74,7 +76,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // not be nil). Only GET and HEAD are served; other methods get 405 with an
 // Allow header, unknown paths 404.
 func New(src Source, m *Metrics, opts Options) http.Handler {
-	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout)}
+	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler}
 	// A "GET" pattern also matches HEAD, and the mux answers other methods
 	// on a known path with 405 and the Allow header by itself.
 	mux := http.NewServeMux()
@@ -82,6 +84,9 @@ func New(src Source, m *Metrics, opts Options) http.Handler {
 	mux.HandleFunc("GET /livez", h.livez)
 	mux.HandleFunc("GET /status", h.status)
 	mux.Handle("GET /metrics", m.handler(src.Snapshot, opts.logger()))
+	if opts.Timeline != nil {
+		mux.HandleFunc("GET /timeline", timelineHandler(opts.Timeline))
+	}
 	if opts.Pprof {
 		mountPprof(mux)
 	}
@@ -116,6 +121,7 @@ func guard(next http.Handler) http.Handler {
 type handler struct {
 	src         Source
 	liveTimeout time.Duration
+	sampler     Sampler
 }
 
 // isReady is the single definition of "ready" for /readyz, /status and
@@ -168,8 +174,11 @@ func (h *handler) livez(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
+	snap := h.src.Snapshot()
+	st := NewStatus(snap)
+	addResources(&st, sample(h.sampler, snap))
 	// Marshalling cannot fail for these plain types.
-	body, _ := json.Marshal(NewStatus(h.src.Snapshot()))
+	body, _ := json.Marshal(st)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(body, '\n'))

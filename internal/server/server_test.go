@@ -141,7 +141,7 @@ func TestLivezDefaultBoundIsAboutOneSecond(t *testing.T) {
 var (
 	statusKeys  = []string{"phase", "ready", "processes"}
 	processKeys = []string{"name", "type", "state", "pid", "ready", "restarts", "exit_code",
-		"started_at", "ready_at", "waiting_for", "status", "reason"}
+		"started_at", "ready_at", "waiting_for", "status", "reason", "oom_kills", "resources"}
 )
 
 func sortedKeys(m map[string]any) []string {

@@ -37,7 +37,11 @@ type ProcessStatus struct {
 	ReadyAt    *time.Time `json:"ready_at"`
 	WaitingFor []string   `json:"waiting_for"` // never null
 	Status     string     `json:"status"`      // last STATUS= notification
-	Reason     string     `json:"reason"`      // why failed/backoff/stopped
+	Reason     string     `json:"reason"`      // why failed/backoff/stopped; "OOMKilled" after an OOM kill
+	// OOMKills counts exits caused by the kernel's OOM killer.
+	OOMKills int `json:"oom_kills"`
+	// Resources is what the process's tree uses, null when it does not run.
+	Resources *Resources `json:"resources"`
 }
 
 // NewStatus converts a snapshot to its wire form.
@@ -65,6 +69,7 @@ func NewStatus(s supervisor.Snapshot) Status {
 			WaitingFor: waiting,
 			Status:     p.Status,
 			Reason:     p.Reason,
+			OOMKills:   p.OOMKills,
 		})
 	}
 	return st
@@ -90,11 +95,11 @@ func WriteStatusTable(w io.Writer, st Status, now time.Time) error {
 		return fmt.Errorf("write status table: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tREADY\tPID\tRESTARTS\tLAST EXIT\tUPTIME\tDETAIL")
+	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tREADY\tPID\tCPU%\tMEM\tRESTARTS\tLAST EXIT\tUPTIME\tDETAIL")
 	for _, p := range st.Processes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n",
 			clean(p.Name), clean(p.Type), clean(p.State), yesNo(p.Ready),
-			pidText(p.Pid), p.Restarts, exitText(p.ExitCode), uptime(p, now), detail(p))
+			pidText(p.Pid), cpuPercent(p, now), memText(p), p.Restarts, exitText(p.ExitCode), uptime(p, now), detail(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status table: %w", err)

@@ -15,11 +15,11 @@ func TestWriteStatusTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = `podvisor: starting, not ready
-NAME   TYPE     STATE    READY  PID   RESTARTS  LAST EXIT  UPTIME  DETAIL
-api    service  pending  no     -     0         -          -       waiting for db: ready, migrate: completed
-cache  service  backoff  no     -     3         137        -       exited with code 137
-db     service  running  yes    4242  0         -          1h2m    accepting connections
-web    oneshot  failed   no     -     0         1          -       exited with code 1
+NAME   TYPE     STATE    READY  PID   CPU%  MEM  RESTARTS  LAST EXIT  UPTIME  DETAIL
+api    service  pending  no     -     -     -    0         -          -       waiting for db: ready, migrate: completed
+cache  service  backoff  no     -     -     -    3         137        -       exited with code 137
+db     service  running  yes    4242  -     -    0         -          1h2m    accepting connections
+web    oneshot  failed   no     -     -     -    0         1          -       exited with code 1
 `
 	if got := b.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)

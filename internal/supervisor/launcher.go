@@ -121,7 +121,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	// never arrives; the read ends are closed by their readers at EOF.
 	closeW := func() { outW.Close(); errW.Close() }
 
-	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL}
+	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
 	var (
 		tap       func([]byte)
 		sock      *health.NotifySocket

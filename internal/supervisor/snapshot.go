@@ -28,6 +28,7 @@ type ProcessSnapshot struct {
 	WaitingFor []string  // unmet conditions of a pending process: "db: ready"
 	Status     string    // last STATUS= from notify, if any
 	Reason     string    // why it is failed/backoff/stopped, if known
+	OOMKills   int       // exits caused by the kernel's OOM killer
 
 	// StartDuration is spawn to ready of the last start (0 until ready).
 	StartDuration time.Duration

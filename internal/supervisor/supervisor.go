@@ -57,7 +57,9 @@ type Options struct {
 	Launcher Launcher
 	Checkers CheckerFactory // needed only when a polled probe is configured
 	Log      *slog.Logger
-	Observer Observer // may be nil
+	Observer Observer    // may be nil
+	Timeline Recorder    // may be nil
+	OOM      OOMDetector // may be nil
 }
 
 // Reason says why Run returned.
@@ -144,6 +146,7 @@ type record struct {
 	stopCmd     bool // stop.command in flight
 	killed      bool // SIGKILL sent to this incarnation
 	killedAt    time.Time
+	oomKills    int
 	cancelProbe context.CancelFunc
 	cancelHook  context.CancelFunc // cancels the stop.command in flight
 
@@ -169,6 +172,8 @@ type Supervisor struct {
 	checkers CheckerFactory
 	log      *slog.Logger
 	obs      Observer
+	tl       Recorder
+	oom      OOMDetector
 
 	inbox chan event
 	pings chan chan struct{}
@@ -218,6 +223,8 @@ func New(o Options) (*Supervisor, error) {
 		checkers: o.Checkers,
 		log:      o.Log,
 		obs:      o.Observer,
+		tl:       recorderOrNop(o.Timeline),
+		oom:      o.OOM,
 		inbox:    make(chan event, 256),
 		pings:    make(chan chan struct{}),
 		done:     make(chan struct{}),
@@ -317,6 +324,7 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 		}
 		if s.phase == PhaseStopping && (s.alive == 0 && s.stopCmds == 0 || s.abandoned) {
 			s.publish()
+			s.tl.TeardownEnded(time.Now())
 			return s.outcome
 		}
 		if len(s.inbox) == 0 {
@@ -436,6 +444,7 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 	s.phase = PhaseStopping
 	s.deadline = now.Add(s.cfg.ShutdownTimeout)
 	s.outcome.Deadline = s.deadline
+	s.tl.TeardownBegan(s.outcome.Detail, s.cfg.ShutdownTimeout, now)
 	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
 	// Probes of stopping processes must not restart anything (FAULTS C13).
 	for _, r := range s.recs {
@@ -485,6 +494,7 @@ func (s *Supervisor) kill(r *record, why string) {
 	if err := r.child.Signal(syscall.SIGKILL); err != nil {
 		s.log.Warn("kill", "process", r.p.Name, "err", err)
 	}
+	s.tl.Signalled(r.p.Name, r.gen, syscall.SIGKILL, time.Now())
 }
 
 // step applies the start, restart, timeout and teardown rules at now. Records
@@ -713,6 +723,7 @@ func (s *Supervisor) escalate(r *record, now time.Time) {
 func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 	r.state = Stopping
 	r.intent = intent
+	s.tl.StopRequested(r.p.Name, r.gen, s.stopWhy(r, intent), now)
 	r.due = now.Add(r.p.Stop.Timeout)
 	if s.phase == PhaseStopping && r.due.After(s.deadline) {
 		r.due = s.deadline
@@ -727,6 +738,7 @@ func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 		// (Kubernetes sends TERM when a preStop hook overruns, too).
 		r.stopCmd = true
 		s.stopCmds++
+		s.tl.StopCommand(r.p.Name, r.gen, false, nil, now)
 		hookBy := r.due.Add(-hookGrace(r.due.Sub(now)))
 		ctx, cancel := context.WithDeadline(s.probeCtx, hookBy)
 		r.cancelHook = cancel
@@ -754,6 +766,7 @@ func (s *Supervisor) sendStopSignal(r *record) {
 	if err := r.child.Signal(r.p.Stop.Signal); err != nil {
 		s.log.Warn("stop signal", "process", r.p.Name, "err", err)
 	}
+	s.tl.Signalled(r.p.Name, r.gen, r.p.Stop.Signal, time.Now())
 	// A stopped (SIGSTOP) process would ignore the stop signal until SIGKILL.
 	if r.p.Stop.Signal != syscall.SIGCONT {
 		_ = r.child.Signal(syscall.SIGCONT)
@@ -777,6 +790,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) {
 	hooks := make([]Hooks, len(rs))
 	for i, r := range rs {
 		r.gen++
+		s.tl.Spawned(r.p.Name, r.gen, now)
 		gen, idx := r.gen, r.idx
 		r.ready, r.killed, r.intent = false, false, intentNone
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
@@ -825,6 +839,7 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	r.everStarted = true
 	r.startedAt = now
 	r.reason = ""
+	s.tl.Started(r.p.Name, r.gen, r.pid, time.Now())
 	s.log.Debug("started", "process", r.p.Name, "pid", r.pid)
 
 	ready := r.p.Ready
@@ -834,6 +849,7 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	case ready == nil:
 		r.state = Running
 		r.ready, r.readyAt = true, now
+		s.tl.Ready(r.p.Name, r.gen, time.Now())
 	default:
 		r.state = Starting
 		r.remindAt = now.Add(reminderEvery)
@@ -993,6 +1009,7 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		}
 		r.stopCmd = false
 		r.cancelHook = nil
+		s.tl.StopCommand(r.p.Name, r.gen, true, e.err, now)
 		if e.err != nil {
 			s.log.Warn("stop command failed", "process", r.p.Name, "err", e.err)
 		}
@@ -1012,6 +1029,7 @@ func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time
 		s.log.Warn("not ready", "process", r.p.Name, "detail", detail)
 		return
 	}
+	s.tl.Ready(r.p.Name, r.gen, now)
 	if r.readyAt.IsZero() {
 		r.readyAt = now
 		s.log.Info("ready", "process", r.p.Name, "after", now.Sub(r.startedAt).Round(time.Millisecond).String())
@@ -1042,6 +1060,8 @@ func chainCancel(parent context.Context, prev context.CancelFunc) (context.Conte
 
 func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	code := ex.Code()
+	oom := s.oomKilled(r, ex)
+	s.recordExit(r, r.gen, code, oom, ex.At)
 	last := code // code itself may be replaced below by the fatal outcome's code
 	r.exitCode, r.exitedAt = &last, ex.At
 	r.child, r.pid = nil, 0
@@ -1106,6 +1126,9 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 
 	if r.reason == "" || intent != intentFail {
 		r.reason = fmt.Sprintf("exited with code %d", code)
+	}
+	if oom {
+		r.reason = ReasonOOMKilled
 	}
 	s.onFailure(r, code, ran, now)
 }
@@ -1300,6 +1323,7 @@ func (s *Supervisor) publish() {
 			ExitedAt:  r.exitedAt,
 			Status:    r.status,
 			Reason:    r.reason,
+			OOMKills:  r.oomKills,
 		}
 		if r.p.Type == config.Job {
 			ps.Ready = r.state == Completed

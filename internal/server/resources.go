@@ -1,0 +1,144 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/podvisor/podvisor/internal/resources"
+	"github.com/podvisor/podvisor/internal/supervisor"
+)
+
+// resourceMaxAge is how long one /proc walk serves scrapes and status calls.
+const resourceMaxAge = time.Second
+
+// Sampler measures the trees of running processes; *resources.Sampler is
+// the real one.
+type Sampler interface {
+	Sample(roots []resources.Root) map[string]resources.Usage
+}
+
+// Resources is what a running process's tree uses, in /status.
+type Resources struct {
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	MemoryBytes uint64  `json:"memory_bytes"` // resident set size, summed
+	OpenFDs     int     `json:"open_fds"`
+	Threads     int     `json:"threads"`
+	Processes   int     `json:"processes"` // members of the tree counted
+}
+
+// roots lists the running processes of snap, for a Sampler.
+func roots(snap supervisor.Snapshot) []resources.Root {
+	var rs []resources.Root
+	for _, p := range snap.Processes {
+		if p.Pid > 0 {
+			rs = append(rs, resources.Root{Name: p.Name, Pid: p.Pid})
+		}
+	}
+	return rs
+}
+
+// sample measures snap's running processes; nil when nothing runs or there
+// is no sampler.
+func sample(s Sampler, snap supervisor.Snapshot) map[string]resources.Usage {
+	rs := roots(snap)
+	if s == nil || len(rs) == 0 {
+		return nil
+	}
+	return s.Sample(rs)
+}
+
+// addResources fills in the resources of st's running processes.
+func addResources(st *Status, usage map[string]resources.Usage) {
+	for i := range st.Processes {
+		p := &st.Processes[i]
+		if u, ok := usage[p.Name]; ok && p.Pid > 0 {
+			p.Resources = &Resources{CPUSeconds: u.CPUSeconds, MemoryBytes: u.RSSBytes, OpenFDs: u.OpenFDs, Threads: u.Threads, Processes: u.Processes}
+		}
+	}
+}
+
+// resourceCollector reads the trees of the running processes at scrape
+// time (one walk shared by scrapes within resourceMaxAge) and the OOM kill
+// counts from the snapshot.
+type resourceCollector struct {
+	snapshot func() supervisor.Snapshot
+	sampler  Sampler
+	cpu      *prometheus.Desc
+	rss      *prometheus.Desc
+	fds      *prometheus.Desc
+	threads  *prometheus.Desc
+	ooms     *prometheus.Desc
+}
+
+func newResourceCollector(snapshot func() supervisor.Snapshot, s Sampler) *resourceCollector {
+	proc := []string{"process"}
+	return &resourceCollector{
+		snapshot: snapshot,
+		sampler:  s,
+		cpu: prometheus.NewDesc("podvisor_process_cpu_seconds_total",
+			"CPU time (user+system) of the process and its descendants; absent while it does not run, resets when it restarts.", proc, nil),
+		rss: prometheus.NewDesc("podvisor_process_resident_memory_bytes",
+			"Resident memory of the process and its descendants, summed (pages shared between them count once per process).", proc, nil),
+		fds: prometheus.NewDesc("podvisor_process_open_fds",
+			"Open file descriptors of the process and its descendants.", proc, nil),
+		threads: prometheus.NewDesc("podvisor_process_threads",
+			"Threads of the process and its descendants.", proc, nil),
+		ooms: prometheus.NewDesc("podvisor_process_oom_kills_total",
+			"Exits of the process caused by the kernel's OOM killer.", proc, nil),
+	}
+}
+
+func (c *resourceCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.cpu
+	ch <- c.rss
+	ch <- c.fds
+	ch <- c.threads
+	ch <- c.ooms
+}
+
+func (c *resourceCollector) Collect(ch chan<- prometheus.Metric) {
+	snap := c.snapshot()
+	usage := sample(c.sampler, snap)
+	for _, p := range snap.Processes {
+		ch <- constMetric(c.ooms, prometheus.CounterValue, float64(p.OOMKills), p.Name)
+		u, ok := usage[p.Name]
+		if !ok || p.Pid == 0 {
+			continue
+		}
+		ch <- constMetric(c.cpu, prometheus.CounterValue, u.CPUSeconds, p.Name)
+		ch <- constMetric(c.rss, prometheus.GaugeValue, float64(u.RSSBytes), p.Name)
+		ch <- constMetric(c.fds, prometheus.GaugeValue, float64(u.OpenFDs), p.Name)
+		ch <- constMetric(c.threads, prometheus.GaugeValue, float64(u.Threads), p.Name)
+	}
+}
+
+// cpuPercent is the tree's CPU time over the process's uptime, as ps shows
+// %CPU: 100 is one core busy on average since it started.
+func cpuPercent(p ProcessStatus, now time.Time) string {
+	if p.Resources == nil || p.StartedAt == nil {
+		return "-"
+	}
+	up := now.Sub(*p.StartedAt).Seconds()
+	if up <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", 100*p.Resources.CPUSeconds/up)
+}
+
+// memText shows resident memory in binary units: "512K", "52.3M", "1.2G".
+func memText(p ProcessStatus) string {
+	if p.Resources == nil {
+		return "-"
+	}
+	b := float64(p.Resources.MemoryBytes)
+	switch {
+	case b < 1<<20:
+		return fmt.Sprintf("%.0fK", b/(1<<10))
+	case b < 1<<30:
+		return fmt.Sprintf("%.1fM", b/(1<<20))
+	default:
+		return fmt.Sprintf("%.1fG", b/(1<<30))
+	}
+}

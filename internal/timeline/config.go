@@ -1,0 +1,19 @@
+package timeline
+
+import "github.com/podvisor/podvisor/internal/config"
+
+// FromConfig describes cfg's processes in start order (by level, then name).
+func FromConfig(cfg *config.Config) []Proc {
+	var out []Proc
+	for _, level := range cfg.Graph.Levels() {
+		for _, name := range level {
+			p := cfg.Processes[name]
+			tp := Proc{Name: name, Type: p.Type.String(), DependsOn: []Dep{}}
+			for _, d := range p.DependsOn {
+				tp.DependsOn = append(tp.DependsOn, Dep{Name: d.Name, Condition: d.Condition.String()})
+			}
+			out = append(out, tp)
+		}
+	}
+	return out
+}
