@@ -10,3 +10,6 @@ for pkg in $(go list ./...); do
     go test -run '^$' -fuzz "^${f}\$" -fuzztime "$t" "$pkg"
   done
 done
+# The supervisor's randomized invariant test, with more sequences than make test runs.
+echo "invariants: ${PODVISOR_INVARIANT_N:=50000} sequences"
+PODVISOR_INVARIANT_N=$PODVISOR_INVARIANT_N go test -run '^TestInvariants$' -count=1 -timeout 20m ./internal/supervisor/
