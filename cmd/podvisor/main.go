@@ -22,6 +22,7 @@ commands:
   graph    show the start order                  (podvisor graph [-c FILE] [--format text|dot|mermaid])
   status   show a running podvisor's processes   (podvisor status [--addr ADDR] [--json])
   wait     block until a target is ready         (podvisor wait --http URL|--tcp HOST:PORT|--file PATH|--exec CMD...|--ready ADDR)
+  kube     run a Kubernetes manifest locally, or write one (podvisor kube play FILE | podvisor kube generate [-c FILE])
   version  print the version
 `
 
@@ -43,6 +44,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cmdStatus(rest, stdout, stderr)
 	case "wait":
 		return cmdWait(rest, stdout, stderr)
+	case "kube":
+		return cmdKube(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "podvisor %s\n", version)
 		return 0

@@ -21,7 +21,7 @@ const maxWaitAttempt = 10 * time.Second
 
 // waitValueFlags are the wait flags that take a value; splitExec must skip
 // their values so that `--file --exec` waits for a file named "--exec".
-var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "ready": true, "timeout": true, "interval": true}
+var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "ready": true, "timeout": true, "interval": true, "pid": true}
 
 // cmdWait blocks until one target is ready, for postStart hooks and scripts:
 //
@@ -44,6 +44,8 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	fs.Bool("exec", false, "wait until the command made of all remaining arguments exits 0 (must come last)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	interval := fs.Duration("interval", 100*time.Millisecond, "time between attempts")
+	gone := fs.Bool("gone", false, "the inverse: wait until the target is gone (no answer, no file, process exited); with --http, --tcp, --file or --pid")
+	pid := fs.Int("pid", 0, "with --gone: wait until process `PID` has exited")
 
 	flagArgs, argv, hasExec := splitExec(args)
 	if err := fs.Parse(flagArgs); err != nil {
@@ -58,6 +60,10 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		return usage("unexpected argument %q", fs.Arg(0))
+	}
+	if *gone || *pid != 0 {
+		return waitGone(goneTarget{http: *httpURL, tcp: *tcpAddr, file: *file, pid: *pid, gone: *gone,
+			other: *readyAddr != "" || hasExec}, *timeout, *interval, stdout, stderr)
 	}
 	n := 0
 	for _, set := range []bool{*httpURL != "", *tcpAddr != "", *file != "", *readyAddr != "", hasExec} {
