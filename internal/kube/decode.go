@@ -49,6 +49,7 @@ type Workload struct {
 	Spec         PodSpec
 	BackoffLimit *int // Job and CronJob
 	Line         int
+	Ignored      []string // workload spec fields set that kube play ignores
 }
 
 // Manifest is a decoded manifest file.
@@ -198,6 +199,13 @@ func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {
 		return
 	}
 	w := &Workload{Kind: kind, Name: obj.Metadata.Name, Line: n.Line, BackoffLimit: spec.BackoffLimit}
+	for i := 0; i+1 < len(obj.Spec.Content); i += 2 {
+		switch k := obj.Spec.Content[i].Value; k {
+		case "template", "jobTemplate", "backoffLimit", "selector":
+		default:
+			w.Ignored = append(w.Ignored, k)
+		}
+	}
 	tmpl := spec.Template
 	if kind == "CronJob" {
 		if spec.JobTemplate == nil || spec.JobTemplate.Spec.Template == nil {

@@ -109,6 +109,9 @@ func Translate(m *Manifest, w *Workload, opts Options) (*Result, error) {
 	for _, s := range m.Skipped {
 		t.warnf("%s: not used by kube play (it concerns the cluster, not the pod)", s)
 	}
+	for _, f := range w.Ignored {
+		t.warnf("%s.spec.%s: ignored (one pod runs, on this machine)", w.Kind, f)
+	}
 
 	grace := defaultGrace
 	if spec.TerminationGracePeriodSeconds != nil {
@@ -394,6 +397,8 @@ func (b *builder) add(q *Proc, c *Container, where string) string {
 		User:       q.User,
 		DependsOn:  []Dep{{c.Name, "started"}},
 		Restart:    &Restart{Policy: "never"},
+		// A hook still running at teardown is cut short: its container is stopping.
+		Stop: &Stop{Timeout: "1s"},
 	}
 	b.p.Processes = append(b.p.Processes, h)
 	return h.Name
