@@ -321,6 +321,65 @@ func cmdKubeMounted(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdKubeGenerate(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "podvisor kube generate: not implemented yet")
-	return exitUsage
+	fs := newFlagSet("kube generate", stderr)
+	path := configFlag(fs)
+	shape := fs.String("shape", "fat", "fat (podvisor is the entrypoint of one container) or sidecars (one container per process)")
+	kind := fs.String("kind", "Pod", "Pod, Deployment or Job")
+	image := fs.String("image", "", "the container image (default registry.example/NAME:latest)")
+	name := fs.String("name", "", "the object name (default: the config's directory name)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "podvisor kube generate: unexpected argument %q (the config is -c FILE)\n", pos[0])
+		return exitUsage
+	}
+	cfg, err := loadConfig(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	raw, err := os.ReadFile(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube generate: %v\n", err)
+		return exitUsage
+	}
+	if *name == "" {
+		*name = dnsName(filepath.Base(cfg.Dir))
+	}
+	g, err := kube.Generate(cfg, kube.GenerateOptions{Shape: *shape, Kind: *kind, Image: *image, Name: *name, Raw: raw})
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube generate: %v\n", err)
+		return exitUsage
+	}
+	for _, w := range g.Warnings {
+		fmt.Fprintf(stderr, "podvisor kube generate: warning: %s\n", w)
+	}
+	_, _ = stdout.Write(g.Manifest)
+	return exitOK
+}
+
+// dnsName turns a directory name into a DNS label ("My_App" -> "my-app").
+func dnsName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	n := strings.Trim(b.String(), "-")
+	if len(n) > 63 {
+		n = strings.Trim(n[:63], "-")
+	}
+	if n == "" {
+		n = "podvisor"
+	}
+	return n
 }
