@@ -403,4 +403,3 @@ var signalNames = map[string]string{"hangup": "SIGHUP", "interrupt": "SIGINT", "
 func signalName(s interface{ String() string }) string {
 	return signalNames[s.String()]
 }
-
