@@ -49,6 +49,8 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kube tests: build podvisor:", err)
 		return 2
 	}
+	// A fat pod's entrypoint is "podvisor": the one just built.
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return m.Run()
 }
 
