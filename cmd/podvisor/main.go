@@ -22,6 +22,7 @@ commands:
   graph    show the start order                  (podvisor graph [-c FILE] [--format text|dot|mermaid])
   status   show a running podvisor's processes   (podvisor status [--addr ADDR] [--json])
   wait     block until a target is ready         (podvisor wait --http URL|--tcp HOST:PORT|--file PATH|--exec CMD...|--ready ADDR)
+           or gone, for preStop hooks            (podvisor wait --gone --http URL|--tcp HOST:PORT|--file PATH|--pid PID)
   kube     run a Kubernetes manifest locally, or write one (podvisor kube play FILE | podvisor kube generate [-c FILE])
   version  print the version
 `

@@ -121,9 +121,9 @@ type PodSpec struct {
 	RestartPolicy                 string              `yaml:"restartPolicy"`
 	TerminationGracePeriodSeconds *int64              `yaml:"terminationGracePeriodSeconds"`
 	ServiceAccountName            string              `yaml:"serviceAccountName"`
-	ServiceAccount                string              `yaml:"serviceAccount"`
+	ServiceAccount                yaml.Node           `yaml:"serviceAccount"`
 	NodeName                      string              `yaml:"nodeName"`
-	Hostname                      string              `yaml:"hostname"`
+	Hostname                      yaml.Node           `yaml:"hostname"`
 	SecurityContext               *PodSecurityContext `yaml:"securityContext"`
 
 	EphemeralContainers          yaml.Node `yaml:"ephemeralContainers"`

@@ -46,6 +46,7 @@ func TestExamples(t *testing.T) {
 		`(?m)^  install-podvisor:\n    command: \[cp, `,
 		`(?m)^  proxy\.post-start:\n    command: \[/podvisor/podvisor, wait, --http`,
 		`(?m)^  app:\n(.*\n)*?    depends_on: \{install-podvisor: completed, proxy\.post-start: completed\}`,
+		`(?m)^      command: \[/podvisor/podvisor, wait, --gone, --http, 'http://127.0.0.1:9000/healthz', --timeout, 25s\]`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("pod-poststart-wait dry run does not match %s:\n%s", re, out)
