@@ -615,6 +615,9 @@ func (b *builder) httpURL(c *Container, g *HTTPGetAction, where string) string {
 	if g.Scheme != "" && g.Scheme != "HTTP" {
 		b.t.errorf("%s.scheme %q: podvisor's http checks speak plain http only (use an exec probe with curl -k https://...)", where, g.Scheme)
 	}
+	if g.Protocol.Kind != 0 {
+		b.t.warnFor(c.Name, "httpGet.protocol: ignored (podvisor's http checks speak HTTP/1.1)")
+	}
 	if len(g.HTTPHeaders) > 0 {
 		b.t.warnFor(c.Name, "httpGet.httpHeaders: not sent (podvisor's http checks send no custom headers)")
 	}

@@ -83,6 +83,7 @@ type WorkloadSpec struct {
 	PodReplacementPolicy                 yaml.Node `yaml:"podReplacementPolicy"`
 	SuccessPolicy                        yaml.Node `yaml:"successPolicy"`
 	ManagedBy                            yaml.Node `yaml:"managedBy"`
+	Scheduling                           yaml.Node `yaml:"scheduling"`
 	Schedule                             yaml.Node `yaml:"schedule"`
 	TimeZone                             yaml.Node `yaml:"timeZone"`
 	StartingDeadlineSeconds              yaml.Node `yaml:"startingDeadlineSeconds"`
@@ -97,7 +98,7 @@ var allowedSpecKeys = map[string][]string{
 	"ReplicaSet":  {"template", "replicas", "selector", "minReadySeconds"},
 	"StatefulSet": {"template", "replicas", "selector", "serviceName", "volumeClaimTemplates", "podManagementPolicy", "updateStrategy", "revisionHistoryLimit", "minReadySeconds", "persistentVolumeClaimRetentionPolicy", "ordinals"},
 	"DaemonSet":   {"template", "selector", "updateStrategy", "minReadySeconds", "revisionHistoryLimit"},
-	"Job":         {"template", "parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "backoffLimitPerIndex", "maxFailedIndexes", "selector", "manualSelector", "ttlSecondsAfterFinished", "completionMode", "suspend", "podFailurePolicy", "podReplacementPolicy", "successPolicy", "managedBy"},
+	"Job":         {"template", "parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "backoffLimitPerIndex", "maxFailedIndexes", "selector", "manualSelector", "ttlSecondsAfterFinished", "completionMode", "suspend", "podFailurePolicy", "podReplacementPolicy", "successPolicy", "managedBy", "scheduling"},
 	"CronJob":     {"jobTemplate", "schedule", "timeZone", "startingDeadlineSeconds", "concurrencyPolicy", "suspend", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"},
 }
 
@@ -157,6 +158,8 @@ type PodSpec struct {
 	ResourceClaims               yaml.Node `yaml:"resourceClaims"`
 	Resources                    yaml.Node `yaml:"resources"`
 	HostnameOverride             yaml.Node `yaml:"hostnameOverride"`
+	EvictionResponders           yaml.Node `yaml:"evictionResponders"`
+	SchedulingGroup              yaml.Node `yaml:"schedulingGroup"`
 }
 
 // PodSecurityContext is spec.securityContext.
@@ -298,6 +301,7 @@ type VolumeMount struct {
 	MountPropagation  yaml.Node `yaml:"mountPropagation"`
 	SubPathExpr       yaml.Node `yaml:"subPathExpr"`
 	RecursiveReadOnly yaml.Node `yaml:"recursiveReadOnly"`
+	BindMountOptions  yaml.Node `yaml:"bindMountOptions"`
 }
 
 // Volume is one entry of spec.volumes.
@@ -340,6 +344,7 @@ type Volume struct {
 type EmptyDir struct {
 	Medium    string    `yaml:"medium"`
 	SizeLimit yaml.Node `yaml:"sizeLimit"`
+	Mode      yaml.Node `yaml:"mode"`
 }
 
 // HostPath is volumes[].hostPath.
@@ -350,9 +355,10 @@ type HostPath struct {
 
 // KeyToPath is one entry of a configMap or secret volume's items.
 type KeyToPath struct {
-	Key  string `yaml:"key"`
-	Path string `yaml:"path"`
-	Mode *int32 `yaml:"mode"`
+	Key  string    `yaml:"key"`
+	Path string    `yaml:"path"`
+	Mode *int32    `yaml:"mode"`
+	User yaml.Node `yaml:"user"`
 }
 
 // ConfigMapVolume is volumes[].configMap.
@@ -361,6 +367,7 @@ type ConfigMapVolume struct {
 	Items       []KeyToPath `yaml:"items"`
 	DefaultMode *int32      `yaml:"defaultMode"`
 	Optional    bool        `yaml:"optional"`
+	DefaultUser yaml.Node   `yaml:"defaultUser"`
 }
 
 // SecretVolume is volumes[].secret.
@@ -369,6 +376,7 @@ type SecretVolume struct {
 	Items       []KeyToPath `yaml:"items"`
 	DefaultMode *int32      `yaml:"defaultMode"`
 	Optional    bool        `yaml:"optional"`
+	DefaultUser yaml.Node   `yaml:"defaultUser"`
 }
 
 // Probe is a startup, readiness or liveness probe.
@@ -397,6 +405,7 @@ type HTTPGetAction struct {
 	Host        string       `yaml:"host"`
 	Scheme      string       `yaml:"scheme"`
 	HTTPHeaders []HTTPHeader `yaml:"httpHeaders"`
+	Protocol    yaml.Node    `yaml:"protocol"`
 }
 
 // HTTPHeader is one header of an httpGet.

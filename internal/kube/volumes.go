@@ -40,8 +40,8 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 		switch {
 		case v.EmptyDir != nil:
 			p.Kind = "emptyDir"
-			if v.EmptyDir.Medium == "Memory" {
-				t.warnf("%s: emptyDir medium Memory is a plain directory here", where)
+			if v.EmptyDir.Medium == "Memory" || v.EmptyDir.SizeLimit.Kind != 0 || v.EmptyDir.Mode.Kind != 0 {
+				t.warnf("%s: emptyDir medium, sizeLimit and mode: ignored, a plain directory (mode 0777)", where)
 			}
 		case v.HostPath != nil:
 			p.Kind, p.Source, p.HostType = "hostPath", v.HostPath.Path, v.HostPath.Type
@@ -50,9 +50,15 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 			}
 		case v.ConfigMap != nil:
 			p.Kind = "configMap"
+			if v.ConfigMap.DefaultUser.Kind != 0 {
+				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
+			}
 			p.Files = t.volumeFiles(false, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.DefaultMode, v.ConfigMap.Optional, where)
 		case v.Secret != nil:
 			p.Kind = "secret"
+			if v.Secret.DefaultUser.Kind != 0 {
+				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
+			}
 			p.Files = t.volumeFiles(true, v.Secret.SecretName, v.Secret.Items, v.Secret.DefaultMode, v.Secret.Optional, where)
 		default:
 			t.errorf("%s: only emptyDir, hostPath, configMap and secret volumes can run locally (use a hostPath for data that must persist)", where)
@@ -78,6 +84,9 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 				if vm.SubPathExpr.Kind != 0 {
 					t.errorf("%s: subPathExpr is not supported (use subPath)", where)
 					continue
+				}
+				if vm.RecursiveReadOnly.Kind != 0 || vm.BindMountOptions.Kind != 0 {
+					t.warnFor(c.Name, "volumeMounts recursiveReadOnly, bindMountOptions: ignored (readOnly is honoured)")
 				}
 				src := p.Source
 				if vm.SubPath != "" {
