@@ -182,6 +182,16 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	if *logFormat != "" {
 		runArgs = append(runArgs, "--log-format", *logFormat)
 	}
+	if len(res.Mounts) > 0 && opts.VolumeRoot == "" && !opts.Root {
+		var paths []string
+		for _, mt := range res.Mounts {
+			paths = append(paths, mt.Target)
+		}
+		fmt.Fprintf(stderr, "podvisor kube play: %s mounts volumes at %s: binding them there needs a private mount namespace, so root; "+
+			"run as root, or pass --volume-root DIR to put them under DIR and rewrite the paths in commands, env and probes\n",
+			w.Name, strings.Join(paths, ", "))
+		return exitUsage
+	}
 	if err := kube.Materialise(res.Volumes); err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
@@ -201,16 +211,6 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			return exitFail
 		}
 		return cmdRun(runArgs, stdout, stderr)
-	}
-	if !opts.Root {
-		var paths []string
-		for _, mt := range res.Mounts {
-			paths = append(paths, mt.Target)
-		}
-		fmt.Fprintf(stderr, "podvisor kube play: %s mounts volumes at %s: binding them there needs a private mount namespace, so root; "+
-			"run as root, or pass --volume-root DIR to put them under DIR and rewrite the paths in commands, env and probes\n",
-			w.Name, strings.Join(paths, ", "))
-		return exitUsage
 	}
 	// The run continues in a private mount namespace: this process execs
 	// itself there (same pid), binds the volumes, runs, and cleans up.

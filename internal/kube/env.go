@@ -110,7 +110,7 @@ func (t *translator) env(c *Container, where string) [][2]string {
 		for _, k := range sortedKeys(data) {
 			name := ef.Prefix + k
 			if !validEnvName(name) {
-				t.warnf("%s.envFrom[%d]: key %q of %s %q is not a valid variable name: skipped, as the kubelet does", where, i, k, objKind(secret), ref.Name)
+				t.warnf("%s.envFrom[%d]: key %q of %s %q is not a variable name (letters, digits, _): skipped", where, i, k, objKind(secret), ref.Name)
 				continue
 			}
 			set(name, data[k])
@@ -118,6 +118,11 @@ func (t *translator) env(c *Container, where string) [][2]string {
 	}
 	for i, e := range c.Env {
 		at := fmt.Sprintf("%s.env[%d] (%s)", where, i, e.Name)
+		if !validEnvName(e.Name) {
+			// Kubernetes also allows . and -; podvisor's environments do not.
+			t.warnFor(c.Name, fmt.Sprintf("env %q: not a variable name podvisor can set (letters, digits, _): skipped", e.Name))
+			continue
+		}
 		if e.ValueFrom == nil {
 			set(e.Name, expand(e.Value, lookup))
 			continue
@@ -304,14 +309,14 @@ func parseQuantity(s string) (float64, error) {
 	return v * f, nil
 }
 
-// validEnvName: what the kubelet accepts from envFrom (C identifiers, plus
-// the . and - the API allows).
+// validEnvName: a C identifier, what procs.yaml accepts as a variable name
+// (the API also allows . and -).
 func validEnvName(s string) bool {
 	if s == "" || ('0' <= s[0] && s[0] <= '9') {
 		return false
 	}
 	for _, c := range []byte(s) {
-		if !(c == '_' || c == '.' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
 			return false
 		}
 	}

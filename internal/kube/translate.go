@@ -387,6 +387,10 @@ func (b *builder) add(q *Proc, c *Container, where string) string {
 	if argv == nil {
 		return ""
 	}
+	if len(c.Name+postStartSuffix) > 63 {
+		b.t.errorf("%s: the container name is too long for its postStart hook's process name %q (podvisor names have at most 63 characters; shorten it to 52)", where, c.Name+postStartSuffix)
+		return ""
+	}
 	h := &Proc{
 		Name:       c.Name + postStartSuffix,
 		Comment:    fmt.Sprintf("postStart hook of %s: holds back the containers after it until it succeeds", c.Name),

@@ -2,6 +2,8 @@ package kube
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -492,5 +494,40 @@ spec:
 	clash := strings.Replace(pod, "volumeMounts: [{name: work, mountPath: /opt/workspace}]", "volumeMounts: [{name: conf, mountPath: /opt/workspace}]", 1)
 	if _, err := playErr(clash, Options{}); err == nil || !strings.Contains(err.Error(), "one path holds one volume") {
 		t.Errorf("two volumes at one path: %v", err)
+	}
+}
+
+func TestFromDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cfg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cfg", "MODE"), []byte("slow"), 0o644)
+	os.WriteFile(filepath.Join(dir, "cfg", "app.conf"), []byte("x=1\n"), 0o644)
+	const pod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  volumes: [{name: conf, configMap: {name: cfg}}]
+  containers:
+    - name: app
+      command: [app, "$(MODE)", "$(ALL_MODE)"]
+      env: [{name: MODE, valueFrom: {configMapKeyRef: {name: cfg, key: MODE}}}]
+      envFrom: [{prefix: ALL_, configMapRef: {name: cfg}}]
+      volumeMounts: [{name: conf, mountPath: /etc/app}]
+`
+	res := play(t, pod, Options{FromDir: dir})
+	cfg := load(t, res)
+	if got := cfg.Processes["app"].Command; !slices.Equal(got, []string{"app", "slow", "slow"}) {
+		t.Errorf("command %q", got)
+	}
+	if f := res.Volumes[0].Files["app.conf"]; f.Data != "x=1\n" {
+		t.Errorf("volume files %+v", res.Volumes[0].Files)
+	}
+	// A key naming a path outside the directory is never read.
+	bad := strings.Replace(pod, "key: MODE", "key: ../cfg/MODE", 1)
+	if _, err := playErr(bad, Options{FromDir: dir}); err == nil {
+		t.Error("key ../cfg/MODE was read")
 	}
 }

@@ -34,6 +34,11 @@ func testMain(m *testing.M) int {
 		return 2
 	}
 	defer os.RemoveAll(dir)
+	// Searchable by every user: one test runs podvisor as nobody.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	podvisorBin = filepath.Join(dir, "podvisor")
 	gobin, err := exec.LookPath("go")
 	if err != nil && os.Getenv("GOROOT") != "" {
@@ -85,9 +90,15 @@ type run struct {
 // start runs `podvisor ARGS...` with E2E_DIR and E2E_EVENTS set.
 func start(t *testing.T, args ...string) *run {
 	t.Helper()
+	return startProg(t, podvisorBin, args...)
+}
+
+// startProg runs PROG ARGS... (a wrapper that execs podvisor) the same way.
+func startProg(t *testing.T, prog string, args ...string) *run {
+	t.Helper()
 	r := &run{t: t, dir: t.TempDir(), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	r.events = filepath.Join(r.dir, "events")
-	r.cmd = exec.Command(podvisorBin, args...)
+	r.cmd = exec.Command(prog, args...)
 	r.cmd.Dir = r.dir
 	r.cmd.Env = append(os.Environ(), "E2E_DIR="+r.dir, "E2E_EVENTS="+r.events)
 	r.cmd.Stdout, r.cmd.Stderr = r.stdout, r.stderr

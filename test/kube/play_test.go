@@ -2,6 +2,8 @@ package kube
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,5 +123,59 @@ func TestPreStopSharedVolume(t *testing.T) {
 				t.Errorf("/lifecycle left on the host: %v", err)
 			}
 		})
+	}
+}
+
+// --volume-root: no namespace, no root needed; the mount paths in commands
+// and hooks are rewritten under the root, which is cleaned up after.
+func TestVolumeRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	r := play(t, "prestop-shared-volume.yaml", "--volume-root", root)
+	r.waitEvents(30*time.Second, "proxy start", "app start")
+	if _, err := os.Stat(filepath.Join(root, "lifecycle", "main-running")); err != nil {
+		t.Errorf("the app's file is not under the volume root: %v", err)
+	}
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Errorf("exit code %d\n%s", code, r.stdout)
+	}
+	before(t, r.readEvents(), "app stop", "proxy stop")
+	if _, err := os.Lstat(filepath.Join(root, "lifecycle")); !os.IsNotExist(err) {
+		t.Errorf("volume link left behind: %v", err)
+	}
+}
+
+// Without root and without --volume-root, a pod with volumes is refused
+// with the way out; nothing runs.
+func TestVolumesNeedRoot(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		if os.Getenv("PODVISOR_REQUIRE_TOOLS") == "1" {
+			t.Fatal("setpriv (util-linux) is missing")
+		}
+		t.Skip("no setpriv")
+	}
+	if os.Geteuid() != 0 {
+		r := play(t, "prestop-shared-volume.yaml")
+		checkRefusal(t, r)
+		return
+	}
+	r := startProg(t, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", podvisorBin,
+		"kube", "play", "--listen", "off", testdata("prestop-shared-volume.yaml"))
+	checkRefusal(t, r)
+}
+
+func checkRefusal(t *testing.T, r *run) {
+	t.Helper()
+	if code := r.wait(30 * time.Second); code != 2 {
+		t.Errorf("exit %d, want 2\n%s", code, r.stderr)
+	}
+	for _, want := range []string{"/lifecycle", "run as root", "--volume-root DIR"} {
+		if !strings.Contains(r.stderr.String(), want) {
+			t.Errorf("refusal lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if len(r.readEvents()) > 0 {
+		t.Error("a container ran")
 	}
 }
