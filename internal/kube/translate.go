@@ -768,8 +768,8 @@ func (t *translator) ignoredFields() {
 				t.warnFor(c.Name, "resources: not enforced (read only by resourceFieldRef)")
 			}
 			for _, p := range c.Ports {
-				if p.HostPort.Kind != 0 {
-					t.warnFor(c.Name, "ports.hostPort: ignored, the ports are this machine's already")
+				if p.HostPort.Kind != 0 || p.HostIP.Kind != 0 {
+					t.warnFor(c.Name, "ports.hostPort, hostIP: ignored, the ports are this machine's already")
 				}
 			}
 			for _, vm := range c.VolumeMounts {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -529,5 +530,69 @@ spec:
 	bad := strings.Replace(pod, "key: MODE", "key: ../cfg/MODE", 1)
 	if _, err := playErr(bad, Options{FromDir: dir}); err == nil {
 		t.Error("key ../cfg/MODE was read")
+	}
+}
+
+// Every field kube's types hold as an uninterpreted node is either warned
+// about (by name) or refused: none is dropped silently.
+func TestEveryIgnoredFieldIsReported(t *testing.T) {
+	nodeFields := func(v any) []string {
+		var out []string
+		ty := reflect.TypeOf(v)
+		for i := 0; i < ty.NumField(); i++ {
+			if ty.Field(i).Type == nodeType {
+				name, _, _ := strings.Cut(ty.Field(i).Tag.Get("yaml"), ",")
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	check := func(what, doc, field string) {
+		t.Helper()
+		res, err := playErr(doc, Options{})
+		if err != nil {
+			if !strings.Contains(err.Error(), field) {
+				t.Errorf("%s %s: refused without naming it: %v", what, field, err)
+			}
+			return
+		}
+		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, field) }) {
+			t.Errorf("%s %s: set but neither warned about nor refused (warnings %q)", what, field, res.Warnings)
+		}
+	}
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  %s\n  volumes: [{name: v, emptyDir: {}}]\n  containers:\n  - name: app\n    command: [x]\n    volumeMounts: [{name: v, mountPath: /v}]\n    %s\n"
+	for _, f := range nodeFields(PodSpec{}) {
+		check("spec", fmt.Sprintf(pod, f+": {}", ""), f)
+	}
+	for _, f := range nodeFields(Container{}) {
+		check("container", fmt.Sprintf(pod, "", f+": {}"), f)
+	}
+	for _, f := range nodeFields(SecurityContext{}) {
+		check("securityContext", fmt.Sprintf(pod, "", "securityContext: {"+f+": {}}"), f)
+	}
+	for _, f := range nodeFields(PodSecurityContext{}) {
+		check("pod securityContext", fmt.Sprintf(pod, "securityContext: {"+f+": {}}", ""), f)
+	}
+	for _, f := range nodeFields(Probe{}) {
+		check("probe", fmt.Sprintf(pod, "", "livenessProbe: {exec: {command: [x]}, "+f+": {}}"), f)
+	}
+	for _, f := range nodeFields(VolumeMount{}) {
+		check("volumeMount", strings.Replace(fmt.Sprintf(pod, "", ""), "mountPath: /v}", "mountPath: /v, "+f+": {}}", 1), f)
+	}
+	for _, f := range nodeFields(Volume{}) {
+		check("volume", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}}", f+": {}}", 1), "spec.volumes[0]")
+	}
+	for _, f := range nodeFields(ContainerPort{}) {
+		check("port", fmt.Sprintf(pod, "", "ports: [{containerPort: 80, "+f+": {}}]"), f)
+	}
+	cm := "\n---\n{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {k: v}}\n"
+	for _, f := range nodeFields(KeyToPath{}) {
+		check("items", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}", "configMap: {name: c, items: [{key: k, path: p, "+f+": {}}]}", 1)+cm, f)
+	}
+	for _, f := range nodeFields(ConfigMapVolume{}) {
+		check("configMap", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}", "configMap: {name: c, "+f+": {}}", 1)+cm, f)
+	}
+	for _, f := range nodeFields(EmptyDir{}) {
+		check("emptyDir", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}", "emptyDir: {"+f+": {}}", 1), f)
 	}
 }

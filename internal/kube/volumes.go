@@ -173,6 +173,9 @@ func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, de
 			t.errorf("%s: items path %q must be a relative path inside the volume", where, it.Path)
 			continue
 		}
+		if it.User.Kind != 0 {
+			t.warnf("%s: items user: ignored, the files belong to podvisor's user", where)
+		}
 		m := mode
 		if it.Mode != nil {
 			m = os.FileMode(*it.Mode) & 0o777
