@@ -124,7 +124,15 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	}
 	tmp := ""
 	if !*dryRun {
-		if tmp, err = os.MkdirTemp("", "podvisor-kube-"); err != nil {
+		// The run's directory must not lie under a mount path: a volume
+		// bound at /tmp would hide procs.yaml from the run.
+		opts.VolumeDir = "/nonexistent"
+		probe, err := kube.Translate(m, w, opts)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitUsage
+		}
+		if tmp, err = os.MkdirTemp(tempBase(probe.Mounts), "podvisor-kube-"); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
@@ -146,8 +154,12 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor kube play: warning: %s\n", warn)
 	}
 	if !*dryRun {
-		// Relative paths behave as in the directory podvisor was started in.
+		// Relative paths behave as in the directory podvisor was started
+		// in, unless a volume hides it: then /, as in most images.
 		wd, _ := os.Getwd()
+		if underMount(wd, res.Mounts) {
+			wd = "/"
+		}
 		for _, p := range res.Procs.Processes {
 			if p.WorkingDir == "" {
 				p.WorkingDir = wd
@@ -214,11 +226,28 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	}
 	// The run continues in a private mount namespace: this process execs
 	// itself there (same pid), binds the volumes, runs, and cleans up.
-	st := mountedState{Mounts: res.Mounts, Tmp: tmp, RunArgs: runArgs}
-	if code := execMounted(st, stderr); code != 0 {
-		return code
+	return execMounted(mountedState{Mounts: res.Mounts, Tmp: tmp, RunArgs: runArgs}, stderr)
+}
+
+// tempBase returns the first usual temporary directory outside every mount
+// target.
+func tempBase(mounts []kube.Mount) string {
+	for _, base := range []string{os.TempDir(), "/var/tmp", "/run", "/dev/shm"} {
+		if !underMount(base, mounts) {
+			return base
+		}
 	}
-	return exitFail // not reached
+	return os.TempDir()
+}
+
+// underMount reports whether dir is a mount target or lies below one.
+func underMount(dir string, mounts []kube.Mount) bool {
+	for _, m := range mounts {
+		if dir == m.Target || strings.HasPrefix(dir+"/", m.Target+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot string) (kube.Options, error) {

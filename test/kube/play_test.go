@@ -179,3 +179,35 @@ func checkRefusal(t *testing.T, r *run) {
 		t.Error("a container ran")
 	}
 }
+
+// A volume at /tmp (common with readOnlyRootFilesystem) hides the host's
+// /tmp inside the run only; kube play keeps its own files elsewhere.
+func TestVolumeAtTmp(t *testing.T) {
+	needRoot(t)
+	manifest := filepath.Join(t.TempDir(), "tmp.yaml")
+	os.WriteFile(manifest, []byte(`apiVersion: batch/v1
+kind: Job
+metadata: {name: tmpvol}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      volumes: [{name: tmp, emptyDir: {}}]
+      containers:
+        - name: a
+          command: [sh, -c, 'touch /tmp/kube-play-test && test -z "$(ls /tmp | grep -v kube-play-test | grep -v podvisor-)" && echo "PWD=$(pwd)"']
+          volumeMounts: [{name: tmp, mountPath: /tmp}]
+`), 0o644)
+	r := start(t, "kube", "play", "--listen", "off", manifest)
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat("/tmp/kube-play-test"); !os.IsNotExist(err) {
+		t.Errorf("the file written to the /tmp volume reached the host: %v", err)
+	}
+	// The test's directory is under /tmp, hidden by the volume: the
+	// working directory falls back to /.
+	if !strings.Contains(r.stdout.String(), "| PWD=/\n") {
+		t.Errorf("working directory not /:\n%s", r.stdout)
+	}
+}
