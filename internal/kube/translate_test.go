@@ -596,3 +596,27 @@ func TestEveryIgnoredFieldIsReported(t *testing.T) {
 		check("emptyDir", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}", "emptyDir: {"+f+": {}}", 1), f)
 	}
 }
+
+func TestUser(t *testing.T) {
+	const pod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  securityContext: {runAsUser: 1000, runAsGroup: 3000}
+  containers:
+    - {name: app, command: [x]}
+    - {name: other, command: [y], securityContext: {runAsUser: 2000}}
+`
+	cfg := load(t, play(t, pod, Options{Root: true}))
+	if u := cfg.Processes["app"].User; u == nil || u.UID != 1000 || u.GID != 3000 {
+		t.Errorf("app user %+v", u)
+	}
+	if u := cfg.Processes["other"].User; u == nil || u.UID != 2000 || u.GID != 3000 {
+		t.Errorf("other user %+v (container runAsUser, pod runAsGroup)", u)
+	}
+	res := play(t, pod, Options{Root: false})
+	if cfg := load(t, res); cfg.Processes["app"].User != nil {
+		t.Error("user set without root")
+	}
+}

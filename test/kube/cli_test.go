@@ -209,3 +209,28 @@ func TestWaitGone(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageErrors(t *testing.T) {
+	procs := filepath.Join(t.TempDir(), "procs.yaml")
+	os.WriteFile(procs, []byte("processes:\n  a: {command: [sleep, '1']}\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kube"}, "usage:"},
+		{[]string{"kube", "apply"}, `unknown command "apply"`},
+		{[]string{"kube", "play"}, "want one manifest FILE"},
+		{[]string{"kube", "play", "a.yaml", "b.yaml"}, "want one manifest FILE"},
+		{[]string{"kube", "play", "/nonexistent.yaml"}, "/nonexistent.yaml"},
+		{[]string{"kube", "play", "--image-command", "nginx", testdata("poststart-sidecar.yaml")}, "want IMAGE=CMD"},
+		{[]string{"kube", "generate", "-c", procs, "--kind", "StatefulSet"}, "want Pod, Deployment or Job"},
+		{[]string{"kube", "generate", "-c", procs, "--shape", "thin"}, "want fat or sidecars"},
+		{[]string{"kube", "generate", "-c", "/nonexistent/procs.yaml"}, "/nonexistent/procs.yaml"},
+		{[]string{"kube", "generate", "-c", procs, "extra"}, "unexpected argument"},
+	} {
+		r := start(t, tc.args...)
+		if code := r.wait(30 * time.Second); code != 2 || !strings.Contains(r.stderr.String(), tc.want) {
+			t.Errorf("podvisor %q: exit %d, want 2 and %q in:\n%s", tc.args, code, tc.want, r.stderr)
+		}
+	}
+}
