@@ -70,17 +70,32 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// playFlags are kube play's flags.
+type playFlags struct {
+	dryRun, ordered                              *bool
+	name, fromDir, volumeRoot, listen, logFormat *string
+	imageCmds                                    *listFlag
+}
+
+// kubePlayFlags defines kube play's flags (one definition for the command
+// and for help).
+func kubePlayFlags(fs *flag.FlagSet) *playFlags {
+	f := &playFlags{imageCmds: &listFlag{}}
+	f.dryRun = fs.Bool("dry-run", false, "print the procs.yaml that would run, and exit")
+	f.ordered = fs.Bool("ordered", false, "podvisor's order: each container gated on the readiness of those before it, stopped in reverse")
+	f.name = fs.String("name", "", "the workload to run when the file holds several")
+	fs.Var(f.imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
+	f.fromDir = fs.String("from-dir", "", "ConfigMap and Secret keys as files `DIR`/NAME/KEY")
+	f.volumeRoot = fs.String("volume-root", "", "materialise volumes under `DIR` and rewrite their paths, instead of a mount namespace (no root needed)")
+	f.listen = fs.String("listen", "", "HTTP address (as podvisor run)")
+	f.logFormat = fs.String("log-format", "", "text or json (as podvisor run)")
+	return f
+}
+
 func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube play", stderr)
-	dryRun := fs.Bool("dry-run", false, "print the procs.yaml that would run, and exit")
-	ordered := fs.Bool("ordered", false, "podvisor's order: each container gated on the readiness of those before it, stopped in reverse")
-	name := fs.String("name", "", "the workload to run when the file holds several")
-	var imageCmds listFlag
-	fs.Var(&imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
-	fromDir := fs.String("from-dir", "", "ConfigMap and Secret keys as files `DIR`/NAME/KEY")
-	volumeRoot := fs.String("volume-root", "", "materialise volumes under `DIR` and rewrite their paths, instead of a mount namespace (no root needed)")
-	listen := fs.String("listen", "", "HTTP address (as podvisor run)")
-	logFormat := fs.String("log-format", "", "text or json (as podvisor run)")
+	f := kubePlayFlags(fs)
+	dryRun, ordered, name, fromDir, volumeRoot, listen, logFormat := f.dryRun, f.ordered, f.name, f.fromDir, f.volumeRoot, f.listen, f.logFormat
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -117,7 +132,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
-	opts, err := playOptions(imageCmds, *ordered, *fromDir, *volumeRoot)
+	opts, err := playOptions(*f.imageCmds, *ordered, *fromDir, *volumeRoot)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitUsage
@@ -349,13 +364,26 @@ func cmdKubeMounted(args []string, stdout, stderr io.Writer) int {
 	return cmdRun(st.RunArgs, stdout, stderr)
 }
 
+// generateFlags are kube generate's flags.
+type generateFlags struct {
+	path, shape, kind, image, name *string
+}
+
+// kubeGenerateFlags defines kube generate's flags.
+func kubeGenerateFlags(fs *flag.FlagSet) *generateFlags {
+	return &generateFlags{
+		path:  configFlag(fs),
+		shape: fs.String("shape", "fat", "fat (podvisor is the entrypoint of one container) or sidecars (one container per process)"),
+		kind:  fs.String("kind", "Pod", "Pod, Deployment or Job"),
+		image: fs.String("image", "", "the container image (default registry.example/NAME:latest)"),
+		name:  fs.String("name", "", "the object name (default: the config's directory name)"),
+	}
+}
+
 func cmdKubeGenerate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube generate", stderr)
-	path := configFlag(fs)
-	shape := fs.String("shape", "fat", "fat (podvisor is the entrypoint of one container) or sidecars (one container per process)")
-	kind := fs.String("kind", "Pod", "Pod, Deployment or Job")
-	image := fs.String("image", "", "the container image (default registry.example/NAME:latest)")
-	name := fs.String("name", "", "the object name (default: the config's directory name)")
+	f := kubeGenerateFlags(fs)
+	path, shape, kind, image, name := f.path, f.shape, f.kind, f.image, f.name
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

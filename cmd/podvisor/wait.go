@@ -44,8 +44,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	fs.Bool("exec", false, "wait until the command made of all remaining arguments exits 0 (must come last)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	interval := fs.Duration("interval", 100*time.Millisecond, "time between attempts")
-	gone := fs.Bool("gone", false, "the inverse: wait until the target is gone (no answer, no file, process exited); with --http, --tcp, --file or --pid")
-	pid := fs.Int("pid", 0, "with --gone: wait until process `PID` has exited")
+	gone, pid := waitGoneFlags(fs)
 
 	flagArgs, argv, hasExec := splitExec(args)
 	if err := fs.Parse(flagArgs); err != nil {

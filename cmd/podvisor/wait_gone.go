@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,14 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// waitGoneFlags defines wait's --gone and --pid (kept apart from the other
+// wait flags so that the command table can add them in one call).
+func waitGoneFlags(fs *flag.FlagSet) (gone *bool, pid *int) {
+	gone = fs.Bool("gone", false, "the inverse: wait until the target is gone (no answer, no file, process exited); with --http, --tcp, --file or --pid")
+	pid = fs.Int("pid", 0, "with --gone: wait until process `PID` has exited")
+	return gone, pid
+}
 
 // goneTarget is what `podvisor wait --gone` watches.
 type goneTarget struct {
