@@ -38,8 +38,6 @@ func cmdKube(args []string, stdout, stderr io.Writer) int {
 		return cmdKubePlay(args[1:], stdout, stderr)
 	case "generate":
 		return cmdKubeGenerate(args[1:], stdout, stderr)
-	case mountedRun:
-		return cmdKubeMounted(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, kubeUsage)
 		return exitOK
@@ -93,6 +91,11 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 }
 
 func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
+	if state, ok := os.LookupEnv(mountedEnv); ok && len(args) == 0 {
+		// The second half of a run with volumes, after execMounted.
+		os.Unsetenv(mountedEnv) // not for the children
+		return cmdKubeMounted(state, stdout, stderr)
+	}
 	fs := newFlagSet("kube play", stderr)
 	f := kubePlayFlags(fs)
 	dryRun, ordered, name, fromDir, volumeRoot, listen, logFormat := f.dryRun, f.ordered, f.name, f.fromDir, f.volumeRoot, f.listen, f.logFormat
@@ -299,8 +302,9 @@ func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot string) (
 	return opts, nil
 }
 
-// mountedRun is the hidden subcommand the namespace re-exec runs.
-const mountedRun = "__mounted-run"
+// mountedEnv carries the state file to the process execMounted starts, so
+// that the re-exec needs no command or flag of its own.
+const mountedEnv = "PODVISOR_KUBE_MOUNTED"
 
 type mountedState struct {
 	Mounts  []kube.Mount
@@ -329,7 +333,7 @@ func execMounted(st mountedState, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor kube play: cannot create a mount namespace: %v\n", err)
 		return exitFail
 	}
-	err = syscall.Exec(self, []string{self, "kube", mountedRun, statePath}, os.Environ())
+	err = syscall.Exec(self, []string{self, "kube", "play"}, append(os.Environ(), mountedEnv+"="+statePath))
 	fmt.Fprintf(stderr, "podvisor kube play: exec %s: %v\n", self, err)
 	return exitFail
 }
@@ -337,14 +341,23 @@ func execMounted(st mountedState, stderr io.Writer) int {
 // cmdKubeMounted runs inside the private mount namespace: binds the
 // volumes, runs podvisor on the translated procs.yaml, then unbinds and
 // removes the run's temporary directory.
-func cmdKubeMounted(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		return exitUsage
-	}
-	b, err := os.ReadFile(args[0])
+func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
+	// Only a state file execMounted wrote: ours, private, in a run directory.
 	var st mountedState
+	fi, err := os.Lstat(statePath)
 	if err == nil {
-		err = json.Unmarshal(b, &st)
+		sys, _ := fi.Sys().(*syscall.Stat_t)
+		if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 || sys == nil || int(sys.Uid) != os.Geteuid() ||
+			!strings.HasPrefix(filepath.Base(filepath.Dir(statePath)), "podvisor-kube-") {
+			err = fmt.Errorf("%s=%s: not a state file of kube play", mountedEnv, statePath)
+		}
+	}
+	if err == nil {
+		var b []byte
+		if b, err = os.ReadFile(statePath); err == nil {
+			err = json.Unmarshal(b, &st)
+		}
+		st.Tmp = filepath.Dir(statePath) // removed at the end: never taken from the file
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
