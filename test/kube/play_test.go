@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,5 +210,29 @@ spec:
 	// working directory falls back to /.
 	if !strings.Contains(r.stdout.String(), "| PWD=/\n") {
 		t.Errorf("working directory not /:\n%s", r.stdout)
+	}
+}
+
+// A Job's native sidecar never holds its completion: the job ends, then the
+// sidecar is stopped, and the exit code is the job's.
+func TestJobWithSidecar(t *testing.T) {
+	data, err := os.ReadFile(testdata("job-with-sidecar.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []string{"0", "4"} {
+		for _, m := range modes {
+			t.Run(m.name+"/exit"+code, func(t *testing.T) {
+				manifest := filepath.Join(t.TempDir(), "job.yaml")
+				os.WriteFile(manifest, []byte(strings.Replace(string(data), `value: "0"`, `value: "`+code+`"`, 1)), 0o644)
+				r := start(t, append(append([]string{"kube", "play", "--listen", "off"}, m.args...), manifest)...)
+				if got := r.wait(30 * time.Second); strconv.Itoa(got) != code {
+					t.Errorf("exit %d, want %s\n%s", got, code, r.stdout)
+				}
+				evs := r.readEvents()
+				before(t, evs, "proxy start", "report start")
+				before(t, evs, "report stop", "proxy stop")
+			})
+		}
 	}
 }
