@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"io"
+	"strings"
 )
 
 // command is one subcommand. Dispatch, `podvisor help`, `--help`, shell
@@ -139,7 +140,7 @@ func commands() []command {
 			about: "Exactly one target. --exec must come last: every argument after it is the\n" +
 				"command (a single argument runs under /bin/sh -c). The checks are those of\n" +
 				"the ready probes in procs.yaml; --file accepts any existing file.",
-			flags:    func(fs *flag.FlagSet) { waitFlags(fs) },
+			flags:    func(fs *flag.FlagSet) { waitFlags(fs); waitGoneFlags(fs) },
 			run:      cmdWait,
 			flagArgs: func(args []string) []string { f, _, _ := splitExec(args); return f },
 			examples: []example{
@@ -148,6 +149,44 @@ func commands() []command {
 				{"podvisor wait --exec pg_isready -h 127.0.0.1", "wait until a command exits 0"},
 			},
 			exits: []exitCode{{0, "the target is ready"}, {1, "timeout (the last attempt's result is printed)"}, {2, "usage error: no target or more than one, bad flag value"}},
+		},
+		{
+			name:    "kube play",
+			summary: "run a Kubernetes Pod (or workload) manifest as local processes",
+			usage:   "[--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]... [--from-dir DIR] [--volume-root DIR] FILE|-",
+			about: "Runs the pod template of a Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet,\n" +
+				"Job or CronJob (with the ConfigMaps and Secrets in the same file) under podvisor,\n" +
+				"in the kubelet's order by default, or podvisor's with --ordered. Details and\n" +
+				"the field table: docs/kubernetes.md.",
+			flags:     func(fs *flag.FlagSet) { kubePlayFlags(fs) },
+			run:       cmdKubePlay,
+			flagWords: map[string][]string{"log-format": {"text", "json"}},
+			examples: []example{
+				{"podvisor kube play pod.yaml", "run the pod's containers in the kubelet's order"},
+				{"podvisor kube play --ordered --dry-run deploy.yaml", "print the procs.yaml podvisor's own order would run"},
+			},
+			exits: []exitCode{
+				{0, "as podvisor run: clean teardown, or the pod's job containers all succeeded"},
+				{1, "as podvisor run: a fatal failure, or teardown had to SIGKILL"},
+				{2, "the manifest is invalid or unsupported (every error printed), or a usage error"},
+				{-1, "any other code: the failed container's exit code"},
+			},
+		},
+		{
+			name:    "kube generate",
+			summary: "turn procs.yaml into a Kubernetes manifest",
+			usage:   "[-c FILE] [--shape fat|sidecars] [--kind Pod|Deployment|Job] [--image IMAGE] [--name NAME]",
+			about: "fat: one container whose entrypoint is podvisor run, procs.yaml in a ConfigMap.\n" +
+				"sidecars: one container per process as far as Kubernetes can express the\n" +
+				"graph, with warnings on stderr for the rest.",
+			flags:     func(fs *flag.FlagSet) { kubeGenerateFlags(fs) },
+			run:       cmdKubeGenerate,
+			flagWords: map[string][]string{"shape": {"fat", "sidecars"}, "kind": {"Pod", "Deployment", "Job"}},
+			examples: []example{
+				{"podvisor kube generate --image registry.example/app:1.0 > pod.yaml", "one fat container running procs.yaml"},
+				{"podvisor kube generate --shape sidecars --kind Deployment", "one container per process"},
+			},
+			exits: []exitCode{{0, "the manifest was printed"}, exitConfig},
 		},
 		{
 			name:    "schema",
@@ -198,7 +237,7 @@ func commands() []command {
 			summary:  "list the commands, or explain one",
 			usage:    "[COMMAND]",
 			run:      cmdHelp,
-			argWords: commandNames,
+			argWords: commandWords,
 			examples: []example{
 				{"podvisor help", "list every command"},
 				{"podvisor help wait", "usage, flags, examples and exit codes of wait (same as podvisor wait --help)"},
@@ -209,6 +248,21 @@ func commands() []command {
 }
 
 // commandNames returns the names of every command, in table order.
+// commandWords are the first words of the commands, each once ("kube" for
+// "kube play" and "kube generate"): what completion offers after help.
+func commandWords() []string {
+	var words []string
+	seen := map[string]bool{}
+	for _, c := range commands() {
+		w, _, _ := strings.Cut(c.name, " ")
+		if !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
 func commandNames() []string {
 	var names []string
 	for _, c := range commands() {

@@ -21,7 +21,7 @@ const maxWaitAttempt = 10 * time.Second
 
 // waitValueFlags are the wait flags that take a value; splitExec must skip
 // their values so that `--file --exec` waits for a file named "--exec".
-var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "ready": true, "timeout": true, "interval": true}
+var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "ready": true, "timeout": true, "interval": true, "pid": true}
 
 // waitOptions are wait's flags; --exec is found by splitExec, so its value
 // is not kept.
@@ -60,6 +60,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("wait", stderr)
 	o := waitFlags(fs)
 	httpURL, tcpAddr, file, readyAddr, timeout, interval := o.httpURL, o.tcpAddr, o.file, o.readyAddr, o.timeout, o.interval
+	gone, pid := waitGoneFlags(fs)
 
 	flagArgs, argv, hasExec := splitExec(args)
 	if err := fs.Parse(flagArgs); err != nil {
@@ -74,6 +75,10 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		return usage("unexpected argument %q", fs.Arg(0))
+	}
+	if *gone || *pid != 0 {
+		return waitGone(goneTarget{http: *httpURL, tcp: *tcpAddr, file: *file, pid: *pid, gone: *gone,
+			other: *readyAddr != "" || hasExec}, *timeout, *interval, stdout, stderr)
 	}
 	n := 0
 	for _, set := range []bool{*httpURL != "", *tcpAddr != "", *file != "", *readyAddr != "", hasExec} {

@@ -1,0 +1,436 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/kube"
+)
+
+const kubeUsage = `usage:
+  podvisor kube play [--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]...
+                     [--from-dir DIR] [--volume-root DIR] [--listen ADDR] [--log-format text|json] FILE|-
+  podvisor kube generate [-c FILE] [--shape fat|sidecars] [--kind Pod|Deployment|Job] [--image IMAGE] [--name NAME]
+`
+
+// maxManifest bounds the manifest kube play reads, as config bounds procs.yaml.
+const maxManifest = config.MaxFileSize
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// parseInterspersed parses flags that may come after positional arguments
+// (`kube play pod.yaml --ordered`), as users of kubectl expect.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// playFlags are kube play's flags.
+type playFlags struct {
+	dryRun, ordered                              *bool
+	name, fromDir, volumeRoot, listen, logFormat *string
+	imageCmds                                    *listFlag
+}
+
+// kubePlayFlags defines kube play's flags (one definition for the command
+// and for help).
+func kubePlayFlags(fs *flag.FlagSet) *playFlags {
+	f := &playFlags{imageCmds: &listFlag{}}
+	f.dryRun = fs.Bool("dry-run", false, "print the procs.yaml that would run, and exit")
+	f.ordered = fs.Bool("ordered", false, "podvisor's order: each container gated on the readiness of those before it, stopped in reverse")
+	f.name = fs.String("name", "", "the workload to run when the file holds several")
+	fs.Var(f.imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
+	f.fromDir = fs.String("from-dir", "", "ConfigMap and Secret keys as files `DIR`/NAME/KEY")
+	f.volumeRoot = fs.String("volume-root", "", "materialise volumes under `DIR` and rewrite their paths, instead of a mount namespace (no root needed)")
+	f.listen = fs.String("listen", "", "HTTP address (as podvisor run)")
+	f.logFormat = fs.String("log-format", "", "text or json (as podvisor run)")
+	return f
+}
+
+func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
+	if state, ok := os.LookupEnv(mountedEnv); ok && len(args) == 0 {
+		// The second half of a run with volumes, after execMounted.
+		os.Unsetenv(mountedEnv) // not for the children
+		return cmdKubeMounted(state, stdout, stderr)
+	}
+	fs := newFlagSet("kube play", stderr)
+	f := kubePlayFlags(fs)
+	dryRun, ordered, name, fromDir, volumeRoot, listen, logFormat := f.dryRun, f.ordered, f.name, f.fromDir, f.volumeRoot, f.listen, f.logFormat
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "podvisor kube play: want one manifest FILE (or - for stdin)\n%s", kubeUsage)
+		return exitUsage
+	}
+	file := pos[0]
+	var data []byte
+	if file == "-" {
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxManifest+1))
+		file = "<stdin>"
+		if err == nil && len(data) > maxManifest {
+			err = fmt.Errorf("larger than %d bytes", maxManifest)
+		}
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", file, err)
+		return exitUsage
+	}
+	m, err := kube.Decode(file, data)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	w, err := m.Pick(*name)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	opts, err := playOptions(*f.imageCmds, *ordered, *fromDir, *volumeRoot)
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return exitUsage
+	}
+	tmp := ""
+	if !*dryRun {
+		// The run's directory must not lie under a mount path: a volume
+		// bound at /tmp would hide procs.yaml from the run.
+		opts.VolumeDir = "/nonexistent"
+		probe, err := kube.Translate(m, w, opts)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitUsage
+		}
+		if tmp, err = os.MkdirTemp(tempBase(probe.Mounts), "podvisor-kube-"); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
+		defer func() {
+			if tmp != "" {
+				os.RemoveAll(tmp)
+			}
+		}()
+		opts.VolumeDir = filepath.Join(tmp, "volumes")
+	} else {
+		opts.VolumeDir = "$TMPDIR/podvisor-kube-XXX/volumes"
+	}
+	res, err := kube.Translate(m, w, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	for _, warn := range res.Warnings {
+		fmt.Fprintf(stderr, "podvisor kube play: warning: %s\n", warn)
+	}
+	if !*dryRun {
+		// Relative paths behave as in the directory podvisor was started
+		// in, unless a volume hides it: then /, as in most images.
+		wd, _ := os.Getwd()
+		if underMount(wd, res.Mounts) {
+			wd = "/"
+		}
+		for _, p := range res.Procs.Processes {
+			if p.WorkingDir == "" {
+				p.WorkingDir = wd
+			}
+		}
+	}
+	for _, mt := range res.Mounts {
+		res.Procs.Header = append(res.Procs.Header, fmt.Sprintf("volume %s: bound at %s", mt.Volume, mt.Target))
+	}
+	procs := res.Procs.Marshal()
+	procsPath := "procs.yaml"
+	if tmp != "" {
+		procsPath = filepath.Join(tmp, "procs.yaml")
+	}
+	if _, err := config.Parse(procsPath, procs, nil); err != nil {
+		// A translation podvisor cannot load is podvisor's bug: say so.
+		fmt.Fprintf(stderr, "podvisor kube play: internal error: the generated procs.yaml does not load:\n%v\n%s", err, procs)
+		return exitFail
+	}
+	if *dryRun {
+		stdout.Write(procs)
+		return exitOK
+	}
+	if err := os.WriteFile(procsPath, procs, 0o600); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return exitFail
+	}
+	runArgs := []string{"-c", procsPath}
+	if *listen != "" {
+		runArgs = append(runArgs, "--listen", *listen)
+	}
+	if *logFormat != "" {
+		runArgs = append(runArgs, "--log-format", *logFormat)
+	}
+	if len(res.Mounts) > 0 && opts.VolumeRoot == "" && !opts.Root {
+		var paths []string
+		for _, mt := range res.Mounts {
+			paths = append(paths, mt.Target)
+		}
+		fmt.Fprintf(stderr, "podvisor kube play: %s mounts volumes at %s: binding them there needs a private mount namespace, so root; "+
+			"run as root, or pass --volume-root DIR to put them under DIR and rewrite the paths in commands, env and probes\n",
+			w.Name, strings.Join(paths, ", "))
+		return exitUsage
+	}
+	if err := kube.Materialise(res.Volumes); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return exitFail
+	}
+	if len(res.Mounts) == 0 {
+		return cmdRun(runArgs, stdout, stderr)
+	}
+	if opts.VolumeRoot != "" {
+		b, err := kube.Link(res.Mounts)
+		defer func() {
+			for _, e := range kube.Unbind(b) {
+				fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
+			}
+		}()
+		if err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
+		return cmdRun(runArgs, stdout, stderr)
+	}
+	// The run continues in a private mount namespace: this process execs
+	// itself there (same pid), binds the volumes, runs, and cleans up.
+	return execMounted(mountedState{Mounts: res.Mounts, Tmp: tmp, RunArgs: runArgs}, stderr)
+}
+
+// tempBase returns the first usual temporary directory outside every mount
+// target.
+func tempBase(mounts []kube.Mount) string {
+	for _, base := range []string{os.TempDir(), "/var/tmp", "/run", "/dev/shm"} {
+		if !underMount(base, mounts) {
+			return base
+		}
+	}
+	return os.TempDir()
+}
+
+// underMount reports whether dir is a mount target or lies below one.
+func underMount(dir string, mounts []kube.Mount) bool {
+	for _, m := range mounts {
+		if dir == m.Target || strings.HasPrefix(dir+"/", m.Target+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot string) (kube.Options, error) {
+	opts := kube.Options{Ordered: ordered, FromDir: fromDir, Root: os.Geteuid() == 0, ImageCommands: map[string]string{}}
+	for _, ic := range imageCmds {
+		img, cmd, ok := strings.Cut(ic, "=")
+		if !ok || img == "" || cmd == "" {
+			return opts, fmt.Errorf("--image-command %q: want IMAGE=CMD", ic)
+		}
+		opts.ImageCommands[img] = cmd
+	}
+	if volumeRoot != "" {
+		abs, err := filepath.Abs(volumeRoot)
+		if err != nil {
+			return opts, err
+		}
+		opts.VolumeRoot = abs
+	}
+	self, err := os.Executable()
+	if err != nil {
+		self = "podvisor"
+	}
+	opts.Self = self
+	opts.Hostname, _ = os.Hostname()
+	opts.CPUs = runtime.NumCPU()
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) == nil {
+		opts.MemoryBytes = int64(si.Totalram) * int64(si.Unit)
+	}
+	var sf unix.Statfs_t
+	if unix.Statfs("/", &sf) == nil {
+		opts.DiskBytes = int64(sf.Blocks) * sf.Bsize
+	}
+	return opts, nil
+}
+
+// mountedEnv carries the state file to the process execMounted starts, so
+// that the re-exec needs no command or flag of its own.
+const mountedEnv = "PODVISOR_KUBE_MOUNTED"
+
+type mountedState struct {
+	Mounts  []kube.Mount
+	Tmp     string
+	RunArgs []string
+}
+
+// execMounted moves this thread into a new mount namespace and execs
+// podvisor there: after execve the whole process lives in the namespace,
+// keeping its pid (PID 1 in a container stays PID 1). It returns only on
+// failure.
+func execMounted(st mountedState, stderr io.Writer) int {
+	statePath := filepath.Join(st.Tmp, "mounts.json")
+	b, _ := json.Marshal(st)
+	if err := os.WriteFile(statePath, b, 0o600); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return exitFail
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return exitFail
+	}
+	runtime.LockOSThread() // never unlocked: this thread becomes the process
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: cannot create a mount namespace: %v\n", err)
+		return exitFail
+	}
+	err = syscall.Exec(self, []string{self, "kube", "play"}, append(os.Environ(), mountedEnv+"="+statePath))
+	fmt.Fprintf(stderr, "podvisor kube play: exec %s: %v\n", self, err)
+	return exitFail
+}
+
+// cmdKubeMounted runs inside the private mount namespace: binds the
+// volumes, runs podvisor on the translated procs.yaml, then unbinds and
+// removes the run's temporary directory.
+func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
+	// Only a state file execMounted wrote: ours, private, in a run directory.
+	var st mountedState
+	fi, err := os.Lstat(statePath)
+	if err == nil {
+		sys, _ := fi.Sys().(*syscall.Stat_t)
+		if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 || sys == nil || int(sys.Uid) != os.Geteuid() ||
+			!strings.HasPrefix(filepath.Base(filepath.Dir(statePath)), "podvisor-kube-") {
+			err = fmt.Errorf("%s=%s: not a state file of kube play", mountedEnv, statePath)
+		}
+	}
+	if err == nil {
+		var b []byte
+		if b, err = os.ReadFile(statePath); err == nil {
+			err = json.Unmarshal(b, &st)
+		}
+		st.Tmp = filepath.Dir(statePath) // removed at the end: never taken from the file
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return exitFail
+	}
+	defer os.RemoveAll(st.Tmp)
+	bound, err := kube.Bind(st.Mounts)
+	defer func() {
+		for _, e := range kube.Unbind(bound) {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
+		}
+	}()
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return exitFail
+	}
+	return cmdRun(st.RunArgs, stdout, stderr)
+}
+
+// generateFlags are kube generate's flags.
+type generateFlags struct {
+	path, shape, kind, image, name *string
+}
+
+// kubeGenerateFlags defines kube generate's flags.
+func kubeGenerateFlags(fs *flag.FlagSet) *generateFlags {
+	return &generateFlags{
+		path:  configFlag(fs),
+		shape: fs.String("shape", "fat", "fat (podvisor is the entrypoint of one container) or sidecars (one container per process)"),
+		kind:  fs.String("kind", "Pod", "Pod, Deployment or Job"),
+		image: fs.String("image", "", "the container image (default registry.example/NAME:latest)"),
+		name:  fs.String("name", "", "the object name (default: the config's directory name)"),
+	}
+}
+
+func cmdKubeGenerate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("kube generate", stderr)
+	f := kubeGenerateFlags(fs)
+	path, shape, kind, image, name := f.path, f.shape, f.kind, f.image, f.name
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "podvisor kube generate: unexpected argument %q (the config is -c FILE)\n", pos[0])
+		return exitUsage
+	}
+	cfg, err := loadConfig(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	raw, err := os.ReadFile(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube generate: %v\n", err)
+		return exitUsage
+	}
+	if *name == "" {
+		*name = dnsName(filepath.Base(cfg.Dir))
+	}
+	g, err := kube.Generate(cfg, kube.GenerateOptions{Shape: *shape, Kind: *kind, Image: *image, Name: *name, Raw: raw})
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube generate: %v\n", err)
+		return exitUsage
+	}
+	for _, w := range g.Warnings {
+		fmt.Fprintf(stderr, "podvisor kube generate: warning: %s\n", w)
+	}
+	_, _ = stdout.Write(g.Manifest)
+	return exitOK
+}
+
+// dnsName turns a directory name into a DNS label ("My_App" -> "my-app").
+func dnsName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	n := strings.Trim(b.String(), "-")
+	if len(n) > 63 {
+		n = strings.Trim(n[:63], "-")
+	}
+	if n == "" {
+		n = "podvisor"
+	}
+	return n
+}

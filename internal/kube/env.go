@@ -1,0 +1,324 @@
+package kube
+
+import (
+	"crypto/sha1"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// lookupKey finds key in the ConfigMap (secret false) or Secret named name:
+// the manifest's objects first, then FromDir/NAME/KEY.
+func (t *translator) lookupKey(secret bool, name, key string) (string, bool) {
+	objs := t.m.ConfigMaps
+	if secret {
+		objs = t.m.Secrets
+	}
+	if data, ok := objs[name]; ok {
+		v, ok := data[key]
+		return v, ok
+	}
+	if t.opts.FromDir != "" && validKey(name) && validKey(key) {
+		b, err := os.ReadFile(filepath.Join(t.opts.FromDir, name, key))
+		if err == nil {
+			return string(b), true
+		}
+	}
+	return "", false
+}
+
+// allKeys returns every key of a ConfigMap or Secret, and whether it exists.
+func (t *translator) allKeys(secret bool, name string) (map[string]string, bool) {
+	objs := t.m.ConfigMaps
+	if secret {
+		objs = t.m.Secrets
+	}
+	if data, ok := objs[name]; ok {
+		return data, true
+	}
+	if t.opts.FromDir != "" && validKey(name) {
+		dir := filepath.Join(t.opts.FromDir, name)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, false
+		}
+		data := map[string]string{}
+		for _, e := range ents {
+			if e.Type().IsRegular() {
+				if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+					data[e.Name()] = string(b)
+				}
+			}
+		}
+		return data, true
+	}
+	return nil, false
+}
+
+// validKey refuses names that would escape --from-dir.
+func validKey(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00")
+}
+
+func objKind(secret bool) string {
+	if secret {
+		return "Secret"
+	}
+	return "ConfigMap"
+}
+
+// env computes a container's environment as the kubelet does: envFrom
+// first, then env, each value expanded against the variables defined
+// before it. It returns the variables in order.
+func (t *translator) env(c *Container, where string) [][2]string {
+	var out [][2]string
+	idx := map[string]int{}
+	set := func(k, v string) {
+		if i, ok := idx[k]; ok {
+			out[i][1] = v
+			return
+		}
+		idx[k] = len(out)
+		out = append(out, [2]string{k, v})
+	}
+	lookup := func(k string) (string, bool) {
+		if i, ok := idx[k]; ok {
+			return out[i][1], true
+		}
+		return "", false
+	}
+	for i, ef := range c.EnvFrom {
+		secret, ref := false, ef.ConfigMapRef
+		if ef.SecretRef != nil {
+			secret, ref = true, ef.SecretRef
+		}
+		if ref == nil {
+			t.errorf("%s.envFrom[%d]: needs configMapRef or secretRef", where, i)
+			continue
+		}
+		data, ok := t.allKeys(secret, ref.Name)
+		if !ok {
+			if !ref.Optional {
+				t.errorf("%s.envFrom[%d]: %s %q not found (add it to the file, or pass --from-dir DIR holding DIR/%s/KEY files)",
+					where, i, objKind(secret), ref.Name, ref.Name)
+			}
+			continue
+		}
+		for _, k := range sortedKeys(data) {
+			name := ef.Prefix + k
+			if !validEnvName(name) {
+				t.warnf("%s.envFrom[%d]: key %q of %s %q is not a variable name (letters, digits, _): skipped", where, i, k, objKind(secret), ref.Name)
+				continue
+			}
+			set(name, data[k])
+		}
+	}
+	for i, e := range c.Env {
+		at := fmt.Sprintf("%s.env[%d] (%s)", where, i, e.Name)
+		if !validEnvName(e.Name) {
+			// Kubernetes also allows . and -; podvisor's environments do not.
+			t.warnFor(c.Name, fmt.Sprintf("env %q: not a variable name podvisor can set (letters, digits, _): skipped", e.Name))
+			continue
+		}
+		if e.ValueFrom == nil {
+			set(e.Name, expand(e.Value, lookup))
+			continue
+		}
+		v, ok := t.valueFrom(c, e.ValueFrom, at)
+		if ok {
+			set(e.Name, v)
+		}
+	}
+	return out
+}
+
+func (t *translator) valueFrom(c *Container, vf *EnvVarSource, at string) (string, bool) {
+	switch {
+	case vf.FieldRef != nil:
+		return t.fieldRef(vf.FieldRef.FieldPath, at)
+	case vf.ResourceFieldRef != nil:
+		return t.resourceFieldRef(c, vf.ResourceFieldRef, at)
+	case vf.ConfigMapKeyRef != nil, vf.SecretKeyRef != nil:
+		secret, ref := false, vf.ConfigMapKeyRef
+		if vf.SecretKeyRef != nil {
+			secret, ref = true, vf.SecretKeyRef
+		}
+		v, ok := t.lookupKey(secret, ref.Name, ref.Key)
+		if !ok && !ref.Optional {
+			t.errorf("%s: key %q of %s %q not found (add the %s to the file, or pass --from-dir DIR holding DIR/%s/%s)",
+				at, ref.Key, objKind(secret), ref.Name, objKind(secret), ref.Name, ref.Key)
+		}
+		return v, ok
+	case vf.FileKeyRef.Kind != 0:
+		t.errorf("%s: valueFrom.fileKeyRef is not supported (use value, or a configMapKeyRef with --from-dir)", at)
+	default:
+		t.errorf("%s: valueFrom needs fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef", at)
+	}
+	return "", false
+}
+
+// fieldRef answers the downward API for a pod running on this machine.
+func (t *translator) fieldRef(path, at string) (string, bool) {
+	meta := t.w.Meta
+	if k, ok := bracketKey(path, "metadata.labels"); ok {
+		return meta.Labels[k], true
+	}
+	if k, ok := bracketKey(path, "metadata.annotations"); ok {
+		return meta.Annotations[k], true
+	}
+	switch path {
+	case "metadata.name":
+		return meta.Name, true
+	case "metadata.namespace":
+		return t.namespace(), true
+	case "metadata.uid":
+		return t.uid(), true
+	case "spec.nodeName":
+		if t.w.Spec.NodeName != "" {
+			return t.w.Spec.NodeName, true
+		}
+		return t.opts.Hostname, true
+	case "spec.serviceAccountName":
+		if sa := t.w.Spec.ServiceAccountName; sa != "" {
+			return sa, true
+		}
+		return "default", true
+	case "status.podIP", "status.podIPs", "status.hostIP", "status.hostIPs":
+		return "127.0.0.1", true // every process of a local pod shares the host's network
+	}
+	t.errorf("%s: fieldRef %q is not supported (metadata.name, namespace, uid, labels['K'], annotations['K'], spec.nodeName, spec.serviceAccountName, status.podIP, status.hostIP are)", at, path)
+	return "", false
+}
+
+func bracketKey(path, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, prefix+"[")
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return "", false
+	}
+	k := strings.TrimSuffix(rest, "]")
+	return strings.Trim(k, `'"`), true
+}
+
+func (t *translator) namespace() string {
+	if t.w.Meta.Namespace != "" {
+		return t.w.Meta.Namespace
+	}
+	return "default"
+}
+
+// uid is the manifest's uid, else a stable one derived from namespace and
+// name, so that a --dry-run prints the same file every time.
+func (t *translator) uid() string {
+	if t.w.Meta.UID != "" {
+		return t.w.Meta.UID
+	}
+	h := sha1.Sum([]byte(t.namespace() + "/" + t.w.Meta.Name))
+	return fmt.Sprintf("%x-%x-5%x-%x-%x", h[0:4], h[4:6], h[6:8][1:], h[8:10], h[10:16])
+}
+
+// resourceFieldRef gives a container's limit or request divided by the
+// divisor, rounded up; an unset limit is the machine's capacity, an unset
+// request the limit if set, else 0.
+func (t *translator) resourceFieldRef(c *Container, r *ResourceFieldRef, at string) (string, bool) {
+	target := c
+	if r.ContainerName != "" && r.ContainerName != c.Name {
+		target = t.container(r.ContainerName)
+		if target == nil {
+			t.errorf("%s: resourceFieldRef.containerName %q is not a container of this pod", at, r.ContainerName)
+			return "", false
+		}
+	}
+	kind, res, ok := strings.Cut(r.Resource, ".")
+	if !ok || (kind != "limits" && kind != "requests") || (res != "cpu" && res != "memory" && res != "ephemeral-storage") {
+		t.errorf("%s: resourceFieldRef.resource %q is not supported (limits.cpu, limits.memory, limits.ephemeral-storage, requests.* are)", at, r.Resource)
+		return "", false
+	}
+	get := func(m map[string]Quantity) (float64, bool, error) {
+		q, set := m[res]
+		if !set {
+			return 0, false, nil
+		}
+		v, err := parseQuantity(string(q))
+		return v, true, err
+	}
+	var limits, requests map[string]Quantity
+	if target.Resources != nil {
+		limits, requests = target.Resources.Limits, target.Resources.Requests
+	}
+	lim, limSet, err := get(limits)
+	if err == nil && !limSet {
+		lim = t.capacity(res)
+	}
+	val := lim
+	if kind == "requests" && err == nil {
+		var reqSet bool
+		val, reqSet, err = get(requests)
+		if !reqSet {
+			val = 0
+			if limSet {
+				val = lim
+			}
+		}
+	}
+	div := 1.0
+	if r.Divisor != "" && err == nil {
+		div, err = parseQuantity(string(r.Divisor))
+		if err == nil && div <= 0 {
+			err = fmt.Errorf("divisor must be positive")
+		}
+	}
+	if err != nil {
+		t.errorf("%s: %v", at, err)
+		return "", false
+	}
+	return strconv.FormatInt(int64(math.Ceil(val/div-1e-9)), 10), true
+}
+
+func (t *translator) capacity(res string) float64 {
+	switch res {
+	case "cpu":
+		return float64(t.opts.CPUs)
+	case "memory":
+		return float64(t.opts.MemoryBytes)
+	}
+	return float64(t.opts.DiskBytes)
+}
+
+// parseQuantity reads a Kubernetes quantity: a decimal number with an
+// optional suffix m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an exponent.
+func parseQuantity(s string) (float64, error) {
+	suffixes := []struct {
+		s string
+		f float64
+	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50}, {"Ei", 1 << 60},
+		{"m", 1e-3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}}
+	num, f := s, 1.0
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x.s) {
+			num, f = strings.TrimSuffix(s, x.s), x.f
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("invalid quantity %q (want e.g. 500m, 2, 128Mi, 1G)", s)
+	}
+	return v * f, nil
+}
+
+// validEnvName: a C identifier, what procs.yaml accepts as a variable name
+// (the API also allows . and -).
+func validEnvName(s string) bool {
+	if s == "" || ('0' <= s[0] && s[0] <= '9') {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,202 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file acts: it creates volumes and binds them. Planning is in
+// volumes.go.
+
+// Materialise creates each planned volume: a fresh directory for emptyDir
+// (mode 0777, as the kubelet makes it), the files of configMap and secret
+// volumes, and the checks of a hostPath's type.
+func Materialise(vols []*VolumePlan) error {
+	for _, v := range vols {
+		switch v.Kind {
+		case "emptyDir":
+			if err := mkdirMode(v.Source, 0o777); err != nil {
+				return fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+		case "configMap", "secret":
+			if err := mkdirMode(v.Source, 0o755); err != nil {
+				return fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			for _, name := range sortedKeys(v.Files) {
+				f := v.Files[name]
+				p := filepath.Join(v.Source, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					return fmt.Errorf("volume %s: %w", v.Name, err)
+				}
+				if err := os.WriteFile(p, []byte(f.Data), f.Mode); err != nil {
+					return fmt.Errorf("volume %s: %w", v.Name, err)
+				}
+				if err := os.Chmod(p, f.Mode); err != nil {
+					return fmt.Errorf("volume %s: %w", v.Name, err)
+				}
+			}
+		case "hostPath":
+			if err := hostPath(v); err != nil {
+				return fmt.Errorf("volume %s: hostPath %s: %w", v.Name, v.Source, err)
+			}
+		}
+	}
+	return nil
+}
+
+func mkdirMode(dir string, mode os.FileMode) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.Chmod(dir, mode) // MkdirAll's mode is masked by the umask
+}
+
+func hostPath(v *VolumePlan) error {
+	fi, err := os.Stat(v.Source)
+	exists := err == nil
+	switch v.HostType {
+	case "DirectoryOrCreate":
+		if !exists {
+			return mkdirMode(v.Source, 0o755)
+		}
+		if !fi.IsDir() {
+			return errors.New("exists and is not a directory")
+		}
+	case "FileOrCreate":
+		if !exists {
+			f, err := os.OpenFile(v.Source, os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		}
+	case "Directory":
+		if !exists || !fi.IsDir() {
+			return errors.New("is not an existing directory (type Directory)")
+		}
+	case "File":
+		if !exists || !fi.Mode().IsRegular() {
+			return errors.New("is not an existing file (type File)")
+		}
+	case "Socket", "CharDevice", "BlockDevice":
+		if !exists {
+			return fmt.Errorf("does not exist (type %s)", v.HostType)
+		}
+	case "":
+		if !exists {
+			return errors.New("does not exist (set type: DirectoryOrCreate to create it)")
+		}
+	default:
+		return fmt.Errorf("unknown hostPath type %q", v.HostType)
+	}
+	return nil
+}
+
+// Bound is what Bind did, for Unbind.
+type Bound struct {
+	Mounted []string // targets, in mount order
+	Created []string // mount points Bind created on the real filesystem
+}
+
+// Bind bind-mounts each volume at its target. It must run in a private
+// mount namespace (see cmd/podvisor): it first makes every mount private,
+// so that nothing it mounts propagates to the host. Missing mount points are
+// created (recorded in Bound.Created, for Unbind to remove).
+func Bind(mounts []Mount) (*Bound, error) {
+	b := &Bound{}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return b, fmt.Errorf("making mounts private: %w", err)
+	}
+	for _, m := range mounts {
+		fi, err := os.Stat(m.Source)
+		if err != nil {
+			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
+		}
+		if err := b.mountPoint(m.Target, fi.IsDir()); err != nil {
+			return b, fmt.Errorf("volume %s: mount point %s: %w", m.Volume, m.Target, err)
+		}
+		if err := unix.Mount(m.Source, m.Target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return b, fmt.Errorf("volume %s: bind %s at %s: %w", m.Volume, m.Source, m.Target, err)
+		}
+		b.Mounted = append(b.Mounted, m.Target)
+		if m.ReadOnly {
+			if err := unix.Mount("", m.Target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_REC, ""); err != nil {
+				return b, fmt.Errorf("volume %s: read-only %s: %w", m.Volume, m.Target, err)
+			}
+		}
+	}
+	return b, nil
+}
+
+// mountPoint creates target (a directory, or an empty file for a file
+// source) and its missing parents, recording what it created.
+func (b *Bound) mountPoint(target string, dir bool) error {
+	var missing []string
+	for p := target; ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, p)
+		if p == "/" {
+			break
+		}
+	}
+	slices.Reverse(missing)
+	for i, p := range missing {
+		var err error
+		if i == len(missing)-1 && !dir {
+			var f *os.File
+			if f, err = os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+				err = f.Close()
+			}
+		} else {
+			err = os.Mkdir(p, 0o755)
+		}
+		if err != nil {
+			return err
+		}
+		b.Created = append(b.Created, p)
+	}
+	return nil
+}
+
+// Unbind undoes Bind: unmounts in reverse order, then removes the mount
+// points it created (only if still empty).
+func Unbind(b *Bound) []error {
+	var errs []error
+	for i := len(b.Mounted) - 1; i >= 0; i-- {
+		if err := unix.Unmount(b.Mounted[i], unix.MNT_DETACH); err != nil {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", b.Mounted[i], err))
+		}
+	}
+	for i := len(b.Created) - 1; i >= 0; i-- {
+		if err := os.Remove(b.Created[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove mount point %s: %w", b.Created[i], err))
+		}
+	}
+	return errs
+}
+
+// Link stands in for Bind under --volume-root: a symlink at each target
+// (under the root) pointing at the volume. No privilege needed.
+func Link(mounts []Mount) (*Bound, error) {
+	b := &Bound{}
+	for _, m := range mounts {
+		if err := b.mountPoint(filepath.Dir(m.Target), true); err != nil {
+			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
+		}
+		if err := os.Symlink(m.Source, m.Target); err != nil {
+			return b, fmt.Errorf("volume %s: %w (the --volume-root must not hold it yet)", m.Volume, err)
+		}
+		b.Created = append(b.Created, m.Target)
+	}
+	return b, nil
+}

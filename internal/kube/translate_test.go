@@ -1,0 +1,622 @@
+package kube
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+func play(t *testing.T, manifest string, opts Options) *Result {
+	t.Helper()
+	res, err := playErr(manifest, opts)
+	if err != nil {
+		t.Fatalf("translate: %v", err)
+	}
+	return res
+}
+
+func playErr(manifest string, opts Options) (*Result, error) {
+	m, err := Decode("pod.yaml", []byte(manifest))
+	if err != nil {
+		return nil, err
+	}
+	w, err := m.Pick("")
+	if err != nil {
+		return nil, err
+	}
+	if opts.Self == "" {
+		opts.Self = "/usr/bin/podvisor"
+	}
+	opts.VolumeDir = "/vol"
+	return Translate(m, w, opts)
+}
+
+// load checks that the procs.yaml loads and returns it.
+func load(t *testing.T, res *Result) *config.Config {
+	t.Helper()
+	data := res.Procs.Marshal()
+	cfg, err := config.Parse("procs.yaml", data, nil)
+	if err != nil {
+		t.Fatalf("generated procs.yaml does not load: %v\n%s", err, data)
+	}
+	return cfg
+}
+
+func deps(cfg *config.Config, name string) string {
+	var s []string
+	for _, d := range cfg.Processes[name].DependsOn {
+		s = append(s, d.Name+":"+d.Condition.String())
+	}
+	slices.Sort(s)
+	return strings.Join(s, ",")
+}
+
+const sidecarPod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  terminationGracePeriodSeconds: 20
+  initContainers:
+    - name: setup
+      command: [sh, -c, "true"]
+    - name: proxy
+      restartPolicy: Always
+      command: [proxy]
+      startupProbe: {tcpSocket: {port: 15000}, periodSeconds: 1, failureThreshold: 5}
+      readinessProbe: {httpGet: {path: /ready, port: admin}}
+      ports: [{name: admin, containerPort: 15021}]
+    - name: logs
+      restartPolicy: Always
+      command: [logs]
+  containers:
+    - name: app
+      command: [app]
+      lifecycle:
+        postStart: {exec: {command: [wait-for-it]}}
+        preStop: {httpGet: {path: /drain, port: 8080}}
+        stopSignal: SIGQUIT
+      livenessProbe: {exec: {command: [alive]}, periodSeconds: 2}
+    - name: worker
+      command: [worker]
+`
+
+func TestKubeletOrder(t *testing.T) {
+	res := play(t, sidecarPod, Options{})
+	cfg := load(t, res)
+	for name, want := range map[string]string{
+		"setup":          "",
+		"proxy":          "setup:completed",
+		"logs":           "proxy:ready",                // the startupProbe gates the next init step
+		"app":            "logs:started,proxy:started", // after every init step; sidecars stop after it
+		"app.post-start": "app:started",
+		"worker":         "app.post-start:completed,logs:started,proxy:started", // postStart holds it back
+	} {
+		if got := deps(cfg, name); got != want {
+			t.Errorf("%s depends on %q, want %q", name, got, want)
+		}
+	}
+	// No edge between app and worker: regular containers stop together.
+	app, proxy := cfg.Processes["app"], cfg.Processes["proxy"]
+	if app.Stop.Signal.String() != "quit" || app.Stop.Timeout.Seconds() != 20 || cfg.ShutdownTimeout.Seconds() != 20 {
+		t.Errorf("app stop = %+v, shutdown %s", app.Stop, cfg.ShutdownTimeout)
+	}
+	if want := []string{"/usr/bin/podvisor", "wait", "--http", "http://127.0.0.1:8080/drain", "--timeout", "10s", "--interval", "10s"}; !slices.Equal(app.Stop.Command, want) {
+		t.Errorf("preStop = %q, want %q", app.Stop.Command, want)
+	}
+	if proxy.Ready == nil || proxy.Ready.Target != "127.0.0.1:15000" || proxy.StartTimeout.Seconds() != 6 {
+		t.Errorf("proxy ready = %+v, start_timeout %s: want the startupProbe, budget 5x1s+1s", proxy.Ready, proxy.StartTimeout)
+	}
+	if proxy.Restart.Backoff.Seconds() != 10 || proxy.Restart.MaxBackoff.Minutes() != 5 {
+		t.Errorf("proxy restart = %+v, want the kubelet's back-off", proxy.Restart)
+	}
+	if cfg.Processes["setup"].Type != config.Oneshot || cfg.Processes["app"].Type != config.Service {
+		t.Error("types")
+	}
+	if app.Live == nil || app.Live.Interval.Seconds() != 2 {
+		t.Errorf("app live = %+v", app.Live)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "readinessProbe") }) {
+		t.Errorf("no warning that proxy's readinessProbe is not run: %q", res.Warnings)
+	}
+}
+
+func TestOrdered(t *testing.T) {
+	cfg := load(t, play(t, sidecarPod, Options{Ordered: true}))
+	for name, want := range map[string]string{
+		"proxy":  "setup:completed",
+		"logs":   "proxy:ready,setup:completed",
+		"app":    "logs:ready,proxy:ready,setup:completed",
+		"worker": "app.post-start:completed,app:ready,logs:ready,proxy:ready,setup:completed",
+	} {
+		if got := deps(cfg, name); got != want {
+			t.Errorf("%s depends on %q, want %q", name, got, want)
+		}
+	}
+	// --ordered gates on the readinessProbe, with podvisor's back-off.
+	proxy := cfg.Processes["proxy"]
+	if proxy.Ready.Target != "http://127.0.0.1:15021/ready" || proxy.Restart.Backoff != config.DefaultBackoff {
+		t.Errorf("proxy ready %q backoff %s", proxy.Ready.Target, proxy.Restart.Backoff)
+	}
+}
+
+func TestDependsOnAnnotation(t *testing.T) {
+	pod := strings.Replace(sidecarPod, "metadata: {name: web}", `metadata:
+  name: web
+  annotations: {podvisor.dev/depends-on: "worker=app:ready"}`, 1)
+	for _, ordered := range []bool{false, true} {
+		cfg := load(t, play(t, pod, Options{Ordered: ordered}))
+		want := "app.post-start:completed,app:ready,logs:started,proxy:started"
+		if ordered {
+			want = "app:ready,logs:ready,proxy:ready,setup:completed"
+		}
+		if got := deps(cfg, "worker"); got != want {
+			t.Errorf("ordered=%v: worker depends on %q, want %q", ordered, got, want)
+		}
+	}
+	bad := strings.Replace(pod, "worker=app:ready", "worker=nope", 1)
+	if _, err := playErr(bad, Options{}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("unknown dependency: err = %v", err)
+	}
+}
+
+func TestJobRun(t *testing.T) {
+	const job = `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: build}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: OnFailure
+      initContainers:
+        - {name: sidecar, restartPolicy: Always, command: [s]}
+      containers:
+        - {name: build, command: [make]}
+`
+	cfg := load(t, play(t, job, Options{}))
+	b := cfg.Processes["build"]
+	if b.Type != config.Job || b.Restart.Policy != config.OnFailure || b.Restart.Limit != 2 {
+		t.Errorf("build: type %s restart %+v", b.Type, b.Restart)
+	}
+	if cfg.Processes["sidecar"].Type != config.Service {
+		t.Error("a sidecar must not hold the job's completion")
+	}
+	never := strings.Replace(job, "OnFailure", "Never", 1)
+	if b := load(t, play(t, never, Options{})).Processes["build"]; b.Restart.Policy != config.Never {
+		t.Errorf("restartPolicy Never: %+v", b.Restart)
+	}
+	always := strings.Replace(job, "OnFailure", "Always", 1)
+	if _, err := playErr(always, Options{}); err == nil {
+		t.Error("a Job with restartPolicy Always: no error")
+	}
+}
+
+func TestWorkloadKinds(t *testing.T) {
+	tmpl := `  template:
+    metadata: {annotations: {podvisor.dev/command.app: "exec my-app"}}
+    spec:
+      containers: [{name: app, image: app:1}]`
+	for kind, spec := range map[string]string{
+		"Deployment":  "  replicas: 3\n  selector: {matchLabels: {a: b}}\n" + tmpl,
+		"ReplicaSet":  "  replicas: 1\n" + tmpl,
+		"StatefulSet": "  serviceName: x\n" + tmpl,
+		"DaemonSet":   tmpl,
+		"CronJob": `  schedule: '* * * * *'
+  jobTemplate:
+    spec:
+      template:
+        metadata: {annotations: {podvisor.dev/command.app: "exec my-app"}}
+        spec:
+          restartPolicy: Never
+          containers: [{name: app, image: app:1}]`,
+	} {
+		doc := fmt.Sprintf("apiVersion: apps/v1\nkind: %s\nmetadata: {name: w}\nspec:\n%s\n", kind, spec)
+		res, err := playErr(doc, Options{})
+		if err != nil {
+			t.Errorf("%s: %v\n%s", kind, err, doc)
+			continue
+		}
+		cfg := load(t, res)
+		if got := cfg.Processes["app"].Command; !slices.Equal(got, []string{"/bin/sh", "-c", `exec my-app "$@"`, "app"}) {
+			t.Errorf("%s: command %q", kind, got)
+		}
+	}
+	bad := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  schedule: x\n" + tmpl
+	if _, err := playErr(bad, Options{}); err == nil || !strings.Contains(err.Error(), `unknown field "schedule"`) {
+		t.Errorf("Deployment with schedule: %v", err)
+	}
+}
+
+func TestMultiDocAndList(t *testing.T) {
+	const doc = `
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: cfg}
+    data: {MODE: fast, "bad key": x}
+  - apiVersion: v1
+    kind: Secret
+    metadata: {name: sec}
+    data: {TOKEN: c2VjcmV0}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  containers:
+    - name: app
+      command: [app, "$(MODE)", "$(TOKEN)", "$(PREFIX_MODE)"]
+      envFrom: [{configMapRef: {name: cfg}}, {prefix: PREFIX_, configMapRef: {name: cfg}}]
+      env: [{name: TOKEN, valueFrom: {secretKeyRef: {name: sec, key: TOKEN}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b}
+spec:
+  containers: [{name: app, command: [b]}]
+`
+	m, err := Decode("all.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Pick(""); err == nil || !strings.Contains(err.Error(), "--name") {
+		t.Errorf("two workloads without --name: %v", err)
+	}
+	w, err := m.Pick("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Translate(m, w, Options{VolumeDir: "/v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := load(t, res)
+	if got := cfg.Processes["app"].Command; !slices.Equal(got, []string{"app", "fast", "secret", "fast"}) {
+		t.Errorf("command %q", got)
+	}
+	joined := strings.Join(res.Warnings, "\n")
+	for _, want := range []string{`"bad key"`, "Service/web"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %s: %s", want, joined)
+		}
+	}
+}
+
+func TestEnv(t *testing.T) {
+	const pod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ns1, labels: {tier: web}, annotations: {note: hi}}
+spec:
+  serviceAccountName: robot
+  containers:
+    - name: app
+      command: [sh, -c, "echo $(A) $$(A) $(B) $(LATER) $HOME"]
+      args: ["$(C)"]
+      resources: {limits: {cpu: 1500m, memory: 64Mi}}
+      env:
+        - {name: A, value: one}
+        - {name: B, value: "$(A)-two"}
+        - {name: C, value: "$(LATER)"}
+        - {name: NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+        - {name: NS, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
+        - {name: TIER, valueFrom: {fieldRef: {fieldPath: "metadata.labels['tier']"}}}
+        - {name: NOTE, valueFrom: {fieldRef: {fieldPath: "metadata.annotations['note']"}}}
+        - {name: SA, valueFrom: {fieldRef: {fieldPath: spec.serviceAccountName}}}
+        - {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+        - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+        - {name: CPU, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}
+        - {name: MCPU, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1m}}}
+        - {name: MEM, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1Mi}}}
+        - {name: REQMEM, valueFrom: {resourceFieldRef: {resource: requests.memory}}}
+        - {name: LATER, value: late}
+        - {name: DOLLAR, value: "cost $5 $$(A)"}
+`
+	res := play(t, pod, Options{Hostname: "box"})
+	cfg := load(t, res)
+	app := cfg.Processes["app"]
+	env := map[string]string{}
+	for _, kv := range app.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	want := map[string]string{"A": "one", "B": "one-two", "C": "$(LATER)", "NAME": "p", "NS": "ns1", "TIER": "web",
+		"NOTE": "hi", "SA": "robot", "IP": "127.0.0.1", "NODE": "box", "CPU": "2", "MCPU": "1500", "MEM": "64",
+		"REQMEM": "67108864", "LATER": "late", "DOLLAR": "cost $5 $(A)"}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+	// command: expanded with the final env ($(LATER) is defined by then);
+	// $$(A) is an escape; $HOME is the shell's; C's value is not expanded again.
+	if got := app.Command; !slices.Equal(got, []string{"sh", "-c", "echo one $(A) one-two late $HOME", "$(LATER)"}) {
+		t.Errorf("command %q", got)
+	}
+
+	bad := strings.Replace(pod, "spec.nodeName", "status.phase", 1)
+	if _, err := playErr(bad, Options{}); err == nil || !strings.Contains(err.Error(), "status.phase") {
+		t.Errorf("unsupported fieldRef: %v", err)
+	}
+	missing := strings.Replace(pod, "{name: A, value: one}", "{name: A, valueFrom: {configMapKeyRef: {name: nope, key: k}}}", 1)
+	if _, err := playErr(missing, Options{}); err == nil || !strings.Contains(err.Error(), "--from-dir") {
+		t.Errorf("missing ConfigMap: %v", err)
+	}
+	optional := strings.Replace(pod, "{name: A, value: one}", "{name: A, valueFrom: {configMapKeyRef: {name: nope, key: k, optional: true}}}", 1)
+	if _, err := playErr(optional, Options{}); err != nil {
+		t.Errorf("optional missing ConfigMap: %v", err)
+	}
+}
+
+func TestStrictDecoding(t *testing.T) {
+	for name, tc := range map[string]struct{ doc, want string }{
+		"container typo": {`{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: a, comand: [x]}]}}`,
+			`pod.yaml:1:80: Pod.spec.containers[0]: unknown field "comand" (did you mean "command"?)`},
+		"probe typo": {"apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  - name: a\n    command: [x]\n    readinessProbe: {periodSecond: 1}\n",
+			`pod.yaml:8:22: Pod.spec.containers[0].readinessProbe: unknown field "periodSecond" (did you mean "periodSeconds"?)`},
+		"wrong type": {"apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  - name: a\n    command: x\n",
+			"cannot unmarshal"},
+		"no workload": {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "no workload found"},
+		"top level":   {"apiVersion: v1\nkind: Pod\nmetdata: {name: a}\nspec: {}\n", `unknown field "metdata" (did you mean "metadata"?)`},
+	} {
+		_, err := playErr(tc.doc, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+func TestRefusedAndWarned(t *testing.T) {
+	base := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n%s  containers:\n  - name: app\n    command: [x]\n%s"
+	refused := map[string][2]string{
+		"grpc probe":  {"", "    livenessProbe: {grpc: {port: 9000}}\n"},
+		"https probe": {"", "    readinessProbe: {httpGet: {port: 443, scheme: HTTPS}}\n"},
+		"named port":  {"", "    readinessProbe: {httpGet: {port: web}}\n"},
+		"pvc":         {"  volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]\n", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
+		"no volume":   {"", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
+		"subPathExpr": {"  volumes: [{name: d, emptyDir: {}}]\n", "    volumeMounts: [{name: d, mountPath: /d, subPathExpr: $(X)}]\n"},
+		"stopSignal":  {"", "    lifecycle: {stopSignal: SIGKILL}\n"},
+		"fileKeyRef":  {"", "    env: [{name: A, valueFrom: {fileKeyRef: {path: p}}}]\n"},
+	}
+	for name, parts := range refused {
+		if _, err := playErr(fmt.Sprintf(base, parts[0], parts[1]), Options{}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	warned := map[string][2]string{
+		"nodeSelector":        {"  nodeSelector: {disk: ssd}\n", ""},
+		"affinity":            {"  affinity: {}\n", ""},
+		"tolerations":         {"  tolerations: []\n", ""},
+		"hostNetwork":         {"  hostNetwork: true\n", ""},
+		"imagePullPolicy":     {"", "    imagePullPolicy: Always\n"},
+		"image":               {"", "    image: nginx\n"},
+		"resources":           {"", "    resources: {limits: {cpu: 1}}\n"},
+		"hostPort":            {"", "    ports: [{containerPort: 80, hostPort: 80}]\n"},
+		"capabilities":        {"", "    securityContext: {capabilities: {add: [NET_ADMIN]}}\n"},
+		"httpHeaders":         {"", "    readinessProbe: {httpGet: {port: 80, httpHeaders: [{name: a, value: b}]}}\n"},
+		"ephemeralContainers": {"  ephemeralContainers: []\n", ""},
+		"runAsUser":           {"", "    securityContext: {runAsUser: 1000}\n"},
+	}
+	for name, parts := range warned {
+		res, err := playErr(fmt.Sprintf(base, parts[0], parts[1]), Options{})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(strings.ToLower(w), strings.ToLower(name)) }) {
+			t.Errorf("%s: no warning in %q", name, res.Warnings)
+		}
+	}
+}
+
+func TestImageCommand(t *testing.T) {
+	const pod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  containers:
+    - {name: web, image: "nginx:1.27", args: ["-g", "daemon off;"]}
+    - {name: cache, image: "redis:7"}
+    - {name: app, image: "app:1", command: [app]}
+`
+	_, err := playErr(pod, Options{})
+	if err == nil || !strings.Contains(err.Error(), "web (image nginx:1.27), cache (image redis:7)") || !strings.Contains(err.Error(), "--image-command") {
+		t.Fatalf("err = %v", err)
+	}
+	res := play(t, pod, Options{ImageCommands: map[string]string{"nginx:1.27": "exec nginx", "redis:7": "exec redis-server"}})
+	cfg := load(t, res)
+	if got := cfg.Processes["web"].Command; !slices.Equal(got, []string{"/bin/sh", "-c", `exec nginx "$@"`, "web", "-g", "daemon off;"}) {
+		t.Errorf("web command %q", got)
+	}
+}
+
+func TestVolumes(t *testing.T) {
+	const pod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  volumes:
+    - {name: work, emptyDir: {}}
+    - {name: conf, configMap: {name: c, items: [{key: k, path: sub/file.conf, mode: 0600}]}}
+    - {name: host, hostPath: {path: /srv/data, type: DirectoryOrCreate}}
+    - {name: unused, emptyDir: {}}
+  containers:
+    - name: app
+      command: [sh, -c, "ls /opt/workspace /opt/workspacex"]
+      workingDir: /opt/workspace
+      volumeMounts:
+        - {name: work, mountPath: /opt/workspace}
+        - {name: conf, mountPath: /etc/app, readOnly: true}
+        - {name: host, mountPath: /data, subPath: part}
+    - name: side
+      command: [x]
+      volumeMounts: [{name: work, mountPath: /opt/workspace}]
+---
+{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {k: v}}
+`
+	res := play(t, pod, Options{})
+	var got []string
+	for _, m := range res.Mounts {
+		got = append(got, fmt.Sprintf("%s->%s ro=%v", m.Source, m.Target, m.ReadOnly))
+	}
+	want := []string{"/srv/data/part->/data ro=false", "/vol/conf->/etc/app ro=true", "/vol/work->/opt/workspace ro=false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("mounts %q, want %q", got, want)
+	}
+	if len(res.Volumes) != 3 || res.Volumes[0].Name != "conf" || res.Volumes[0].Files["sub/file.conf"].Mode != 0o600 {
+		t.Errorf("volumes %+v", res.Volumes)
+	}
+	// --volume-root: paths are rewritten, whole components only.
+	res = play(t, pod, Options{VolumeRoot: "/tmp/root"})
+	cfg := load(t, res)
+	if got := cfg.Processes["app"].Command[2]; got != "ls /tmp/root/opt/workspace /opt/workspacex" {
+		t.Errorf("remapped command %q", got)
+	}
+	if got := cfg.Processes["app"].WorkingDir; got != "/tmp/root/opt/workspace" {
+		t.Errorf("remapped working_dir %q", got)
+	}
+	clash := strings.Replace(pod, "volumeMounts: [{name: work, mountPath: /opt/workspace}]", "volumeMounts: [{name: conf, mountPath: /opt/workspace}]", 1)
+	if _, err := playErr(clash, Options{}); err == nil || !strings.Contains(err.Error(), "one path holds one volume") {
+		t.Errorf("two volumes at one path: %v", err)
+	}
+}
+
+func TestFromDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cfg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cfg", "MODE"), []byte("slow"), 0o644)
+	os.WriteFile(filepath.Join(dir, "cfg", "app.conf"), []byte("x=1\n"), 0o644)
+	const pod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  volumes: [{name: conf, configMap: {name: cfg}}]
+  containers:
+    - name: app
+      command: [app, "$(MODE)", "$(ALL_MODE)"]
+      env: [{name: MODE, valueFrom: {configMapKeyRef: {name: cfg, key: MODE}}}]
+      envFrom: [{prefix: ALL_, configMapRef: {name: cfg}}]
+      volumeMounts: [{name: conf, mountPath: /etc/app}]
+`
+	res := play(t, pod, Options{FromDir: dir})
+	cfg := load(t, res)
+	if got := cfg.Processes["app"].Command; !slices.Equal(got, []string{"app", "slow", "slow"}) {
+		t.Errorf("command %q", got)
+	}
+	if f := res.Volumes[0].Files["app.conf"]; f.Data != "x=1\n" {
+		t.Errorf("volume files %+v", res.Volumes[0].Files)
+	}
+	// A key naming a path outside the directory is never read.
+	bad := strings.Replace(pod, "key: MODE", "key: ../cfg/MODE", 1)
+	if _, err := playErr(bad, Options{FromDir: dir}); err == nil {
+		t.Error("key ../cfg/MODE was read")
+	}
+}
+
+// Every field kube's types hold as an uninterpreted node is either warned
+// about (by name) or refused: none is dropped silently.
+func TestEveryIgnoredFieldIsReported(t *testing.T) {
+	nodeFields := func(v any) []string {
+		var out []string
+		ty := reflect.TypeOf(v)
+		for i := 0; i < ty.NumField(); i++ {
+			if ty.Field(i).Type == nodeType {
+				name, _, _ := strings.Cut(ty.Field(i).Tag.Get("yaml"), ",")
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	check := func(what, doc, field string) {
+		t.Helper()
+		res, err := playErr(doc, Options{})
+		if err != nil {
+			if !strings.Contains(err.Error(), field) {
+				t.Errorf("%s %s: refused without naming it: %v", what, field, err)
+			}
+			return
+		}
+		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, field) }) {
+			t.Errorf("%s %s: set but neither warned about nor refused (warnings %q)", what, field, res.Warnings)
+		}
+	}
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  %s\n  volumes: [{name: v, emptyDir: {}}]\n  containers:\n  - name: app\n    command: [x]\n    volumeMounts: [{name: v, mountPath: /v}]\n    %s\n"
+	for _, f := range nodeFields(PodSpec{}) {
+		check("spec", fmt.Sprintf(pod, f+": {}", ""), f)
+	}
+	for _, f := range nodeFields(Container{}) {
+		check("container", fmt.Sprintf(pod, "", f+": {}"), f)
+	}
+	for _, f := range nodeFields(SecurityContext{}) {
+		check("securityContext", fmt.Sprintf(pod, "", "securityContext: {"+f+": {}}"), f)
+	}
+	for _, f := range nodeFields(PodSecurityContext{}) {
+		check("pod securityContext", fmt.Sprintf(pod, "securityContext: {"+f+": {}}", ""), f)
+	}
+	for _, f := range nodeFields(Probe{}) {
+		check("probe", fmt.Sprintf(pod, "", "livenessProbe: {exec: {command: [x]}, "+f+": {}}"), f)
+	}
+	for _, f := range nodeFields(VolumeMount{}) {
+		check("volumeMount", strings.Replace(fmt.Sprintf(pod, "", ""), "mountPath: /v}", "mountPath: /v, "+f+": {}}", 1), f)
+	}
+	for _, f := range nodeFields(Volume{}) {
+		check("volume", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}}", f+": {}}", 1), "spec.volumes[0]")
+	}
+	for _, f := range nodeFields(ContainerPort{}) {
+		check("port", fmt.Sprintf(pod, "", "ports: [{containerPort: 80, "+f+": {}}]"), f)
+	}
+	cm := "\n---\n{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {k: v}}\n"
+	for _, f := range nodeFields(KeyToPath{}) {
+		check("items", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}", "configMap: {name: c, items: [{key: k, path: p, "+f+": {}}]}", 1)+cm, f)
+	}
+	for _, f := range nodeFields(ConfigMapVolume{}) {
+		check("configMap", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}", "configMap: {name: c, "+f+": {}}", 1)+cm, f)
+	}
+	for _, f := range nodeFields(EmptyDir{}) {
+		check("emptyDir", strings.Replace(fmt.Sprintf(pod, "", ""), "emptyDir: {}", "emptyDir: {"+f+": {}}", 1), f)
+	}
+}
+
+func TestUser(t *testing.T) {
+	const pod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  securityContext: {runAsUser: 1000, runAsGroup: 3000}
+  containers:
+    - {name: app, command: [x]}
+    - {name: other, command: [y], securityContext: {runAsUser: 2000}}
+`
+	cfg := load(t, play(t, pod, Options{Root: true}))
+	if u := cfg.Processes["app"].User; u == nil || u.UID != 1000 || u.GID != 3000 {
+		t.Errorf("app user %+v", u)
+	}
+	if u := cfg.Processes["other"].User; u == nil || u.UID != 2000 || u.GID != 3000 {
+		t.Errorf("other user %+v (container runAsUser, pod runAsGroup)", u)
+	}
+	res := play(t, pod, Options{Root: false})
+	if cfg := load(t, res); cfg.Processes["app"].User != nil {
+		t.Error("user set without root")
+	}
+}

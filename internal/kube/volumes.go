@@ -1,0 +1,228 @@
+package kube
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// VolumePlan is a volume to materialise before the run.
+type VolumePlan struct {
+	Name     string
+	Kind     string // emptyDir, hostPath, configMap, secret
+	Source   string // the directory (or hostPath) the mounts bind
+	Files    map[string]File
+	HostType string // hostPath type
+}
+
+// File is one file of a configMap or secret volume.
+type File struct {
+	Data string
+	Mode os.FileMode
+}
+
+// Mount binds Source at Target (Target is remapped under --volume-root).
+type Mount struct {
+	Source, Target string
+	ReadOnly       bool
+	Volume         string
+}
+
+// volumes plans the pod's volumes and every container's mounts.
+func (t *translator) volumes(res *Result) map[string]*VolumePlan {
+	plans := map[string]*VolumePlan{}
+	for i, v := range t.w.Spec.Volumes {
+		where := fmt.Sprintf("spec.volumes[%d] (%s)", i, v.Name)
+		p := &VolumePlan{Name: v.Name, Source: filepath.Join(t.opts.VolumeDir, v.Name)}
+		switch {
+		case v.EmptyDir != nil:
+			p.Kind = "emptyDir"
+			if v.EmptyDir.Medium == "Memory" || v.EmptyDir.SizeLimit.Kind != 0 || v.EmptyDir.Mode.Kind != 0 {
+				t.warnf("%s: emptyDir medium, sizeLimit and mode: ignored, a plain directory (mode 0777)", where)
+			}
+		case v.HostPath != nil:
+			p.Kind, p.Source, p.HostType = "hostPath", v.HostPath.Path, v.HostPath.Type
+			if !filepath.IsAbs(p.Source) {
+				t.errorf("%s: hostPath.path %q must be absolute", where, p.Source)
+			}
+		case v.ConfigMap != nil:
+			p.Kind = "configMap"
+			if v.ConfigMap.DefaultUser.Kind != 0 {
+				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
+			}
+			p.Files = t.volumeFiles(false, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.DefaultMode, v.ConfigMap.Optional, where)
+		case v.Secret != nil:
+			p.Kind = "secret"
+			if v.Secret.DefaultUser.Kind != 0 {
+				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
+			}
+			p.Files = t.volumeFiles(true, v.Secret.SecretName, v.Secret.Items, v.Secret.DefaultMode, v.Secret.Optional, where)
+		default:
+			t.errorf("%s: only emptyDir, hostPath, configMap and secret volumes can run locally (use a hostPath for data that must persist)", where)
+			continue
+		}
+		plans[v.Name] = p
+	}
+	used := map[string]bool{}
+	byTarget := map[string]Mount{}
+	for _, list := range [][]Container{t.w.Spec.InitContainers, t.w.Spec.Containers} {
+		for _, c := range list {
+			for j, vm := range c.VolumeMounts {
+				where := fmt.Sprintf("%s.volumeMounts[%d]", c.Name, j)
+				p, ok := plans[vm.Name]
+				if !ok {
+					t.errorf("%s: no volume named %q in spec.volumes", where, vm.Name)
+					continue
+				}
+				if !path.IsAbs(vm.MountPath) || path.Clean(vm.MountPath) == "/" {
+					t.errorf("%s: mountPath %q must be an absolute path other than /", where, vm.MountPath)
+					continue
+				}
+				if vm.SubPathExpr.Kind != 0 {
+					t.errorf("%s: subPathExpr is not supported (use subPath)", where)
+					continue
+				}
+				if vm.RecursiveReadOnly.Kind != 0 || vm.BindMountOptions.Kind != 0 {
+					t.warnFor(c.Name, "volumeMounts recursiveReadOnly, bindMountOptions: ignored (readOnly is honoured)")
+				}
+				src := p.Source
+				if vm.SubPath != "" {
+					if strings.Contains("/"+vm.SubPath+"/", "/../") || path.IsAbs(vm.SubPath) {
+						t.errorf("%s: subPath %q must be a relative path inside the volume", where, vm.SubPath)
+						continue
+					}
+					src = filepath.Join(src, vm.SubPath)
+				}
+				target := path.Clean(vm.MountPath)
+				m := Mount{Source: src, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name}
+				if prev, dup := byTarget[target]; dup {
+					if prev.Source != m.Source {
+						t.errorf("%s: %s is already the mount point of volume %q in another container; "+
+							"the local pod has one filesystem view, so one path holds one volume", where, target, prev.Volume)
+					}
+					if prev.ReadOnly && !m.ReadOnly {
+						prev.ReadOnly = false // writable for whoever needs it
+						byTarget[target] = prev
+					}
+					continue
+				}
+				byTarget[target] = m
+				used[vm.Name] = true
+			}
+		}
+	}
+	for _, name := range sortedKeys(plans) {
+		if used[name] {
+			res.Volumes = append(res.Volumes, plans[name])
+		} else {
+			t.warnf("spec.volumes %q: mounted by no container, not created", name)
+		}
+	}
+	for _, target := range sortedKeys(byTarget) {
+		m := byTarget[target]
+		if t.opts.VolumeRoot != "" {
+			m.Target = filepath.Join(t.opts.VolumeRoot, target)
+		}
+		res.Mounts = append(res.Mounts, m)
+	}
+	// Parents before children, so a nested mount point lands in its parent's volume.
+	sort.SliceStable(res.Mounts, func(i, j int) bool {
+		return strings.Count(res.Mounts[i].Target, "/") < strings.Count(res.Mounts[j].Target, "/")
+	})
+	t.remapTargets = nil
+	if t.opts.VolumeRoot != "" {
+		for target := range byTarget {
+			t.remapTargets = append(t.remapTargets, target)
+		}
+		sort.Slice(t.remapTargets, func(i, j int) bool { return len(t.remapTargets[i]) > len(t.remapTargets[j]) })
+	}
+	return plans
+}
+
+func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, defMode *int32, optional bool, where string) map[string]File {
+	mode := os.FileMode(0o644)
+	if defMode != nil {
+		mode = os.FileMode(*defMode) & 0o777
+	}
+	data, ok := t.allKeys(secret, name)
+	if !ok {
+		if !optional {
+			t.errorf("%s: %s %q not found (add it to the file, or pass --from-dir DIR holding DIR/%s/KEY files)", where, objKind(secret), name, name)
+		}
+		return nil
+	}
+	files := map[string]File{}
+	if len(items) == 0 {
+		for k, v := range data {
+			files[k] = File{Data: v, Mode: mode}
+		}
+		return files
+	}
+	for _, it := range items {
+		v, ok := data[it.Key]
+		if !ok {
+			if !optional {
+				t.errorf("%s: key %q not in %s %q", where, it.Key, objKind(secret), name)
+			}
+			continue
+		}
+		if it.Path == "" || path.IsAbs(it.Path) || strings.Contains("/"+it.Path+"/", "/../") {
+			t.errorf("%s: items path %q must be a relative path inside the volume", where, it.Path)
+			continue
+		}
+		if it.User.Kind != 0 {
+			t.warnf("%s: items user: ignored, the files belong to podvisor's user", where)
+		}
+		m := mode
+		if it.Mode != nil {
+			m = os.FileMode(*it.Mode) & 0o777
+		}
+		files[it.Path] = File{Data: v, Mode: m}
+	}
+	return files
+}
+
+// remap rewrites mount paths in s for --volume-root: each mount path that
+// appears as a whole path component sequence gets the root in front.
+func (b *builder) remap(s string) string {
+	for _, target := range b.t.remapTargets {
+		s = remapPath(s, target, filepath.Join(b.t.opts.VolumeRoot, target))
+	}
+	return s
+}
+
+func (b *builder) remapAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = b.remap(s)
+	}
+	return out
+}
+
+func remapPath(s, from, to string) string {
+	var out strings.Builder
+	for {
+		i := strings.Index(s, from)
+		if i < 0 {
+			out.WriteString(s)
+			return out.String()
+		}
+		end := i + len(from)
+		beforeOK := i == 0 || !pathChar(s[i-1])
+		afterOK := end == len(s) || s[end] == '/' || !pathChar(s[end])
+		out.WriteString(s[:i])
+		if beforeOK && afterOK {
+			out.WriteString(to)
+		} else {
+			out.WriteString(from)
+		}
+		s = s[end:]
+	}
+}
+
+func pathChar(c byte) bool {
+	return c == '/' || c == '.' || c == '_' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
