@@ -53,11 +53,13 @@ func (in instruction) flags() (map[string]string, string) {
 }
 
 // parseDockerfile reads the instructions of a Dockerfile: comments and blank
-// lines are skipped (also inside continuations, as BuildKit does), and a
-// line ending in a backslash continues on the next.
+// lines are skipped (also inside continuations, as BuildKit does), a line
+// ending in a backslash continues on the next, and ARGs before the first
+// FROM are expanded in FROM lines with their default values.
 func parseDockerfile(src string) ([]instruction, error) {
 	var out []instruction
 	stage := -1
+	globalArgs := map[string]string{}
 	var cur *instruction
 	for i, raw := range strings.Split(src, "\n") {
 		text := strings.TrimSpace(raw)
@@ -76,6 +78,13 @@ func parseDockerfile(src string) ([]instruction, error) {
 			}
 			if cmd == "FROM" {
 				stage++
+				// FROM sees the ARGs declared before the first FROM, with
+				// their defaults (what a build without --build-arg uses).
+				args = os.Expand(args, func(name string) string { return globalArgs[name] })
+			}
+			if cmd == "ARG" && stage < 0 {
+				name, def, _ := strings.Cut(strings.TrimSpace(args), "=")
+				globalArgs[name] = def
 			}
 			cur = &instruction{Line: i + 1, Cmd: cmd, Args: strings.TrimSpace(args), Stage: stage}
 		}
@@ -296,20 +305,21 @@ func TestDockerfileLintRules(t *testing.T) {
 }
 
 func TestParseDockerfile(t *testing.T) {
-	ins, err := parseDockerfile("# syntax=docker/dockerfile:1\nFROM a:1 AS b\n\nRUN x \\\n  # a comment\n  y\nfrom c:2\nCMD [\"p\", \"q\"]\n")
+	ins, err := parseDockerfile("# syntax=docker/dockerfile:1\nARG C=c:2\nFROM a:1 AS b\n\nRUN x \\\n  # a comment\n  y\nfrom ${C}\nCMD [\"p\", \"q\"]\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []instruction{
-		{Line: 2, Cmd: "FROM", Args: "a:1 AS b", Stage: 0},
-		{Line: 4, Cmd: "RUN", Args: "x y", Stage: 0},
-		{Line: 7, Cmd: "FROM", Args: "c:2", Stage: 1},
-		{Line: 8, Cmd: "CMD", Args: `["p", "q"]`, Stage: 1},
+		{Line: 2, Cmd: "ARG", Args: "C=c:2", Stage: -1},
+		{Line: 3, Cmd: "FROM", Args: "a:1 AS b", Stage: 0},
+		{Line: 5, Cmd: "RUN", Args: "x y", Stage: 0},
+		{Line: 8, Cmd: "FROM", Args: "c:2", Stage: 1},
+		{Line: 9, Cmd: "CMD", Args: `["p", "q"]`, Stage: 1},
 	}
 	if !slices.Equal(ins, want) {
 		t.Errorf("got %+v\nwant %+v", ins, want)
 	}
-	if got := ins[3].exec(); !slices.Equal(got, []string{"p", "q"}) {
+	if got := ins[4].exec(); !slices.Equal(got, []string{"p", "q"}) {
 		t.Errorf("exec form %q", got)
 	}
 	if _, err := parseDockerfile("FROM a:1\nRUN x \\\n"); err == nil {
