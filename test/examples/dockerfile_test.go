@@ -531,13 +531,18 @@ func copyInto(t *testing.T, src, dest string, intoDir bool) {
 }
 
 // TestBaseImageDocDockerfile holds the fat image in docs/base-image.md to the
-// same rules: it lints clean, builds FROM the base image, copies what
+// same rules: it is examples/fat-container/Dockerfile (which test/image
+// builds) as it is, lints clean, builds FROM the base image, copies what
 // exists, and the config it copies passes `podvisor check` (its RUN step).
 func TestBaseImageDocDockerfile(t *testing.T) {
 	doc := readFile(t, filepath.Join(repoRoot, "docs", "base-image.md"))
 	blocks := regexp.MustCompile("(?s)```dockerfile\n(.*?)```").FindAllStringSubmatch(doc, -1)
 	if len(blocks) == 0 {
 		t.Fatal("no ```dockerfile block in docs/base-image.md")
+	}
+	fat := readFile(t, filepath.Join(repoRoot, "examples", "fat-container", "Dockerfile"))
+	if !slices.ContainsFunc(blocks, func(b []string) bool { return b[1] == fat }) {
+		t.Error("docs/base-image.md does not show examples/fat-container/Dockerfile as it is")
 	}
 	for _, b := range blocks {
 		ins, err := parseDockerfile(b[1])
@@ -547,7 +552,11 @@ func TestBaseImageDocDockerfile(t *testing.T) {
 		for _, f := range lintDockerfile(ins) {
 			t.Errorf("docs/base-image.md Dockerfile %s", f)
 		}
-		if image := fromImage(ins[0]); !strings.HasPrefix(image, "podvisor-base:") {
+		first := slices.IndexFunc(ins, func(in instruction) bool { return in.Cmd == "FROM" })
+		if first < 0 {
+			t.Fatal("docs/base-image.md: a Dockerfile without FROM")
+		}
+		if image := fromImage(ins[first]); !strings.HasPrefix(image, "podvisor-base:") {
 			t.Errorf("FROM %s: want the base image", image)
 		}
 		for _, in := range ins {
