@@ -578,3 +578,25 @@ func TestBaseImageDocDockerfile(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleDockerfiles holds the examples' Dockerfiles (which test/image
+// builds with podman) to the same rules, FROM the base image.
+func TestExampleDockerfiles(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "*", "Dockerfile"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples/*/Dockerfile: %v", err)
+	}
+	for _, f := range files {
+		ins, err := parseDockerfile(readFile(t, f))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, finding := range lintDockerfile(ins) {
+			t.Errorf("%s %s", f, finding)
+		}
+		first := slices.IndexFunc(ins, func(in instruction) bool { return in.Cmd == "FROM" })
+		if first < 0 || !strings.HasPrefix(fromImage(ins[first]), "podvisor-base:") {
+			t.Errorf("%s: want FROM the base image (podvisor-base:...)", f)
+		}
+	}
+}
