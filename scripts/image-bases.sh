@@ -31,10 +31,12 @@ if ! "$podman" image exists "$base"; then
 fi
 if ! "$podman" image exists "$goimg"; then
   # `go mod download` fetches modules over HTTPS, through whatever proxy the
-  # host trusts: the image gets the host's CA bundle.
-  (mmdebstrap --quiet --variant=minbase --include=ca-certificates \
-      --customize-hook="copy-in $goroot /usr/local" \
-      --customize-hook="copy-in /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs" "$suite" "$work/go.tar" "$mirror" \
+  # host trusts: the image gets the host's CA bundle when it has one.
+  hooks=(--customize-hook="copy-in $goroot /usr/local")
+  if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+    hooks+=(--customize-hook="copy-in /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs")
+  fi
+  (mmdebstrap --quiet --variant=minbase --include=ca-certificates "${hooks[@]}" "$suite" "$work/go.tar" "$mirror" \
     && "$podman" import --quiet --change "ENV PATH=/usr/local/go/bin:$path" \
       --change "ENV GOTOOLCHAIN=local" "$work/go.tar" "$goimg" >/dev/null) >&2 &
   pids+=($!)
