@@ -36,10 +36,11 @@ test: deps
 	$(MAKE) test-image
 
 # Builds Dockerfile.base and the fat example with podman and runs them
-# (test/image; docs/base-image.md). podman runs with runc and cgroupfs and
-# through scripts/podman.sh; catatonit serves --init and pods, and mmdebstrap
-# makes the Debian and Go base images when no registry is reachable.
-IMAGE_DEBS := podman runc containernetworking-plugins catatonit mmdebstrap
+# (test/image; docs/base-image.md). podman runs through scripts/podman.sh with
+# runc and netavark (aardvark-dns, iptables); catatonit serves --init and
+# pods, and mmdebstrap makes the Debian and Go base images when no registry
+# is reachable.
+IMAGE_DEBS := podman runc netavark aardvark-dns iptables catatonit mmdebstrap
 test-image:
 	@./scripts/deps.sh $(IMAGE_DEBS)
 	PODVISOR_IMAGE_TESTS=1 PODVISOR_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 10m -v ./test/image/
