@@ -4,15 +4,17 @@
 GO        ?= go
 BIN       := bin/podvisor
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 EXAMPLE   ?= examples/sidecar-first/procs.yaml
 FUZZTIME  ?= 10s
 # Debian packages the tests use: promtool (prometheus) checks /metrics,
 # unshare (util-linux) runs PID-1 tests, python3 serves the quickstart example;
 # nginx, postgresql, redis-server and git run in the examples' end-to-end
 # tests, file checks that the Dockerfile.base binary is static, and curl and
-# ps serve the soak (bench/soak.sh, which CI runs for 3 min).
-TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file
+# ps serve the soak (bench/soak.sh, which CI runs for 3 min); zsh and fish run
+# the generated completion scripts (cmd/podvisor/completion_test.go).
+TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish
 
 .PHONY: all build run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers
 

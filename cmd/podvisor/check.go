@@ -1,15 +1,19 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 )
+
+// checkFlags defines check's flags (cmdCheck and the command table share it).
+func checkFlags(fs *flag.FlagSet) (path *string) { return configFlag(fs) }
 
 // cmdCheck validates a config: exit 0 with a one-line summary (and a warning
 // when the teardown budget is too small), or exit 2 with every error.
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", stderr)
-	path := configFlag(fs)
+	path := checkFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

@@ -1,6 +1,6 @@
 package main
 
-// Exit codes shared by every subcommand (SPEC.md section 1 and 3). The run
+// Exit codes shared by every subcommand (docs/reference.md#exit-codes). The run
 // command's outcome-dependent codes come from supervisor.Outcome.ExitCode.
 const (
 	exitOK    = 0

@@ -2,17 +2,22 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 
 	"github.com/podvisor/podvisor/internal/graph"
 )
 
+// graphFlags defines graph's flags (cmdGraph and the command table share it).
+func graphFlags(fs *flag.FlagSet) (path, format *string) {
+	return configFlag(fs), fs.String("format", "text", "output `FORMAT`: text, dot or mermaid")
+}
+
 // cmdGraph renders the dependency graph as text, DOT or Mermaid.
 func cmdGraph(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("graph", stderr)
-	path := configFlag(fs)
-	format := fs.String("format", "text", "output format: text, dot or mermaid")
+	path, format := graphFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

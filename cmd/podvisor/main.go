@@ -1,4 +1,5 @@
-// Command podvisor is an in-pod process supervisor. See README.md and SPEC.md.
+// Command podvisor is an in-pod process supervisor. See README.md and
+// docs/reference.md; `podvisor help` lists the commands.
 package main
 
 import (
@@ -14,42 +15,23 @@ func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: podvisor <command> [flags]
-
-commands:
-  run      supervise the processes of a config   (podvisor run [-c FILE] [--listen ADDR] [--log-format text|json])
-  check    validate a config                     (podvisor check [-c FILE])
-  graph    show the start order                  (podvisor graph [-c FILE] [--format text|dot|mermaid])
-  status   show a running podvisor's processes   (podvisor status [--addr ADDR] [--json])
-  wait     block until a target is ready         (podvisor wait --http URL|--tcp HOST:PORT|--file PATH|--exec CMD...|--ready ADDR)
-  version  print the version
-`
-
-// realMain dispatches to a subcommand and returns the process exit code.
+// realMain dispatches to a subcommand (commands.go) and returns the process
+// exit code.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		writeOverview(stderr)
 		return exitUsage
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "run":
-		return cmdRun(rest, stdout, stderr)
-	case "check":
-		return cmdCheck(rest, stdout, stderr)
-	case "graph":
-		return cmdGraph(rest, stdout, stderr)
-	case "status":
-		return cmdStatus(rest, stdout, stderr)
-	case "wait":
-		return cmdWait(rest, stdout, stderr)
-	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "podvisor %s\n", version)
-		return 0
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(stdout, usage)
-		return 0
+	switch args[0] {
+	case "-h", "--help", "-help":
+		writeOverview(stdout)
+		return exitOK
+	case "--version", "-version":
+		args = append([]string{"version"}, args[1:]...)
 	}
-	fmt.Fprintf(stderr, "podvisor: unknown command %q\n%s", cmd, usage)
-	return exitUsage
+	if len(args[0]) > 1 && args[0][0] == '-' {
+		fmt.Fprintf(stderr, "podvisor: %s: a command comes first, flags after it\nRun 'podvisor help' for the list of commands.\n", args[0])
+		return exitUsage
+	}
+	return dispatch(args, stdout, stderr)
 }

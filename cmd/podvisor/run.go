@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,15 +34,21 @@ const (
 	minLogDrain = 100 * time.Millisecond
 )
 
+// runFlags defines run's flags (cmdRun and the command table share it).
+func runFlags(fs *flag.FlagSet) (path, listen, logFormat *string) {
+	path = configFlag(fs)
+	listen = fs.String("listen", "", "HTTP `ADDR` for /readyz, /livez, /status, /metrics (\"off\" disables; default from the config)")
+	logFormat = fs.String("log-format", "", "log `FORMAT`: text or json (default from the config)")
+	return path, listen, logFormat
+}
+
 // cmdRun supervises the processes of a config. The order matters (STYLE.md):
 // load the config, become a subreaper, start the reaper, bind the HTTP port
 // (so "address in use" fails before any child exists), run the supervisor,
 // and only after it returns stop the HTTP server and sweep what is left.
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr)
-	path := configFlag(fs)
-	listen := fs.String("listen", "", "HTTP address for /readyz, /livez, /status, /metrics (\"off\" disables; default from the config)")
-	logFormat := fs.String("log-format", "", "log format: text or json (default from the config)")
+	path, listen, logFormat := runFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -140,10 +147,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 		// Runs after the teardown: /readyz must keep answering 503 meanwhile.
+		// Its graceful part fits in what is left of shutdown_timeout: an
+		// open request must not stretch the exit past it (then the
+		// connections are closed).
 		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
+			d := httpShutdown
+			if !drainBy.IsZero() {
+				d = min(d, max(time.Until(drainBy), 0))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), d)
 			defer cancel()
-			_ = srv.Shutdown(ctx)
+			if err := srv.Shutdown(ctx); err != nil {
+				_ = srv.Close()
+			}
 		}()
 		log.Info("serving /readyz /livez /status /metrics", "addr", ln.Addr().String())
 	}

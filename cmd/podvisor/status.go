@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,16 +19,22 @@ const defaultStatusAddr = "127.0.0.1:9464"
 // the command.
 const statusTimeout = 5 * time.Second
 
-// cmdStatus prints a running podvisor's processes: a table, or the /status
-// JSON as served with --json. Exit 1 when no podvisor answers.
-func cmdStatus(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("status", stderr)
+// statusFlags defines status's flags (cmdStatus and the command table share it).
+func statusFlags(fs *flag.FlagSet) (addr *string, asJSON *bool) {
 	def := os.Getenv("PODVISOR_ADDR")
 	if def == "" {
 		def = defaultStatusAddr
 	}
-	addr := fs.String("addr", def, `podvisor's HTTP address ($PODVISOR_ADDR, else 127.0.0.1:9464; ":PORT" means 127.0.0.1:PORT)`)
-	asJSON := fs.Bool("json", false, "print the /status JSON instead of a table")
+	addr = fs.String("addr", def, "podvisor's HTTP `ADDR` ($PODVISOR_ADDR, else 127.0.0.1:9464; \":PORT\" means 127.0.0.1:PORT)")
+	asJSON = fs.Bool("json", false, "print the /status JSON instead of a table")
+	return addr, asJSON
+}
+
+// cmdStatus prints a running podvisor's processes: a table, or the /status
+// JSON as served with --json. Exit 1 when no podvisor answers.
+func cmdStatus(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("status", stderr)
+	addr, asJSON := statusFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

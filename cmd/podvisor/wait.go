@@ -23,6 +23,27 @@ const maxWaitAttempt = 10 * time.Second
 // their values so that `--file --exec` waits for a file named "--exec".
 var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "ready": true, "timeout": true, "interval": true}
 
+// waitOptions are wait's flags; --exec is found by splitExec, so its value
+// is not kept.
+type waitOptions struct {
+	httpURL, tcpAddr, file, readyAddr *string
+	timeout, interval                 *time.Duration
+}
+
+// waitFlags defines wait's flags (cmdWait and the command table share it).
+func waitFlags(fs *flag.FlagSet) *waitOptions {
+	o := &waitOptions{
+		httpURL:   fs.String("http", "", "wait until a GET of `URL` answers 200-399"),
+		tcpAddr:   fs.String("tcp", "", "wait until `HOST:PORT` accepts a TCP connection"),
+		file:      fs.String("file", "", "wait until `PATH` exists"),
+		readyAddr: fs.String("ready", "", "wait until the podvisor at `ADDR` (host:port or URL) is ready (/readyz answers 200)"),
+	}
+	fs.Bool("exec", false, "wait until the command made of all remaining arguments exits 0 (must come last)")
+	o.timeout = fs.Duration("timeout", 60*time.Second, "give up after this long")
+	o.interval = fs.Duration("interval", 100*time.Millisecond, "time between attempts")
+	return o
+}
+
 // cmdWait blocks until one target is ready, for postStart hooks and scripts:
 //
 //	podvisor wait (--http URL | --tcp HOST:PORT | --file PATH | --exec CMD... | --ready ADDR)
@@ -37,13 +58,8 @@ var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "r
 // existing file; the checks are the same as the `ready` probes of procs.yaml.
 func cmdWait(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("wait", stderr)
-	httpURL := fs.String("http", "", "wait until a GET of `URL` answers 200-399")
-	tcpAddr := fs.String("tcp", "", "wait until `HOST:PORT` accepts a TCP connection")
-	file := fs.String("file", "", "wait until `PATH` exists")
-	readyAddr := fs.String("ready", "", "wait until the podvisor at `ADDR` (host:port or URL) is ready (/readyz answers 200)")
-	fs.Bool("exec", false, "wait until the command made of all remaining arguments exits 0 (must come last)")
-	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
-	interval := fs.Duration("interval", 100*time.Millisecond, "time between attempts")
+	o := waitFlags(fs)
+	httpURL, tcpAddr, file, readyAddr, timeout, interval := o.httpURL, o.tcpAddr, o.file, o.readyAddr, o.timeout, o.interval
 
 	flagArgs, argv, hasExec := splitExec(args)
 	if err := fs.Parse(flagArgs); err != nil {

@@ -25,7 +25,10 @@ const (
 	DefaultSuccessThreshold = 1
 	DefaultFailureThreshold = 3
 	// MaxFileSize is the largest procs.yaml Load accepts.
-	MaxFileSize = 4 << 20
+	MaxFileSize = 1 << 20
+	// MaxProcesses bounds the processes of one config: far above any real
+	// pod, low enough that loading and supervising stay small.
+	MaxProcesses = 10000
 )
 
 // Pos is a location in a config file.

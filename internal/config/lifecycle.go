@@ -25,6 +25,10 @@ func (l *loader) restart(n *yaml.Node, path *keyPath, t Type) Restart {
 	}
 	if v, ok := f.get("max_backoff"); ok {
 		r.MaxBackoff, _ = l.duration(v.val, path.field("max_backoff"), true)
+	} else if r.Backoff > r.MaxBackoff {
+		// A default must never make an explicit value invalid: without
+		// max_backoff, a long backoff is its own ceiling.
+		r.MaxBackoff = r.Backoff
 	}
 	if v, ok := f.get("limit"); ok {
 		if r.Limit, ok = l.integer(v.val, path.field("limit")); ok && r.Limit < 0 {

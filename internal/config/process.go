@@ -217,6 +217,11 @@ func (l *loader) processes(cfg *Config, p pair) {
 		l.errorf(p.val, top("processes"), "no processes defined").Hint = "a supervisor needs something to run"
 		return
 	}
+	if len(pairs) > MaxProcesses {
+		l.errorf(p.val, top("processes"), "%d processes defined; the limit is %d", len(pairs), MaxProcesses).Hint =
+			"split the work across several podvisor instances (containers)"
+		return
+	}
 	type entry struct {
 		proc *Process
 		refs []depRef

@@ -16,7 +16,7 @@ import (
 func Listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err == nil {
-		return ln, nil
+		return LimitListener(ln, MaxConns), nil
 	}
 	// net's own message ("listen tcp :9464: bind: address already in use")
 	// names layers a user does not care about; keep only the cause.

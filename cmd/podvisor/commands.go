@@ -1,0 +1,203 @@
+package main
+
+import (
+	"flag"
+	"io"
+)
+
+// command is one subcommand. Dispatch, `podvisor help`, `--help`, shell
+// completion and the reference test (reference_test.go) all read the table
+// in commands(), so adding a command means adding one entry there (and its
+// section in docs/reference.md, which the test checks).
+type command struct {
+	name    string // as typed; may be two words ("kube play")
+	summary string // one line for the command list
+	usage   string // the synopsis after "podvisor NAME"
+	about   string // optional: a paragraph for --help
+	// flags defines the command's flags exactly as run does (the same
+	// function is called from run), for help, completion and the
+	// "unknown flag" check. nil: the command takes no flags.
+	flags func(fs *flag.FlagSet)
+	// run executes the command with the arguments after its name.
+	run      func(args []string, stdout, stderr io.Writer) int
+	examples []example  // two or more
+	exits    []exitCode // every exit code the command uses
+	// procArgs: the positional arguments are process names, so completion
+	// offers the names in the config (for the operate verbs).
+	procArgs bool
+	// flagWords are the values completion offers for a flag, by flag name.
+	flagWords map[string][]string
+	// argWords are the fixed words completion offers as the first
+	// positional argument (completion's shells, help's commands).
+	argWords func() []string
+	// flagArgs returns the part of args that holds flags, when not all of
+	// it does (wait: everything after --exec is the command). nil: all.
+	flagArgs func(args []string) []string
+}
+
+type example struct {
+	cmd  string // a full command line
+	what string // what it does
+}
+
+type exitCode struct {
+	code    int
+	meaning string
+}
+
+// Exit codes shared by several commands.
+var (
+	exitUsageLine = exitCode{exitUsage, "usage error: unknown flag, bad flag value or unexpected argument"}
+	exitConfig    = exitCode{exitUsage, "the config is invalid (every error is printed on stderr), or a usage error"}
+)
+
+// commands is the table of subcommands, in the order help lists them. It is
+// a function, not a variable, because help and completion refer back to it.
+func commands() []command {
+	return []command{
+		{
+			name:    "run",
+			summary: "supervise the processes of a config (the main job)",
+			usage:   "[-c FILE] [--listen ADDR] [--log-format text|json]",
+			about: "Starts every process in dependency order, keeps them running, serves\n" +
+				"/readyz, /livez, /status and /metrics, and on SIGTERM, SIGINT or SIGQUIT\n" +
+				"tears them down in reverse dependency order within shutdown_timeout.",
+			flags:     func(fs *flag.FlagSet) { runFlags(fs) },
+			run:       cmdRun,
+			flagWords: map[string][]string{"log-format": {"text", "json"}},
+			examples: []example{
+				{"podvisor run", "run procs.yaml from the working directory (or $PODVISOR_CONFIG)"},
+				{"podvisor run -c /etc/podvisor/procs.yaml --listen :9464 --log-format json", "run a given config, serve HTTP on port 9464, log JSON lines"},
+			},
+			exits: []exitCode{
+				{0, "clean teardown after a signal, or every job completed successfully"},
+				{1, "a fatal failure without an exit code of its own (spawn error, missed start_timeout, failed liveness), teardown had to SIGKILL something, or the HTTP address was in use"},
+				{2, "the config is invalid, or a usage error"},
+				{-1, "any other code: the exit code of the failed job or fatal process (128+N when signal N killed it)"},
+			},
+		},
+		{
+			name:    "check",
+			summary: "validate a config and print every error",
+			usage:   "[-c FILE]",
+			about: "Prints \"ok: N processes, M levels\" for a valid config, or every error at once,\n" +
+				"one per line as FILE:LINE:COL PATH: MESSAGE. Warns (exit 0) when the stop\n" +
+				"timeouts along the longest teardown chain exceed shutdown_timeout.",
+			flags: func(fs *flag.FlagSet) { checkFlags(fs) },
+			run:   cmdCheck,
+			examples: []example{
+				{"podvisor check", "validate procs.yaml in the working directory"},
+				{"podvisor check -c examples/quickstart/procs.yaml", "validate a given file"},
+			},
+			exits: []exitCode{{0, "the config is valid (a teardown-budget warning may be printed on stderr)"}, exitConfig},
+		},
+		{
+			name:      "graph",
+			summary:   "show the start order, levels and edges of a config",
+			usage:     "[-c FILE] [--format text|dot|mermaid]",
+			flags:     func(fs *flag.FlagSet) { graphFlags(fs) },
+			run:       cmdGraph,
+			flagWords: map[string][]string{"format": {"text", "dot", "mermaid"}},
+			examples: []example{
+				{"podvisor graph", "print the levels and edges as text"},
+				{"podvisor graph --format dot | dot -Tsvg > graph.svg", "draw the graph with Graphviz"},
+			},
+			exits: []exitCode{{0, "the graph was printed"}, {1, "the output could not be written"}, exitConfig},
+		},
+		{
+			name:    "status",
+			summary: "show the processes of a running podvisor",
+			usage:   "[--addr ADDR] [--json]",
+			about:   "Reads GET /status from a running podvisor and prints a table, or the JSON as served.",
+			flags:   func(fs *flag.FlagSet) { statusFlags(fs) },
+			run:     cmdStatus,
+			examples: []example{
+				{"podvisor status", "table of the podvisor listening on 127.0.0.1:9464"},
+				{"podvisor status --addr :9500 --json | jq '.processes[].state'", "the raw /status JSON of another instance"},
+			},
+			exits: []exitCode{{0, "the status was printed"}, {1, "no podvisor answered, or its answer was not valid"}, exitUsageLine},
+		},
+		{
+			name:    "wait",
+			summary: "block until a target is ready (for postStart hooks and scripts)",
+			usage:   "(--http URL | --tcp HOST:PORT | --file PATH | --ready ADDR | --exec CMD...) [--timeout 60s] [--interval 100ms]",
+			about: "Exactly one target. --exec must come last: every argument after it is the\n" +
+				"command (a single argument runs under /bin/sh -c). The checks are those of\n" +
+				"the ready probes in procs.yaml; --file accepts any existing file.",
+			flags:    func(fs *flag.FlagSet) { waitFlags(fs) },
+			run:      cmdWait,
+			flagArgs: func(args []string) []string { f, _, _ := splitExec(args); return f },
+			examples: []example{
+				{"podvisor wait --http http://127.0.0.1:8080/healthz --timeout 30s", "wait until the app answers 200-399"},
+				{"podvisor wait --ready :9464", "wait until the podvisor on port 9464 reports every process ready"},
+				{"podvisor wait --exec pg_isready -h 127.0.0.1", "wait until a command exits 0"},
+			},
+			exits: []exitCode{{0, "the target is ready"}, {1, "timeout (the last attempt's result is printed)"}, {2, "usage error: no target or more than one, bad flag value"}},
+		},
+		{
+			name:    "schema",
+			summary: "print the JSON Schema of procs.yaml",
+			usage:   "",
+			about: "The schema (JSON Schema draft 2020-12) lets editors validate and complete\n" +
+				"procs.yaml; with the YAML language server, put this first line in the file:\n" +
+				"  # yaml-language-server: $schema=FILE-OR-URL",
+			run: cmdSchema,
+			examples: []example{
+				{"podvisor schema > procs.schema.json", "save the schema next to procs.yaml"},
+				{"podvisor schema | jq '.properties | keys'", "list the top-level keys"},
+			},
+			exits: []exitCode{{0, "the schema was printed"}, {1, "the output could not be written"}, exitUsageLine},
+		},
+		{
+			name:    "completion",
+			summary: "print a shell completion script (bash, zsh or fish)",
+			usage:   "(bash | zsh | fish | names [-c FILE])",
+			about: "The script completes commands, flags, the values of --format and\n" +
+				"--log-format, and process names for the commands that take them (read from\n" +
+				"the config given with -c, else $PODVISOR_CONFIG, else ./procs.yaml).\n" +
+				"`completion names` prints those names, one per line; the scripts call it.",
+			flags:    func(fs *flag.FlagSet) { completionFlags(fs) },
+			run:      cmdCompletion,
+			argWords: func() []string { return append(shellNames(), "names") },
+			examples: []example{
+				{"source <(podvisor completion bash)", "enable completion in the current bash"},
+				{"podvisor completion fish > ~/.config/fish/completions/podvisor.fish", "install it for fish"},
+				{"podvisor completion zsh > \"${fpath[1]}/_podvisor\"", "install it for zsh"},
+			},
+			exits: []exitCode{{0, "the script (or the names) was printed"}, {2, "unknown shell, a usage error, or (names) the config is invalid"}},
+		},
+		{
+			name:    "version",
+			summary: "print the version, commit and Go version",
+			usage:   "[--json]",
+			flags:   func(fs *flag.FlagSet) { versionFlags(fs) },
+			run:     cmdVersion,
+			examples: []example{
+				{"podvisor version", "human-readable: the first line is \"podvisor VERSION\""},
+				{"podvisor version --json", "one JSON object: version, commit, modified, go, platform"},
+			},
+			exits: []exitCode{{0, "printed"}, exitUsageLine},
+		},
+		{
+			name:     "help",
+			summary:  "list the commands, or explain one",
+			usage:    "[COMMAND]",
+			run:      cmdHelp,
+			argWords: commandNames,
+			examples: []example{
+				{"podvisor help", "list every command"},
+				{"podvisor help wait", "usage, flags, examples and exit codes of wait (same as podvisor wait --help)"},
+			},
+			exits: []exitCode{{0, "help was printed"}, {2, "unknown command"}},
+		},
+	}
+}
+
+// commandNames returns the names of every command, in table order.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}

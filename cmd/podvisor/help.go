@@ -1,0 +1,231 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// dispatch runs the command args name, handling what every command shares:
+// --help, unknown commands and unknown flags (with a suggestion, exit 2).
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	cmd, rest, ok := findCommand(cmds, args)
+	if !ok {
+		fmt.Fprintf(stderr, "podvisor: unknown command %q%s\nRun 'podvisor help' for the list of commands.\n",
+			args[0], suggestion(args[0], commandNames(), ""))
+		return exitUsage
+	}
+	flagPart := rest
+	if cmd.flagArgs != nil {
+		flagPart = cmd.flagArgs(rest)
+	}
+	if wantsHelp(flagPart) {
+		writeCommandHelp(stdout, cmd)
+		return exitOK
+	}
+	if msg := unknownFlag(cmd, flagPart); msg != "" {
+		fmt.Fprintf(stderr, "podvisor %s: %s\nRun 'podvisor %s --help' for usage.\n", cmd.name, msg, cmd.name)
+		return exitUsage
+	}
+	return cmd.run(rest, stdout, stderr)
+}
+
+// findCommand matches the longest command name (one or two words) at the
+// start of args.
+func findCommand(cmds []command, args []string) (command, []string, bool) {
+	best, n := -1, 0
+	for i, c := range cmds {
+		words := strings.Fields(c.name)
+		if len(words) > n && len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			best, n = i, len(words)
+		}
+	}
+	if best < 0 {
+		return command{}, nil, false
+	}
+	return cmds[best], args[n:], true
+}
+
+// wantsHelp reports whether a help flag appears among the flags (before a
+// "--"). It is checked before the command parses anything, so help never
+// has side effects.
+func wantsHelp(flagPart []string) bool {
+	for _, a := range flagPart {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// unknownFlag parses the flags with the command's own definitions and, for
+// a flag it does not define, returns a message with a suggestion. Other
+// parse errors are left to the command, which reports them itself.
+func unknownFlag(cmd command, flagPart []string) string {
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	err := fs.Parse(flagPart)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return ""
+	}
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return fmt.Sprintf("unknown flag %s%s", dashed(name), suggestion(name, names, "flag"))
+}
+
+// suggestion returns ` (did you mean "X"?)` for the closest candidate, or "".
+// For flags (kind "flag") the candidate is shown with its dashes.
+func suggestion(word string, candidates []string, kind string) string {
+	s := config.Suggest(word, candidates)
+	switch {
+	case s == "":
+		return ""
+	case kind == "flag":
+		return fmt.Sprintf(" (did you mean %s?)", dashed(s))
+	}
+	return fmt.Sprintf(" (did you mean %q?)", s)
+}
+
+// dashed writes a flag name as users type it: -c, --config.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// cmdHelp is `podvisor help [COMMAND]`.
+func cmdHelp(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		writeOverview(stdout)
+		return exitOK
+	}
+	cmd, rest, ok := findCommand(commands(), args)
+	if !ok || len(rest) > 0 {
+		fmt.Fprintf(stderr, "podvisor help: unknown command %q%s\nRun 'podvisor help' for the list of commands.\n",
+			strings.Join(args, " "), suggestion(args[0], commandNames(), ""))
+		return exitUsage
+	}
+	writeCommandHelp(stdout, cmd)
+	return exitOK
+}
+
+// writeOverview prints the list of commands.
+func writeOverview(w io.Writer) {
+	fmt.Fprint(w, "podvisor: an in-pod process supervisor\n\nUsage:\n  podvisor COMMAND [flags] [arguments]\n\nCommands:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\nRun 'podvisor COMMAND --help' (or 'podvisor help COMMAND') for a command's flags,\n"+
+		"examples and exit codes. The full reference is docs/reference.md in the repository.\n")
+}
+
+// writeCommandHelp prints usage, flags with defaults, examples and exit codes.
+func writeCommandHelp(w io.Writer, c command) {
+	fmt.Fprintf(w, "podvisor %s: %s\n\nUsage:\n  podvisor %s", c.name, c.summary, c.name)
+	if c.usage != "" {
+		fmt.Fprintf(w, " %s", c.usage)
+	}
+	fmt.Fprintln(w)
+	if c.about != "" {
+		fmt.Fprintf(w, "\n%s\n", c.about)
+	}
+	if flags := flagHelp(c); len(flags) > 0 {
+		fmt.Fprint(w, "\nFlags:\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, f := range flags {
+			fmt.Fprintf(tw, "  %s\t%s\n", f.names, f.usage)
+		}
+		tw.Flush()
+	}
+	fmt.Fprint(w, "\nExamples:\n")
+	for _, e := range c.examples {
+		fmt.Fprintf(w, "  %s\n      %s\n", e.cmd, e.what)
+	}
+	fmt.Fprint(w, "\nExit codes:\n")
+	for _, e := range c.exits {
+		code := fmt.Sprint(e.code)
+		if e.code < 0 {
+			code = "N"
+		}
+		fmt.Fprintf(w, "  %s  %s\n", code, e.meaning)
+	}
+}
+
+// flagLine is one flag (with its aliases) as help shows it.
+type flagLine struct {
+	names string   // "-c, --config FILE"
+	arg   string   // " FILE", or "" for a boolean flag
+	usage string   // the description with the default
+	all   []string // every name, without dashes
+}
+
+// flagHelp lists a command's flags, aliases (flags sharing one variable,
+// such as -c and --config) on one line, short names first.
+func flagHelp(c command) []flagLine {
+	if c.flags == nil {
+		return nil
+	}
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	c.flags(fs)
+	var (
+		lines []flagLine
+		index = map[uintptr]int{} // variable address -> line
+	)
+	fs.VisitAll(func(f *flag.Flag) { // alphabetical
+		arg, usage := flag.UnquoteUsage(f)
+		if arg == "value" {
+			arg = ""
+		}
+		if arg != "" {
+			arg = " " + strings.ToUpper(arg)
+		}
+		v := reflect.ValueOf(f.Value)
+		if v.Kind() == reflect.Pointer {
+			if i, ok := index[v.Pointer()]; ok {
+				l := &lines[i]
+				l.all = append(l.all, f.Name)
+				slices.SortFunc(l.all, func(a, b string) int { return len(a) - len(b) })
+				var ds []string
+				for _, n := range l.all {
+					ds = append(ds, dashed(n))
+				}
+				l.names = strings.Join(ds, ", ") + l.arg
+				return
+			}
+			index[v.Pointer()] = len(lines)
+		}
+		lines = append(lines, flagLine{names: dashed(f.Name) + arg, arg: arg, usage: withDefault(usage, f), all: []string{f.Name}})
+	})
+	return lines
+}
+
+// withDefault appends a non-zero default to a flag's description.
+func withDefault(usage string, f *flag.Flag) string {
+	switch f.DefValue {
+	case "", "false", "0":
+		return usage
+	}
+	return fmt.Sprintf("%s (default %s)", usage, f.DefValue)
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// commit may be stamped with -ldflags "-X main.commit=..."; otherwise it
+// comes from the VCS information Go records when building in a git checkout.
+var commit = ""
+
+// buildInfo is what `podvisor version` reports.
+type buildInfo struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit"`   // "unknown" when not recorded
+	Modified bool   `json:"modified"` // built from a tree with uncommitted changes
+	Go       string `json:"go"`
+	Platform string `json:"platform"`
+}
+
+func currentBuild() buildInfo {
+	b := buildInfo{Version: version, Commit: commit, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch {
+			case s.Key == "vcs.revision" && b.Commit == "":
+				b.Commit = s.Value
+			case s.Key == "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
+		}
+	}
+	if b.Commit == "" {
+		b.Commit = "unknown"
+	}
+	return b
+}
+
+// versionFlags defines version's flags (cmdVersion and the command table share it).
+func versionFlags(fs *flag.FlagSet) (asJSON *bool) {
+	return fs.Bool("json", false, "print one JSON object instead of text")
+}
+
+// cmdVersion prints the version; its first line stays "podvisor VERSION"
+// for scripts that read only that.
+func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("version", stderr)
+	asJSON := versionFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "podvisor version: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	b := currentBuild()
+	if *asJSON {
+		out, _ := json.Marshal(b)
+		if _, err := fmt.Fprintf(stdout, "%s\n", out); err != nil {
+			return exitFail
+		}
+		return exitOK
+	}
+	mod := ""
+	if b.Modified {
+		mod = " (modified)"
+	}
+	if _, err := fmt.Fprintf(stdout, "podvisor %s\ncommit: %s%s\ngo:     %s %s\n", b.Version, b.Commit, mod, b.Go, b.Platform); err != nil {
+		return exitFail
+	}
+	return exitOK
+}
