@@ -73,32 +73,52 @@ func buildImages() string {
 		}
 	}
 	start := time.Now()
-	out, err := exec.Command(filepath.Join(repoRoot, "scripts", "image-bases.sh")).Output()
+	bases, err := exec.Command(filepath.Join(repoRoot, "scripts", "image-bases.sh")).Output()
 	if err != nil {
 		return fmt.Sprintf("scripts/image-bases.sh: %v\n%s", err, stderrOf(err))
 	}
 	var args []string
-	for _, line := range strings.Fields(string(out)) {
+	for _, line := range strings.Fields(string(bases)) {
 		args = append(args, "--build-arg", line)
 	}
-	// --format docker keeps HEALTHCHECK (the OCI format has no field for it).
-	build := func(file, tag string, extra ...string) string {
-		cmd := exec.Command(podmanSh, append(append([]string{"build", "--format", "docker", "-f", file, "-t", tag}, extra...), repoRoot)...)
-		cmd.Dir = repoRoot
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Sprintf("podman build -f %s: %v\n%s", file, err, b)
+	out, code, oldBase := buildImage("Dockerfile.base", baseTag, append(args, "--build-arg", "VERSION="+version)...)
+	if code != 0 {
+		return fmt.Sprintf("podman build -f Dockerfile.base: exit %d\n%s", code, out)
+	}
+	out, code, oldFat := buildImage("examples/fat-container/Dockerfile", fatTag, "--build-arg", "BASE_IMAGE="+baseTag)
+	if code != 0 {
+		return fmt.Sprintf("podman build -f examples/fat-container/Dockerfile: exit %d\n%s", code, out)
+	}
+	// The images these tags named before, so that repeated runs do not pile
+	// up untagged images; the old fat image first, as it is built on the
+	// old base. A removal fails harmlessly while a container uses it.
+	for _, id := range []string{oldFat, oldBase} {
+		if id != "" {
+			podman("rmi", id)
 		}
-		return ""
-	}
-	if e := build("Dockerfile.base", baseTag, append(args, "--build-arg", "VERSION="+version)...); e != "" {
-		return e
-	}
-	if e := build("examples/fat-container/Dockerfile", fatTag, "--build-arg", "BASE_IMAGE="+baseTag); e != "" {
-		return e
 	}
 	baseImage, fatImage = baseTag, fatTag
 	fmt.Fprintf(os.Stderr, "image: base and fat images ready in %v\n", time.Since(start).Round(100*time.Millisecond))
 	return ""
+}
+
+// buildImage builds file (relative to the repository root, which is the
+// context) as tag. It returns podman's output and exit code, and the id of
+// the image the tag named before when the build replaced it. --format docker
+// keeps HEALTHCHECK (the OCI format has no field for it).
+func buildImage(file, tag string, args ...string) (out string, code int, replaced string) {
+	old, _ := podman("image", "inspect", "--format", "{{.Id}}", tag)
+	out, code = podman(append(append([]string{"build", "--format", "docker", "-f", file, "-t", tag}, args...), repoRoot)...)
+	now, _ := podman("image", "inspect", "--format", "{{.Id}}", tag)
+	if old, now = strings.TrimSpace(old), strings.TrimSpace(now); code == 0 && isID(old) && old != now {
+		replaced = old
+	}
+	return out, code, replaced
+}
+
+// isID reports whether s is an image id (64 hex digits).
+func isID(s string) bool {
+	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 func stderrOf(err error) string {

@@ -19,10 +19,12 @@ func TestKubePlayEntrypoint(t *testing.T) {
 	needImages(t)
 	t.Parallel()
 	const appImage = "registry.example/app-with-podvisor:1.0"
-	out, code := podman("build", "--format", "docker", "-f", "examples/kubernetes/Dockerfile",
-		"--build-arg", "BASE_IMAGE="+baseImage, "-t", appImage, repoRoot)
+	out, code, replaced := buildImage("examples/kubernetes/Dockerfile", appImage, "--build-arg", "BASE_IMAGE="+baseImage)
 	if code != 0 {
 		t.Fatalf("podman build -f examples/kubernetes/Dockerfile: exit %d\n%s", code, tail(out, 30))
+	}
+	if replaced != "" {
+		podman("rmi", replaced)
 	}
 	manifest, err := os.ReadFile(filepath.Join(repoRoot, "examples", "kubernetes", "pod-entrypoint.yaml"))
 	if err != nil {
