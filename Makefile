@@ -17,7 +17,7 @@ FUZZTIME  ?= 10s
 # rsvg-convert (librsvg2-bin) renders the timeline SVG in its tests.
 TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin
 
-.PHONY: all build run test test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers
+.PHONY: all build run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers
 
 all: build
 
@@ -32,9 +32,21 @@ run: build
 	$(BIN) graph -c $(EXAMPLE)
 	$(BIN) run -c $(EXAMPLE)
 
-# Installs missing Debian packages (as root, with apt-get) and runs every test.
+# Installs missing Debian packages (as root, with apt-get) and runs every test,
+# the image tests included.
 test: deps
 	$(GO) test -race -count=1 -timeout 15m ./...
+	$(MAKE) test-image
+
+# Builds Dockerfile.base and the fat example with podman and runs them
+# (test/image; docs/base-image.md). podman runs through scripts/podman.sh with
+# runc and netavark (aardvark-dns, iptables); catatonit serves --init and
+# pods, and mmdebstrap makes the Debian and Go base images when no registry
+# is reachable.
+IMAGE_DEBS := podman runc netavark aardvark-dns iptables catatonit mmdebstrap
+test-image:
+	@./scripts/deps.sh $(IMAGE_DEBS)
+	PODVISOR_IMAGE_TESTS=1 PODVISOR_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 10m -v ./test/image/
 
 # Runs only the examples end to end, against the real Debian packages.
 test-examples: deps

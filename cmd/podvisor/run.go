@@ -114,15 +114,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer stopReaper()
 	go reaper.Run(reaperCtx)
 
-	runDir, err := os.MkdirTemp("", "podvisor-") // notify sockets live here
-	if err == nil {
-		// 0711: a child running as another user must reach its socket (by
-		// its unguessable name) but not list or create anything here;
-		// senders are checked by pid.
-		err = os.Chmod(runDir, 0o711)
-	}
+	runDir, err := makeRuntimeDir() // notify sockets live here
 	if err != nil {
-		log.Error("cannot create runtime directory", "err", err)
+		log.Error(err.Error())
 		return exitFail
 	}
 	defer os.RemoveAll(runDir)

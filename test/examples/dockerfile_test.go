@@ -53,11 +53,13 @@ func (in instruction) flags() (map[string]string, string) {
 }
 
 // parseDockerfile reads the instructions of a Dockerfile: comments and blank
-// lines are skipped (also inside continuations, as BuildKit does), and a
-// line ending in a backslash continues on the next.
+// lines are skipped (also inside continuations, as BuildKit does), a line
+// ending in a backslash continues on the next, and ARGs before the first
+// FROM are expanded in FROM lines with their default values.
 func parseDockerfile(src string) ([]instruction, error) {
 	var out []instruction
 	stage := -1
+	globalArgs := map[string]string{}
 	var cur *instruction
 	for i, raw := range strings.Split(src, "\n") {
 		text := strings.TrimSpace(raw)
@@ -76,6 +78,13 @@ func parseDockerfile(src string) ([]instruction, error) {
 			}
 			if cmd == "FROM" {
 				stage++
+				// FROM sees the ARGs declared before the first FROM, with
+				// their defaults (what a build without --build-arg uses).
+				args = os.Expand(args, func(name string) string { return globalArgs[name] })
+			}
+			if cmd == "ARG" && stage < 0 {
+				name, def, _ := strings.Cut(strings.TrimSpace(args), "=")
+				globalArgs[name] = def
 			}
 			cur = &instruction{Line: i + 1, Cmd: cmd, Args: strings.TrimSpace(args), Stage: stage}
 		}
@@ -296,20 +305,21 @@ func TestDockerfileLintRules(t *testing.T) {
 }
 
 func TestParseDockerfile(t *testing.T) {
-	ins, err := parseDockerfile("# syntax=docker/dockerfile:1\nFROM a:1 AS b\n\nRUN x \\\n  # a comment\n  y\nfrom c:2\nCMD [\"p\", \"q\"]\n")
+	ins, err := parseDockerfile("# syntax=docker/dockerfile:1\nARG C=c:2\nFROM a:1 AS b\n\nRUN x \\\n  # a comment\n  y\nfrom ${C}\nCMD [\"p\", \"q\"]\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []instruction{
-		{Line: 2, Cmd: "FROM", Args: "a:1 AS b", Stage: 0},
-		{Line: 4, Cmd: "RUN", Args: "x y", Stage: 0},
-		{Line: 7, Cmd: "FROM", Args: "c:2", Stage: 1},
-		{Line: 8, Cmd: "CMD", Args: `["p", "q"]`, Stage: 1},
+		{Line: 2, Cmd: "ARG", Args: "C=c:2", Stage: -1},
+		{Line: 3, Cmd: "FROM", Args: "a:1 AS b", Stage: 0},
+		{Line: 5, Cmd: "RUN", Args: "x y", Stage: 0},
+		{Line: 8, Cmd: "FROM", Args: "c:2", Stage: 1},
+		{Line: 9, Cmd: "CMD", Args: `["p", "q"]`, Stage: 1},
 	}
 	if !slices.Equal(ins, want) {
 		t.Errorf("got %+v\nwant %+v", ins, want)
 	}
-	if got := ins[3].exec(); !slices.Equal(got, []string{"p", "q"}) {
+	if got := ins[4].exec(); !slices.Equal(got, []string{"p", "q"}) {
 		t.Errorf("exec form %q", got)
 	}
 	if _, err := parseDockerfile("FROM a:1\nRUN x \\\n"); err == nil {
@@ -466,7 +476,8 @@ func TestDockerfileBuildsStaticBinary(t *testing.T) {
 				copyInto(t, filepath.Join(repoRoot, src), dest, len(args) > 2 || strings.HasSuffix(args[len(args)-1], "/"))
 			}
 		case "RUN":
-			script := strings.ReplaceAll(in.Args, "/out/", out+"/")
+			_, script := in.flags() // --mount=type=cache: the host's own build cache stands in
+			script = strings.ReplaceAll(script, "/out/", out+"/")
 			cmd := exec.Command("sh", "-c", script)
 			cmd.Dir = filepath.Join(ctx, workdir)
 			cmd.Env = env
@@ -522,13 +533,18 @@ func copyInto(t *testing.T, src, dest string, intoDir bool) {
 }
 
 // TestBaseImageDocDockerfile holds the fat image in docs/base-image.md to the
-// same rules: it lints clean, builds FROM the base image, copies what
+// same rules: it is examples/fat-container/Dockerfile (which test/image
+// builds) as it is, lints clean, builds FROM the base image, copies what
 // exists, and the config it copies passes `podvisor check` (its RUN step).
 func TestBaseImageDocDockerfile(t *testing.T) {
 	doc := readFile(t, filepath.Join(repoRoot, "docs", "base-image.md"))
 	blocks := regexp.MustCompile("(?s)```dockerfile\n(.*?)```").FindAllStringSubmatch(doc, -1)
 	if len(blocks) == 0 {
 		t.Fatal("no ```dockerfile block in docs/base-image.md")
+	}
+	fat := readFile(t, filepath.Join(repoRoot, "examples", "fat-container", "Dockerfile"))
+	if !slices.ContainsFunc(blocks, func(b []string) bool { return b[1] == fat }) {
+		t.Error("docs/base-image.md does not show examples/fat-container/Dockerfile as it is")
 	}
 	for _, b := range blocks {
 		ins, err := parseDockerfile(b[1])
@@ -538,7 +554,11 @@ func TestBaseImageDocDockerfile(t *testing.T) {
 		for _, f := range lintDockerfile(ins) {
 			t.Errorf("docs/base-image.md Dockerfile %s", f)
 		}
-		if image := fromImage(ins[0]); !strings.HasPrefix(image, "podvisor-base:") {
+		first := slices.IndexFunc(ins, func(in instruction) bool { return in.Cmd == "FROM" })
+		if first < 0 {
+			t.Fatal("docs/base-image.md: a Dockerfile without FROM")
+		}
+		if image := fromImage(ins[first]); !strings.HasPrefix(image, "podvisor-base:") {
 			t.Errorf("FROM %s: want the base image", image)
 		}
 		for _, in := range ins {
@@ -557,6 +577,28 @@ func TestBaseImageDocDockerfile(t *testing.T) {
 					t.Errorf("podvisor check of the copied config: %v\n%s", err, out)
 				}
 			}
+		}
+	}
+}
+
+// TestExampleDockerfiles holds the examples' Dockerfiles (which test/image
+// builds with podman) to the same rules, FROM the base image.
+func TestExampleDockerfiles(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "*", "Dockerfile"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples/*/Dockerfile: %v", err)
+	}
+	for _, f := range files {
+		ins, err := parseDockerfile(readFile(t, f))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, finding := range lintDockerfile(ins) {
+			t.Errorf("%s %s", f, finding)
+		}
+		first := slices.IndexFunc(ins, func(in instruction) bool { return in.Cmd == "FROM" })
+		if first < 0 || !strings.HasPrefix(fromImage(ins[first]), "podvisor-base:") {
+			t.Errorf("%s: want FROM the base image (podvisor-base:...)", f)
 		}
 	}
 }
