@@ -84,3 +84,8 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// Suggest returns the candidate that word is most plausibly a typo of, or ""
+// (the rule of the config's "did you mean" hints, for other callers such as
+// the control socket's unknown process names).
+func Suggest(word string, candidates []string) string { return suggest(word, candidates) }
