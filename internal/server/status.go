@@ -19,6 +19,9 @@ type Status struct {
 	Phase     string          `json:"phase"`
 	Ready     bool            `json:"ready"`
 	Processes []ProcessStatus `json:"processes"`
+	// Generation is the config generation in effect: 1 for the config
+	// podvisor started with, one more after each applied reload.
+	Generation uint64 `json:"generation"`
 }
 
 // ProcessStatus is one process in Status.
@@ -43,9 +46,10 @@ type ProcessStatus struct {
 // NewStatus converts a snapshot to its wire form.
 func NewStatus(s supervisor.Snapshot) Status {
 	st := Status{
-		Phase:     s.Phase,
-		Ready:     isReady(s),
-		Processes: make([]ProcessStatus, 0, len(s.Processes)),
+		Phase:      s.Phase,
+		Ready:      isReady(s),
+		Processes:  make([]ProcessStatus, 0, len(s.Processes)),
+		Generation: s.Generation,
 	}
 	for _, p := range s.Processes {
 		waiting := p.WaitingFor
