@@ -22,6 +22,12 @@ commands:
   graph    show the start order                  (podvisor graph [-c FILE] [--format text|dot|mermaid])
   status   show a running podvisor's processes   (podvisor status [--addr ADDR] [--json])
   wait     block until a target is ready         (podvisor wait --http URL|--tcp HOST:PORT|--file PATH|--exec CMD...|--ready ADDR)
+  restart  restart processes of a running podvisor (podvisor restart NAME... [--control PATH] [--timeout 60s])
+  stop     stop processes (and their dependents)  (podvisor stop NAME...)
+  start    start processes stopped by stop        (podvisor start NAME...)
+  signal   send a signal to a process group       (podvisor signal NAME SIGNAL)
+  reload   re-read the config, apply what changed (podvisor reload [--dry-run])
+  logs     a process's recent output              (podvisor logs NAME [--tail N] [-f])
   version  print the version
 `
 
@@ -43,6 +49,10 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cmdStatus(rest, stdout, stderr)
 	case "wait":
 		return cmdWait(rest, stdout, stderr)
+	case "restart", "stop", "start", "signal", "reload":
+		return cmdOperate(cmd, rest, stdout, stderr)
+	case "logs":
+		return cmdLogs(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "podvisor %s\n", version)
 		return 0

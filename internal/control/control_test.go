@@ -364,3 +364,16 @@ func TestPeerCredRefusesOtherUser(t *testing.T) {
 		t.Fatalf("refused peer reached the backend: %v", calls)
 	}
 }
+
+func TestParseSignal(t *testing.T) {
+	for in, want := range map[string]syscall.Signal{"HUP": syscall.SIGHUP, "sigusr1": syscall.SIGUSR1, "SIGTERM": syscall.SIGTERM, "9": syscall.SIGKILL} {
+		if got, err := ParseSignal(in); err != nil || got != want {
+			t.Errorf("ParseSignal(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "SIGFOO", "0", "65", "-1"} {
+		if _, err := ParseSignal(bad); err == nil {
+			t.Errorf("ParseSignal(%q) accepted", bad)
+		}
+	}
+}
