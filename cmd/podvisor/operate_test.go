@@ -64,8 +64,8 @@ func TestOperateCommands(t *testing.T) {
 	t.Setenv("PODVISOR_CONTROL", sock)
 
 	cases := []struct {
-		args       []string
-		code       int
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{[]string{"restart", "web", "db"}, 0, "web: restart done \ndb: restart done \n", ""},
