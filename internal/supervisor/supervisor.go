@@ -15,6 +15,7 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/graph"
 	"github.com/podvisor/podvisor/internal/health"
+	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
 	"golang.org/x/sync/errgroup"
 )
@@ -58,6 +59,11 @@ type Options struct {
 	Checkers CheckerFactory // needed only when a polled probe is configured
 	Log      *slog.Logger
 	Observer Observer // may be nil
+
+	// Operating (commands.go, reload.go); all optional.
+	Load     func() (*config.Config, error) // reads the config again, for reload and SIGHUP
+	OnReload func(*config.Config)           // called by the loop after a reload applied; must not block
+	Tails    *logs.Tails                    // output tails, for podvisor logs
 }
 
 // Reason says why Run returned.
@@ -155,6 +161,13 @@ type record struct {
 	// counts as a restart.
 	relaunch bool
 
+	// Operator state (commands.go): held by podvisor stop (heldBy names the
+	// process whose stop took it down), or removed by a reload (gone: kept
+	// only until stopped, then ignored).
+	held   bool
+	heldBy string
+	gone   bool
+
 	// lingering holds the exit of a stopped leader whose process group still
 	// has members: the stop is over only once the group is empty (FAULTS B4),
 	// checked at pollAt since the kernel sends no event for it.
@@ -200,6 +213,8 @@ type Supervisor struct {
 	// afterStep, if set (tests only), is called by the loop after every
 	// step, with the loop's state quiescent.
 	afterStep func(now time.Time)
+
+	ops operator // operator commands and reloads (commands.go)
 }
 
 // New builds a supervisor. It does not start anything.
@@ -220,6 +235,7 @@ func New(o Options) (*Supervisor, error) {
 		pings:    make(chan chan struct{}),
 		done:     make(chan struct{}),
 		byName:   make(map[string]*record, len(o.Config.Processes)),
+		ops:      operator{generation: 1, load: o.Load, onReload: o.OnReload, tails: o.Tails},
 	}
 	for _, level := range o.Config.Graph.Levels() {
 		for _, name := range level {
@@ -288,6 +304,7 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 	for {
 		now := time.Now()
 		s.step(now)
+		s.settleWaiters()
 		if s.afterStep != nil {
 			s.afterStep(now)
 		}
@@ -390,7 +407,7 @@ func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
 			}
 		}
 	case syscall.SIGHUP:
-		s.log.Info("SIGHUP ignored: config reload is not implemented")
+		s.onHangup()
 	default:
 		s.log.Debug("signal ignored", "signal", sig.String())
 	}
@@ -544,7 +561,7 @@ func (s *Supervisor) markStop(r *record, intent stopIntent) {
 		case dr.child != nil && dr.state != Stopping && dr.wantStop == intentNone:
 			s.log.Info("stopping dependent before its dependency restarts", "process", dr.p.Name, "dependency", r.p.Name)
 			s.markStop(dr, intentCascade)
-		case dr.child == nil && (dr.state == Backoff || dr.state == Stopped):
+		case dr.child == nil && !dr.held && !dr.gone && (dr.state == Backoff || dr.state == Stopped):
 			dr.relaunch = dr.relaunch || dr.state == Backoff
 			dr.state = Pending
 			s.markStop(dr, intentCascade) // its own dependents
@@ -567,8 +584,8 @@ func (s *Supervisor) stepWantedStops(now time.Time) {
 			r.wantStop = intentNone
 			continue
 		}
-		if s.restartDependentsAlive(r) {
-			continue
+		if s.restartDependentsAlive(r) || (r.wantStop == intentHold || r.wantStop == intentRemove) && s.dependentsAlive(r) {
+			continue // podvisor stop and removal take every dependent down first
 		}
 		intent := r.wantStop
 		r.wantStop = intentNone
@@ -929,6 +946,10 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		if e.gen == r.gen {
 			r.status = e.status
 		}
+	case commandEv:
+		s.onCommand(e, now)
+	case hangupLoadedEv:
+		s.onHangupLoaded(e, now)
 	case stopCmdDoneEv:
 		r := s.recs[e.idx]
 		s.stopCmds--
@@ -1017,6 +1038,9 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 
 	intent := r.intent
 	r.intent = intentNone
+	if s.operatorExit(r, intent, code) {
+		return
+	}
 	if intent == intentCascade {
 		r.state = Pending
 		r.reason = "restarting with its dependency"
@@ -1140,7 +1164,7 @@ func (s *Supervisor) restartDependentsAlive(r *record) bool {
 
 func (s *Supervisor) allJobsDone() bool {
 	for _, r := range s.recs {
-		if r.p.Type == config.Job && r.state != Completed {
+		if r.p.Type == config.Job && r.state != Completed && !r.gone {
 			return false
 		}
 	}
@@ -1150,6 +1174,9 @@ func (s *Supervisor) allJobsDone() bool {
 // isReady is the per-process part of /readyz: services ready, oneshots
 // completed; jobs do not count (they end the run).
 func (s *Supervisor) isReady(r *record) bool {
+	if r.gone {
+		return true // removed by a reload: no longer counts
+	}
 	switch r.p.Type {
 	case config.Service:
 		return r.ready && r.child != nil && r.state == Running
@@ -1223,9 +1250,12 @@ func (s *Supervisor) unkilled() bool {
 
 // publish stores a fresh immutable snapshot.
 func (s *Supervisor) publish() {
-	snap := &Snapshot{Phase: s.phase.String(), Processes: make([]ProcessSnapshot, 0, len(s.recs))}
+	snap := &Snapshot{Phase: s.phase.String(), Processes: make([]ProcessSnapshot, 0, len(s.recs)), Generation: s.ops.generation}
 	allReady := true
 	for _, r := range s.recs {
+		if r.gone && r.child == nil && r.lingering == nil {
+			continue // removed by a reload, and stopped
+		}
 		ps := ProcessSnapshot{
 			Name:      r.p.Name,
 			Type:      r.p.Type.String(),
