@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -42,6 +40,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	path := configFlag(fs)
 	listen := fs.String("listen", "", "HTTP address for /readyz, /livez, /status, /metrics (\"off\" disables; default from the config)")
 	logFormat := fs.String("log-format", "", "log format: text or json (default from the config)")
+	controlFlag := fs.String("control", "", "control socket path, or \"off\" (default: the config's control:, else $PODVISOR_CONTROL, else the default for this user)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -120,7 +119,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(runDir)
 	metrics := server.NewMetrics()
-	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log)
+	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
+	web := &liveHTTP{opts: server.Options{Logger: log}, log: log}
+	onReload := func(c *config.Config) {
+		tails.SetMaxLines(c.Log.Tail)
+		if *listen == "" { // a --listen flag outranks the file
+			web.apply(c.Listen)
+		}
+	}
+	load := func() (*config.Config, error) { return loadConfig(*path) }
+	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log, tails, load, onReload)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFail
@@ -130,29 +138,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *listen != "" {
 		addr = *listen
 	}
-	if addr != "off" {
-		// Bound before any child is spawned: a port in use fails the run
-		// while nothing needs tearing down.
-		ln, err := server.Listen(addr)
-		if err != nil {
-			log.Error("cannot serve HTTP; nothing was started", "err", err)
-			return exitFail
-		}
-		opts := server.Options{Logger: log}
-		srv := server.NewHTTPServer(server.New(sup, metrics, opts), opts)
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("http server", "err", err)
-			}
-		}()
-		// Runs after the teardown: /readyz must keep answering 503 meanwhile.
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
-			defer cancel()
-			_ = srv.Shutdown(ctx)
-		}()
-		log.Info("serving /readyz /livez /status /metrics", "addr", ln.Addr().String())
+	// Bound before any child is spawned: a port in use fails the run
+	// while nothing needs tearing down.
+	web.handler = server.New(sup, metrics, web.opts)
+	if err := web.serve(addr); err != nil {
+		log.Error("cannot serve HTTP; nothing was started", "err", err)
+		return exitFail
 	}
+	// Runs after the teardown: /readyz must keep answering 503 meanwhile.
+	defer web.shutdown()
+	ctlPath, explicit := controlPath(*controlFlag, cfg)
+	stopControl, err := startControl(ctlPath, explicit, sup, log)
+	if err != nil {
+		log.Error("cannot create the control socket; nothing was started", "err", err)
+		return exitFail
+	}
+	defer stopControl()
 
 	outcome := sup.Run(context.Background(), sigs)
 	drainBy = outcome.Deadline
@@ -178,13 +179,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger) (*supervisor.Supervisor, error) {
+func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger,
+	tails *logs.Tails, load func() (*config.Config, error), onReload func(*config.Config)) (*supervisor.Supervisor, error) {
 	launcher := &supervisor.ProcLauncher{
 		Reaper:     reaper,
 		Sink:       sink,
 		BaseEnv:    supervisor.CleanBaseEnv(os.Environ()),
 		RuntimeDir: runDir,
 		Log:        log,
+		Tails:      tails,
 	}
 	return supervisor.New(supervisor.Options{
 		Config:   cfg,
@@ -192,5 +195,8 @@ func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, run
 		Checkers: launcher.Checkers(),
 		Log:      log,
 		Observer: obs,
+		Load:     load,
+		OnReload: onReload,
+		Tails:    tails,
 	})
 }

@@ -53,7 +53,7 @@ func (t *Tail) Add(stream string, line []byte, now time.Time) {
 	t.mu.Lock()
 	l.Seq = t.next
 	t.next++
-	for t.n > 0 && (t.n == t.maxLines || t.bytes+len(l.Line) > t.maxBytes) {
+	for t.n > 0 && (t.n >= t.maxLines || t.bytes+len(l.Line) > t.maxBytes) {
 		t.bytes -= len(t.ring[t.head].Line)
 		t.ring[t.head] = TailLine{}
 		t.head = (t.head + 1) % len(t.ring)
@@ -145,5 +145,18 @@ func (ts *Tails) Tap(name, stream string, next func([]byte)) func([]byte) {
 		if next != nil {
 			next(line)
 		}
+	}
+}
+
+// SetMaxLines changes how many lines each tail keeps (a reload of
+// log.tail); tails that hold more drop their oldest lines at the next Add.
+func (ts *Tails) SetMaxLines(n int) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.maxLines = n
+	for _, t := range ts.by {
+		t.mu.Lock()
+		t.maxLines = n
+		t.mu.Unlock()
 	}
 }

@@ -108,3 +108,16 @@ func BenchmarkTailAdd(b *testing.B) {
 		tl.Add("stdout", line, now)
 	}
 }
+
+func TestTailsSetMaxLines(t *testing.T) {
+	ts := NewTails(5, 1<<10)
+	tl := ts.Get("a")
+	for i := range 5 {
+		tl.Add("stdout", []byte(fmt.Sprint(i)), time.Now())
+	}
+	ts.SetMaxLines(2)
+	tl.Add("stdout", []byte("5"), time.Now())
+	if got, _ := tl.Last(-1); tailText(got) != "4,5" {
+		t.Fatalf("after shrinking to 2: %q", tailText(got))
+	}
+}
