@@ -18,22 +18,30 @@ type TailLine struct {
 }
 
 // Tail keeps the most recent lines of one process's output, at most
-// maxLines lines and about maxBytes bytes of text (a single longer line is
-// clipped). It is written by the process's stream readers and read by
-// control-socket clients, hence the mutex; nothing in it blocks a writer
-// beyond a copy. Memory is taken only as lines arrive: a quiet process's tail
-// costs a few words.
+// maxLines lines and maxBytes bytes of text (a single longer line is
+// clipped). The text lives in one byte ring that grows, as output arrives, up
+// to maxBytes and is then reused: a chatty process costs maxBytes and makes
+// no garbage per line, a quiet one costs a few words. It is written by the
+// process's stream readers and read by control-socket clients, hence the
+// mutex; a writer never waits for more than a copy.
 type Tail struct {
 	mu       sync.Mutex
 	maxLines int
 	maxBytes int
-	ring     []TailLine // oldest at head once full
+	buf      []byte     // text ring; line i starts at meta[i].off
+	used     int        // bytes of buf in use, from the oldest line's start
+	meta     []tailMeta // line ring, oldest at head
 	head     int
 	n        int
-	bytes    int
 	next     uint64        // Seq of the next line
 	wake     chan struct{} // closed (and replaced) when a line is added while watched
 	watched  bool          // someone holds wake: the next Add must close it
+}
+
+type tailMeta struct {
+	off, len int
+	at       int64 // unix nanoseconds
+	stderr   bool
 }
 
 // NewTail returns an empty tail. maxLines 0 keeps nothing.
@@ -43,37 +51,86 @@ func NewTail(maxLines, maxBytes int) *Tail {
 
 // Add appends a line (the slice is copied).
 func (t *Tail) Add(stream string, line []byte, now time.Time) {
-	if t.maxLines <= 0 {
-		return
-	}
 	if len(line) > t.maxBytes {
 		line = line[:t.maxBytes]
 	}
-	l := TailLine{Time: now, Stream: stream, Line: string(line)}
 	t.mu.Lock()
-	l.Seq = t.next
+	defer t.mu.Unlock()
+	if t.maxLines <= 0 {
+		return
+	}
 	t.next++
-	for t.n > 0 && (t.n >= t.maxLines || t.bytes+len(l.Line) > t.maxBytes) {
-		t.bytes -= len(t.ring[t.head].Line)
-		t.ring[t.head] = TailLine{}
-		t.head = (t.head + 1) % len(t.ring)
+	for t.n > 0 && (t.n >= t.maxLines || t.used+len(line) > t.maxBytes) {
+		m := t.meta[t.head]
+		t.used -= m.len
+		t.head = (t.head + 1) % len(t.meta)
 		t.n--
 	}
-	if t.n == len(t.ring) { // grow: the ring is full below maxLines
-		grown := make([]TailLine, min(max(2*len(t.ring), 8), t.maxLines))
-		for i := range t.n {
-			grown[i] = t.ring[(t.head+i)%len(t.ring)]
-		}
-		t.ring, t.head = grown, 0
+	if t.n == 0 {
+		t.used = 0
 	}
-	t.ring[(t.head+t.n)%len(t.ring)] = l
+	if t.used+len(line) > len(t.buf) {
+		t.growBuf(t.used + len(line))
+	}
+	if t.n == len(t.meta) {
+		t.growMeta()
+	}
+	off := 0
+	if t.n > 0 {
+		last := t.meta[(t.head+t.n-1)%len(t.meta)]
+		off = (last.off + last.len) % len(t.buf)
+	}
+	if len(t.buf) > 0 {
+		k := copy(t.buf[off:], line)
+		copy(t.buf, line[k:])
+	}
+	t.meta[(t.head+t.n)%len(t.meta)] = tailMeta{off: off, len: len(line), at: now.UnixNano(), stderr: stream == "stderr"}
 	t.n++
-	t.bytes += len(l.Line)
+	t.used += len(line)
 	if t.watched { // a new channel per line only while someone follows
 		close(t.wake)
 		t.wake, t.watched = make(chan struct{}), false
 	}
-	t.mu.Unlock()
+}
+
+// growBuf enlarges the text ring to hold at least need bytes (at most
+// maxBytes), laying the kept lines out from offset 0.
+func (t *Tail) growBuf(need int) {
+	size := min(max(2*len(t.buf), need, 4<<10), t.maxBytes)
+	buf := make([]byte, size)
+	off := 0
+	for i := range t.n {
+		m := &t.meta[(t.head+i)%len(t.meta)]
+		t.text(buf[off:off+m.len], *m)
+		m.off = off
+		off += m.len
+	}
+	t.buf = buf
+}
+
+func (t *Tail) growMeta() {
+	meta := make([]tailMeta, min(max(2*len(t.meta), 8), max(t.maxLines, t.n+1)))
+	for i := range t.n {
+		meta[i] = t.meta[(t.head+i)%len(t.meta)]
+	}
+	t.meta, t.head = meta, 0
+}
+
+// text copies line m's bytes into dst (len(dst) == m.len).
+func (t *Tail) text(dst []byte, m tailMeta) {
+	k := copy(dst, t.buf[m.off:min(m.off+m.len, len(t.buf))])
+	copy(dst[k:], t.buf)
+}
+
+func (t *Tail) line(i int) TailLine {
+	m := t.meta[(t.head+i)%len(t.meta)]
+	b := make([]byte, m.len)
+	t.text(b, m)
+	stream := "stdout"
+	if m.stderr {
+		stream = "stderr"
+	}
+	return TailLine{Seq: t.next - uint64(t.n-i), Time: time.Unix(0, m.at), Stream: stream, Line: string(b)}
 }
 
 // Last returns up to n of the most recent lines (all kept lines if n < 0),
@@ -86,7 +143,7 @@ func (t *Tail) Last(n int) ([]TailLine, uint64) {
 	}
 	out := make([]TailLine, n)
 	for i := range n {
-		out[i] = t.ring[(t.head+t.n-n+i)%len(t.ring)]
+		out[i] = t.line(t.n - n + i)
 	}
 	return out, t.next
 }
@@ -99,9 +156,10 @@ func (t *Tail) Since(seq uint64) ([]TailLine, uint64, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []TailLine
+	first := t.next - uint64(t.n) // Seq of the oldest kept line
 	for i := range t.n {
-		if l := t.ring[(t.head+i)%len(t.ring)]; l.Seq >= seq {
-			out = append(out, l)
+		if first+uint64(i) >= seq {
+			out = append(out, t.line(i))
 		}
 	}
 	t.watched = true
@@ -157,6 +215,9 @@ func (ts *Tails) SetMaxLines(n int) {
 	for _, t := range ts.by {
 		t.mu.Lock()
 		t.maxLines = n
+		if n <= 0 {
+			t.n, t.used, t.buf, t.meta = 0, 0, nil, nil
+		}
 		t.mu.Unlock()
 	}
 }

@@ -94,8 +94,8 @@ func TestTailsTapAndDisabled(t *testing.T) {
 func TestQuietTailIsSmall(t *testing.T) {
 	ts := NewTails(200, DefaultTailBytes)
 	tl := ts.Get("quiet")
-	if cap(tl.ring) != 0 {
-		t.Fatalf("quiet tail preallocated %d lines", cap(tl.ring))
+	if cap(tl.meta) != 0 || cap(tl.buf) != 0 {
+		t.Fatalf("quiet tail preallocated %d lines, %d bytes", cap(tl.meta), cap(tl.buf))
 	}
 }
 
@@ -119,5 +119,39 @@ func TestTailsSetMaxLines(t *testing.T) {
 	tl.Add("stdout", []byte("5"), time.Now())
 	if got, _ := tl.Last(-1); tailText(got) != "4,5" {
 		t.Fatalf("after shrinking to 2: %q", tailText(got))
+	}
+}
+
+// The ring wraps lines around its end and keeps them whole, in order, with
+// their streams, through many evictions.
+func TestTailRingWraps(t *testing.T) {
+	tl := NewTail(7, 100)
+	var want []string
+	for i := range 500 {
+		line := strings.Repeat(string(rune('a'+i%26)), 1+i%23)
+		stream := "stdout"
+		if i%3 == 0 {
+			stream = "stderr"
+		}
+		tl.Add(stream, []byte(line), time.Unix(0, int64(i)))
+		want = append(want, line)
+		got, next := tl.Last(-1)
+		if next != uint64(i+2) {
+			t.Fatalf("next %d after %d lines", next, i+1)
+		}
+		total := 0
+		for k, l := range got {
+			j := i - len(got) + 1 + k
+			if l.Line != want[j] || l.Seq != uint64(j+1) || l.Time.UnixNano() != int64(j) || (l.Stream == "stderr") != (j%3 == 0) {
+				t.Fatalf("after %d lines, line %d = %+v, want %q seq %d", i+1, k, l, want[j], j+1)
+			}
+			total += len(l.Line)
+		}
+		if len(got) > 7 || total > 100 || len(got) == 0 {
+			t.Fatalf("after %d lines: %d lines, %d bytes", i+1, len(got), total)
+		}
+	}
+	if cap(tl.buf) > 100 {
+		t.Fatalf("text ring grew to %d bytes, past the 100 bound", cap(tl.buf))
 	}
 }

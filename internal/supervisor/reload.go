@@ -25,6 +25,7 @@ func (s *Supervisor) onHangup() {
 		s.ops.hupAgain = true
 		return
 	}
+	s.log.Info("SIGHUP: reloading the config")
 	s.ops.hupLoading = true
 	load := s.ops.load
 	go func() {
