@@ -41,7 +41,7 @@ type fakeLauncher struct {
 	// function gets the attempt number (from 1) of that incarnation's probe.
 	checks map[string]func(attempt int) health.Result
 
-	onSignal func() // called before each signal is recorded, if set
+	onSignal func()        // called before each signal is recorded, if set
 	quit     chan struct{} // closed: every fake child goroutine returns
 
 	mu  sync.Mutex // guards log and pid

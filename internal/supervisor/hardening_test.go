@@ -154,7 +154,7 @@ processes:
 `, map[string]script{"work": {exitAfter: time.Second}, "sidecar": {stopDelay: 3 * time.Second}})
 		time.Sleep(1500 * time.Millisecond)
 		h.sigs <- syscall.SIGTERM // docker stop, during the sidecar's graceful flush
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 		h.sigs <- syscall.SIGTERM // the same TERM again (timeout signals pid and group)
 		o := h.wait(time.Minute)
 		h.mustHave("1s signal sidecar TERM", "4s exit sidecar 143")

@@ -209,6 +209,8 @@ type Supervisor struct {
 	lastSigAt time.Time
 	// abandoned is set when children outlived SIGKILL by finalGrace.
 	abandoned bool
+	// killingAll is set once everything got SIGKILL (second signal, cancel).
+	killingAll bool
 
 	// afterStep, if set (tests only), is called by the loop after every
 	// step, with the loop's state quiescent.
@@ -299,6 +301,28 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 	s.probeCtx, s.cancelAll = context.WithCancel(context.Background())
 	defer s.cancelAll()
 
+	// Signals are stamped on arrival, before the loop gets to them, so a
+	// duplicate delivery is told from a second signal by when it came,
+	// not by how busy the loop was.
+	stamped := make(chan stampedSignal)
+	go func() {
+		for {
+			select {
+			case sig, ok := <-signals:
+				if !ok {
+					return
+				}
+				select {
+				case stamped <- stampedSignal{sig, time.Now()}:
+				case <-s.done:
+					return
+				}
+			case <-s.done:
+				return
+			}
+		}
+	}()
+
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -326,8 +350,8 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 			return s.cancel()
 		case ev := <-s.inbox:
 			s.handle(ev, time.Now())
-		case sig := <-signals:
-			s.onSignal(sig, time.Now())
+		case st := <-stamped:
+			s.onSignal(st.sig, st.at)
 		case reply := <-s.pings:
 			close(reply)
 		case <-timer.C:
@@ -367,10 +391,15 @@ func (s *Supervisor) cancel() Outcome {
 	return s.outcome
 }
 
-// dupSignalWindow: the same signal again within this is one delivery seen
-// twice (coreutils timeout signals both the pid and its group), not a
-// second signal.
-const dupSignalWindow = 100 * time.Millisecond
+// dupSignalWindow: the same signal arriving again within this is one
+// delivery seen twice (coreutils timeout signals both the pid and its
+// group), not a second signal.
+const dupSignalWindow = 10 * time.Millisecond
+
+type stampedSignal struct {
+	sig os.Signal
+	at  time.Time
+}
 
 func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
 	ss, _ := sig.(syscall.Signal)
@@ -446,6 +475,7 @@ func (s *Supervisor) fatal(r *record, code int, why string, now time.Time) {
 // killAll sends SIGKILL to every live group and cuts off every stop.command
 // still running, including those of processes that already exited.
 func (s *Supervisor) killAll(why string) {
+	s.killingAll = true
 	for _, r := range s.recs {
 		if r.child != nil && !r.killed {
 			s.kill(r, why)
@@ -465,7 +495,9 @@ func (s *Supervisor) kill(r *record, why string) {
 	if r.state == Starting || r.state == Running {
 		r.state = Stopping
 	}
-	s.outcome.Killed = true
+	if s.phase == PhaseStopping {
+		s.outcome.Killed = true // a restart's escalation does not count
+	}
 	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.pid, "reason", why)
 	if err := r.child.Signal(syscall.SIGKILL); err != nil {
 		s.log.Warn("kill", "process", r.p.Name, "err", err)
@@ -858,6 +890,7 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 		return
 	}
 	idx, gen, name := r.idx, r.gen, r.p.Name
+	c = &shortageLogger{Checker: c, log: s.log, process: name, probe: which}
 	t := health.TimingFrom(probe)
 	var observe func(time.Duration, bool)
 	if s.obs != nil {
@@ -882,6 +915,29 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 	}, observe)
 }
 
+// shortageLogger logs when podvisor's own resources (fds, memory,
+// processes) keep a probe from running, and when it runs again: such
+// attempts are not failures of the process (health.Result.Inconclusive).
+type shortageLogger struct {
+	health.Checker
+	log            *slog.Logger
+	process, probe string
+	short          bool // only touched by the Watch goroutine
+}
+
+func (c *shortageLogger) Check(ctx context.Context) health.Result {
+	res := c.Checker.Check(ctx)
+	switch {
+	case res.Inconclusive && !c.short:
+		c.short = true
+		c.log.Error("cannot run probe (podvisor's own resources; not counted against the process, retrying with backoff)", "process", c.process, "probe", c.probe, "detail", res.Detail)
+	case !res.Inconclusive && c.short:
+		c.short = false
+		c.log.Info("probe runs again", "process", c.process, "probe", c.probe)
+	}
+	return res
+}
+
 // reportingChecker passes on the detail of failed attempts whose detail
 // differs from the previous failure's, so a steady failure costs one event.
 type reportingChecker struct {
@@ -892,7 +948,7 @@ type reportingChecker struct {
 
 func (c *reportingChecker) Check(ctx context.Context) health.Result {
 	res := c.Checker.Check(ctx)
-	if !res.OK && res.Detail != c.last {
+	if !res.OK && !res.Inconclusive && res.Detail != c.last {
 		c.last = res.Detail
 		c.failed(res.Detail)
 	}
@@ -1220,7 +1276,11 @@ func (s *Supervisor) nextWake() time.Time {
 				consider(r.due)
 			}
 		case Starting:
-			if r.p.Ready != nil {
+			// A start that is to stop (wantStop) waits for its dependents'
+			// exits, not for the clock.
+			// In teardown start timeouts no longer apply (waking for one
+			// would spin the loop until the process's turn to stop).
+			if r.p.Ready != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
 				if r.p.StartTimeout > 0 {
 					consider(r.due)
 				}
