@@ -308,7 +308,8 @@ func (s *Supervisor) hold(w *waiter, r *record, by, verb string) {
 	s.log.Info("stopping: podvisor stop", "process", r.p.Name, "by", by)
 	switch {
 	case r.state == Stopping:
-		r.intent = intentHold // being stopped already: it stays down
+		// Being stopped already (a restart, a failed check): that stop
+		// finishes as it began, and operatorExit keeps it down.
 	case r.child != nil:
 		r.wantStop = intentHold // stepWantedStops waits for its dependents
 	default:
@@ -356,8 +357,20 @@ func (s *Supervisor) opStart(w *waiter, rs []*record, now time.Time) {
 			continue
 		}
 		r.held, r.heldBy = false, ""
-		r.state, r.reason = Pending, ""
 		s.log.Info("starting: podvisor start", "process", r.p.Name)
+		switch {
+		case r.child != nil && r.state == Stopping:
+			// Its stop is under way (a stop.command, a slow exit): it
+			// comes back once the old incarnation is gone.
+			r.intent = intentRestart
+		case r.child != nil:
+			// Still waiting for its dependents to stop: it just stays.
+			r.wantStop = intentNone
+			w.done(r, true, "kept running (its stop had not begun)"+pidText(r.pid))
+			continue
+		default:
+			r.state, r.reason = Pending, ""
+		}
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.gen, verb: verb})
 	}
 	_ = now
@@ -436,6 +449,17 @@ func (s *Supervisor) restartClosure(r *record) []*record {
 // operatorExit finishes the exit of a process stopped by a command. It
 // reports whether it did.
 func (s *Supervisor) operatorExit(r *record, intent stopIntent, code int) bool {
+	switch {
+	case r.gone:
+		intent, r.wantStop = intentRemove, intentNone // whatever ended it, it does not come back
+	case r.held && intent == intentNone && r.p.Type != config.Service && r.p.IsSuccess(code):
+		// A oneshot or job that finished before its stop began (it was
+		// waiting for its dependents to stop): it completed.
+		r.held, r.heldBy, r.wantStop = false, "", intentNone
+		return false
+	case r.held:
+		intent, r.wantStop = intentHold, intentNone // exited by itself while its stop waited: it stays down
+	}
 	switch intent {
 	case intentHold:
 		r.state, r.reason = Stopped, reasonHeld

@@ -390,3 +390,59 @@ func TestCommandAfterExit(t *testing.T) {
 		}
 	})
 }
+
+// Races the randomized invariant test found, kept as plain tests.
+
+// start while the stop.command of a stop is still running: the process
+// comes back once the old incarnation is gone, never two at once.
+func TestStartDuringStopHook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startOps(t, `
+processes:
+  a: {command: [a], stop: {command: [hook], timeout: 10s}}
+`, map[string]script{"a": {hook: 3 * time.Second}})
+		synctest.Wait()
+		done := make(chan control.Response, 1)
+		go func() { done <- h.do("stop", names("a")) }()
+		synctest.Wait() // the hook runs
+		res := h.do("start", names("a"))
+		if !res.OK {
+			t.Fatalf("start: %s", resultText(res))
+		}
+		if r := <-done; r.OK {
+			t.Errorf("stop overtaken by start reported ok: %s", resultText(r))
+		}
+		h.mustHave("3s signal a TERM", "3s exit a 143", "3s start a")
+		if n := strings.Count(strings.Join(h.f.events(), "\n"), "start a"); n != 2 {
+			t.Fatalf("a started %d times:\n%s", n, strings.Join(h.f.events(), "\n"))
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
+
+// A process whose stop waits for its dependents, and that crashes
+// meanwhile, stays stopped: its restart policy does not apply.
+func TestHeldProcessCrashingIsNotRestarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startOps(t, `
+processes:
+  db: {command: [db], restart: always}
+  app: {command: [app], depends_on: [db]}
+`, map[string]script{"app": {stopDelay: 5 * time.Second}, "db": {exitAfter: 2 * time.Second, exitCodes: []int{1}}})
+		time.Sleep(time.Second)
+		res := h.do("stop", names("db")) // db crashes at 2s while app takes 5s to stop
+		if !res.OK {
+			t.Fatalf("stop: %s", resultText(res))
+		}
+		time.Sleep(time.Minute)
+		if st, why, _ := h.state("db"); st != "stopped" || why != reasonHeld {
+			t.Fatalf("db %s (%s), want stopped by podvisor stop", st, why)
+		}
+		if n := strings.Count(strings.Join(h.f.events(), "\n"), "start db"); n != 1 {
+			t.Fatalf("db restarted by policy while stopped:\n%s", strings.Join(h.f.events(), "\n"))
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
