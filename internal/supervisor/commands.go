@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -53,9 +54,10 @@ type operator struct {
 	load       func() (*config.Config, error)
 	onReload   func(*config.Config)
 	tails      *logs.Tails
-	// SIGHUP storms are coalesced: one load in flight, at most one more
-	// queued behind it.
+	// SIGHUP storms are coalesced (reload.go): one load in flight, at most
+	// one more queued behind it.
 	hupLoading, hupAgain bool
+	hupRead              *atomic.Bool // the load in flight has begun reading
 }
 
 // ReloadObserver is implemented by an Observer that counts reloads by
@@ -487,6 +489,7 @@ func (s *Supervisor) settleWaiters() {
 		return
 	}
 	kept := s.ops.waiters[:0]
+	published := false
 	for _, w := range s.ops.waiters {
 		all := true
 		for _, it := range w.items {
@@ -503,6 +506,11 @@ func (s *Supervisor) settleWaiters() {
 		for _, it := range w.items {
 			w.resp.Results = append(w.resp.Results, it.res)
 			w.resp.OK = w.resp.OK && it.res.OK
+		}
+		if !published {
+			// What the answer says must be what /status shows from now on.
+			s.publish()
+			published = true
 		}
 		w.reply <- w.resp // buffered: never blocks, even if nobody listens any more
 	}

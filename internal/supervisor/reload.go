@@ -3,14 +3,22 @@ package supervisor
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// onHangup starts a reload from SIGHUP. The file is read outside the loop;
-// a storm of SIGHUPs costs at most one load in flight and one after it.
+// hupSettle is how long a SIGHUP waits before the file is read, so that a
+// burst of them (a config management tool signalling once per file it
+// writes) is one reload.
+const hupSettle = 100 * time.Millisecond
+
+// onHangup starts a reload from SIGHUP. The file is read outside the loop,
+// hupSettle after the first signal of a burst; a SIGHUP that arrives before
+// the read began is served by that read, one that arrives after it queues
+// exactly one more reload.
 func (s *Supervisor) onHangup() {
 	if s.ops.load == nil {
 		s.log.Info("SIGHUP ignored: no config to reload")
@@ -22,13 +30,24 @@ func (s *Supervisor) onHangup() {
 		return
 	}
 	if s.ops.hupLoading {
-		s.ops.hupAgain = true
+		if s.ops.hupRead.Load() {
+			s.ops.hupAgain = true
+		}
 		return
 	}
 	s.log.Info("SIGHUP: reloading the config")
 	s.ops.hupLoading = true
+	read := &atomic.Bool{}
+	s.ops.hupRead = read
 	load := s.ops.load
+	done := s.done
 	go func() {
+		select {
+		case <-time.After(hupSettle):
+		case <-done:
+			return
+		}
+		read.Store(true)
 		cfg, err := load()
 		s.send(hangupLoadedEv{cfg: cfg, err: err})
 	}()
