@@ -90,7 +90,11 @@ func WriteStatusTable(w io.Writer, st Status, now time.Time) error {
 	if st.Ready {
 		ready = "ready"
 	}
-	if _, err := fmt.Fprintf(w, "podvisor: %s, %s\n", clean(st.Phase), ready); err != nil {
+	gen := ""
+	if st.Generation > 1 { // reloaded at least once
+		gen = fmt.Sprintf(", config generation %d", st.Generation)
+	}
+	if _, err := fmt.Fprintf(w, "podvisor: %s, %s%s\n", clean(st.Phase), ready, gen); err != nil {
 		return fmt.Errorf("write status table: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
