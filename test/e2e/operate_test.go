@@ -310,3 +310,83 @@ func shortTemp(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
 }
+
+// A non-root podvisor (as in a non-root, read-only container) puts its
+// socket in a per-user directory under $TMPDIR, which the CLI finds by the
+// same rule; where the default directory cannot be created (here an
+// $XDG_RUNTIME_DIR it may not write), podvisor runs on without a control
+// socket and says so.
+func TestOperate_NonRootDefaultSocket(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run podvisor as another user")
+	}
+	if err := os.Chmod(filepath.Dir(podvisorBin), 0o755); err != nil { // let uid 65534 run it
+		t.Fatal(err)
+	}
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	base := shortTemp(t)
+	writable, readonly := filepath.Join(base, "tmp"), filepath.Join(base, "ro")
+	for _, d := range []string{writable, readonly} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(base, 0o755)
+	os.Chmod(writable, 0o1777)
+	cfg := filepath.Join(base, "procs.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: \"off\"\nprocesses:\n  a: {command: [sleep, \"1000\"]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(extra ...string) []string {
+		return append([]string{"PATH=/usr/bin:/bin", "TMPDIR=" + writable}, extra...)
+	}
+	run := func(extra ...string) (*exec.Cmd, *lineBuffer) {
+		out := &lineBuffer{}
+		cmd := exec.Command(podvisorBin, "run", "-c", cfg)
+		cmd.Env = env(extra...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd, out
+	}
+
+	cmd, out := run()
+	sock := filepath.Join(writable, "podvisor-65534", "control.sock")
+	out.WaitFor(t, "control socket ready", 10*time.Second)
+	fi, err := os.Lstat(sock)
+	if err != nil {
+		t.Fatalf("no socket at the default path: %v\n%s", err, out)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket owner %d mode %v, want 65534 and 0600", st.Uid, fi.Mode().Perm())
+	}
+	client := exec.Command(podvisorBin, "restart", "a")
+	client.Env = env()
+	client.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
+	if b, err := client.CombinedOutput(); err != nil || !strings.Contains(string(b), "a: restarted") {
+		t.Fatalf("restart as the same user: %v: %s", err, b)
+	}
+	// root is served too.
+	rootClient := exec.Command(podvisorBin, "stop", "a", "--control", sock)
+	if b, err := rootClient.CombinedOutput(); err != nil || !strings.Contains(string(b), "a: stopped") {
+		t.Fatalf("stop as root: %v: %s", err, b)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("podvisor: %v\n%s", err, out)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+
+	cmd, out = run("XDG_RUNTIME_DIR=" + readonly) // not writable for uid 65534
+	out.WaitFor(t, "running without a control socket", 10*time.Second)
+	out.WaitFor(t, "all processes ready", 10*time.Second)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("podvisor without a socket: %v\n%s", err, out)
+	}
+}
