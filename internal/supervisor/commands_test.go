@@ -459,3 +459,73 @@ processes:
 		h.wait(time.Minute)
 	})
 }
+
+// Commands during start-up: a pending process can be stopped (it then never
+// starts) and a starting one restarted; the rest of the start-up goes on.
+func TestCommandsDuringStartup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startOps(t, `
+processes:
+  db: {command: [db], ready: {log: READY}}
+  app: {command: [app], depends_on: [db]}
+  other: {command: [other]}
+`, map[string]script{"db": {readyAfter: 10 * time.Second}})
+		synctest.Wait()
+		res := h.do("stop", names("app"))
+		if !res.OK || resultText(res) != "app ok stopped" {
+			t.Fatalf("stop pending app: %s", resultText(res))
+		}
+		t0 := time.Now()
+		res = h.do("restart", names("db")) // starting, not yet ready
+		if waited := time.Since(t0); waited != 10*time.Second {
+			t.Errorf("restart answered after %v, want once the new db is ready (10s)", waited)
+		}
+		if !res.OK || !strings.Contains(resultText(res), "db ok restarted (pid ") || !strings.Contains(resultText(res), "ready") {
+			t.Fatalf("restart starting db: %s", resultText(res))
+		}
+		time.Sleep(time.Minute)
+		if st, why, _ := h.state("app"); st != "stopped" || why != reasonHeld {
+			t.Fatalf("app: %s (%s)", st, why)
+		}
+		h.mustNotHaveSuffix("start app")
+		h.mustHave("0s start db", "0s signal db TERM", "0s exit db 143")
+		if n := strings.Count(strings.Join(h.f.events(), "\n"), "start db"); n != 2 {
+			t.Fatalf("db started %d times", n)
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
+
+// A reload that removes a chain stops it dependents first, and restarts a
+// changed process with its restart: true dependents.
+func TestReloadRemovesChainAndCarriesDependents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const base = `
+processes:
+  cache: {command: [cache]}
+  app: {command: [app], depends_on: {cache: {condition: started, restart: true}}}
+  old1: {command: [o1]}
+  old2: {command: [o2], depends_on: [old1]}
+`
+		h := startOps(t, base, map[string]script{"old2": {stopDelay: 2 * time.Second}, "app": {stopDelay: time.Second}})
+		synctest.Wait()
+		next := "processes:\n  cache: {command: [cache, -v]}\n  app: {command: [app], depends_on: {cache: {condition: started, restart: true}}}\n"
+		h.next.Store(&next)
+		res := h.do("reload", control.Request{})
+		if !res.OK {
+			t.Fatalf("reload: %s %+v", resultText(res), res)
+		}
+		h.mustHave("0s signal old2 TERM", "2s exit old2 143", "2s signal old1 TERM", "0s signal app TERM", "1s signal cache TERM", "1s start cache", "1s start app")
+		if n := strings.Count(strings.Join(h.f.events(), "\n"), "start old"); n != 2 {
+			t.Fatalf("removed processes started again:\n%s", strings.Join(h.f.events(), "\n"))
+		}
+		for _, n := range []string{"old1", "old2"} {
+			if st, _, _ := h.state(n); st != "absent" {
+				t.Errorf("%s still shown as %s", n, st)
+			}
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
