@@ -552,7 +552,9 @@ func (s *Supervisor) evaluate(it *waitItem) {
 		// not started again yet
 	case r.state == Completed:
 		finish(true, it.verb+", completed")
-	case r.state == Running && r.child != nil && (r.p.Type == config.Service):
+	case r.state == Running && r.child != nil && r.p.Type != config.Oneshot:
+		// A service once ready; a job once running (it may run for long);
+		// a oneshot is waited for until it completed.
 		msg := it.verb
 		if it.pid != 0 {
 			msg += fmt.Sprintf(" (pid %d -> %d)", it.pid, r.pid)

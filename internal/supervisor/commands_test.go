@@ -529,3 +529,36 @@ processes:
 		h.wait(time.Minute)
 	})
 }
+
+// stop of a running job: it stays stopped, does not count as completed, and
+// podvisor keeps running (the run ends on a signal, or when the job is
+// started again and completes).
+func TestStopRunningJob(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startOps(t, `
+processes:
+  work: {command: [w], type: job}
+  side: {command: [s]}
+`, map[string]script{"work": {exitAfter: 10 * time.Second, firstOnly: true}})
+		time.Sleep(time.Second)
+		if res := h.do("stop", names("work")); !res.OK {
+			t.Fatalf("stop job: %s", resultText(res))
+		}
+		time.Sleep(time.Minute)
+		if st, why, _ := h.state("work"); st != "stopped" || why != reasonHeld {
+			t.Fatalf("work: %s (%s)", st, why)
+		}
+		select {
+		case o := <-h.out:
+			t.Fatalf("podvisor ended with a stopped job: %+v", o)
+		default:
+		}
+		if res := h.do("start", names("work")); !res.OK {
+			t.Fatalf("start job: %s", resultText(res))
+		}
+		h.sigs <- syscall.SIGTERM
+		if o := h.wait(time.Minute); o.Reason != ReasonSignal {
+			t.Fatalf("outcome %+v", o)
+		}
+	})
+}
