@@ -123,6 +123,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	web := &liveHTTP{opts: server.Options{Logger: log}, log: log}
 	onReload := func(c *config.Config) {
 		tails.SetMaxLines(c.Log.Tail)
+		if *logFormat == "" { // a --log-format flag outranks the file
+			sink.SetFormat(c.Log.Format, c.Log.Timestamps)
+		}
 		if *listen == "" { // a --listen flag outranks the file
 			web.apply(c.Listen)
 		}
