@@ -87,8 +87,8 @@ func TestBashCompletion(t *testing.T) {
 		line string // the words typed; the last is being completed
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "kube", "schema", "completion", "version", "help", "restart"}},
-		{"podvisor st", []string{"status"}},
+		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor st", []string{"status", "stop", "start"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
 		{"podvisor kube generate --shape ''", []string{"fat", "sidecars"}},
@@ -96,7 +96,7 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor graph --format m", []string{"mermaid"}},
 		{"podvisor graph -format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor run --log-format ''", []string{"text", "json"}},
-		{"podvisor run -", []string{"-c", "--config", "--listen", "--log-format"}},
+		{"podvisor run -", []string{"-c", "--config", "--control", "--listen", "--log-format"}},
 		{"podvisor run -c oth", []string{"other.yaml"}},
 		{"podvisor check --config oth", []string{"other.yaml"}},
 		{"podvisor check -config oth", []string{"other.yaml"}},
@@ -145,7 +145,7 @@ func TestFishCompletion(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"podvisor st", []string{"status"}},
+		{"podvisor st", []string{"status", "stop", "start"}},
 		{"podvisor kube ", []string{"generate", "play"}},
 		{"podvisor kube generate --shape ", []string{"fat", "sidecars"}},
 		{"podvisor graph --format ", []string{"dot", "mermaid", "text"}},
@@ -193,7 +193,7 @@ func TestZshCompletion(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "kube", "schema", "completion", "version", "help", "restart"}},
+		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor status -", []string{"--addr", "--json"}},

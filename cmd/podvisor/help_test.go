@@ -111,7 +111,7 @@ func TestUnknownCommandsAndFlags(t *testing.T) {
 		{[]string{"wait", "--htp", "http://x/"}, "unknown flag --htp (did you mean --http?)"},
 		{[]string{"run", "--zzzzzz"}, "unknown flag --zzzzzz\n"},
 		{[]string{"schema", "--json"}, "unknown flag --json"},
-		{[]string{"help", "stat"}, `unknown command "stat" (did you mean "status"?)`},
+		{[]string{"help", "statsu"}, `unknown command "statsu" (did you mean "status"?)`},
 		{[]string{"completion", "tcsh"}, `unknown shell "tcsh"`},
 		{[]string{"--listen", ":1"}, "a command comes first"},
 		{nil, "Commands:"},

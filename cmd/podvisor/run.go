@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -35,11 +33,12 @@ const (
 )
 
 // runFlags defines run's flags (cmdRun and the command table share it).
-func runFlags(fs *flag.FlagSet) (path, listen, logFormat *string) {
+func runFlags(fs *flag.FlagSet) (path, listen, logFormat, control *string) {
 	path = configFlag(fs)
 	listen = fs.String("listen", "", "HTTP `ADDR` for /readyz, /livez, /status, /metrics (\"off\" disables; default from the config)")
 	logFormat = fs.String("log-format", "", "log `FORMAT`: text or json (default from the config)")
-	return path, listen, logFormat
+	control = fs.String("control", "", "control socket `PATH`, or \"off\" (default: the config's control:, else $PODVISOR_CONTROL, else the default for this user)")
+	return path, listen, logFormat, control
 }
 
 // cmdRun supervises the processes of a config. The order matters (STYLE.md):
@@ -48,7 +47,7 @@ func runFlags(fs *flag.FlagSet) (path, listen, logFormat *string) {
 // and only after it returns stop the HTTP server and sweep what is left.
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr)
-	path, listen, logFormat := runFlags(fs)
+	path, listen, logFormat, controlFlag := runFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -122,7 +121,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(runDir)
 	metrics := server.NewMetrics()
 	tl, oomDetector := observers(cfg, log)
-	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log, tl, oomDetector)
+	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
+	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl}, log: log}
+	onReload := func(c *config.Config) {
+		tails.SetMaxLines(c.Log.Tail)
+		if *logFormat == "" { // a --log-format flag outranks the file
+			sink.SetFormat(c.Log.Format, c.Log.Timestamps)
+		}
+		if *listen == "" { // a --listen flag outranks the file
+			web.apply(c.Listen)
+		}
+	}
+	load := func() (*config.Config, error) { return loadConfig(*path) }
+	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log, tl, oomDetector, tails, load, onReload)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFail
@@ -132,38 +143,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *listen != "" {
 		addr = *listen
 	}
-	if addr != "off" {
-		// Bound before any child is spawned: a port in use fails the run
-		// while nothing needs tearing down.
-		ln, err := server.Listen(addr)
-		if err != nil {
-			log.Error("cannot serve HTTP; nothing was started", "err", err)
-			return exitFail
-		}
-		opts := server.Options{Logger: log, Timeline: tl}
-		srv := server.NewHTTPServer(server.New(sup, metrics, opts), opts)
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("http server", "err", err)
-			}
-		}()
-		// Runs after the teardown: /readyz must keep answering 503 meanwhile.
-		// Its graceful part fits in what is left of shutdown_timeout: an
-		// open request must not stretch the exit past it (then the
-		// connections are closed).
-		defer func() {
-			d := httpShutdown
-			if !drainBy.IsZero() {
-				d = min(d, max(time.Until(drainBy), 0))
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), d)
-			defer cancel()
-			if err := srv.Shutdown(ctx); err != nil {
-				_ = srv.Close()
-			}
-		}()
-		log.Info("serving /readyz /livez /status /metrics /timeline", "addr", ln.Addr().String())
+	// Bound before any child is spawned: a port in use fails the run
+	// while nothing needs tearing down.
+	web.handler = server.New(sup, metrics, web.opts)
+	if err := web.serve(addr); err != nil {
+		log.Error("cannot serve HTTP; nothing was started", "err", err)
+		return exitFail
 	}
+	// Runs after the teardown: /readyz must keep answering 503 meanwhile.
+	defer func() { web.shutdown(drainBy) }()
+	ctlPath, explicit := controlPath(*controlFlag, cfg)
+	stopControl, err := startControl(ctlPath, explicit, sup, log)
+	if err != nil {
+		log.Error("cannot create the control socket; nothing was started", "err", err)
+		return exitFail
+	}
+	defer stopControl()
 
 	outcome := sup.Run(context.Background(), sigs)
 	drainBy = outcome.Deadline
@@ -190,13 +185,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger, tl supervisor.Recorder, oom supervisor.OOMDetector) (*supervisor.Supervisor, error) {
+func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger,
+	tl supervisor.Recorder, oom supervisor.OOMDetector, tails *logs.Tails, load func() (*config.Config, error), onReload func(*config.Config)) (*supervisor.Supervisor, error) {
 	launcher := &supervisor.ProcLauncher{
 		Reaper:     reaper,
 		Sink:       sink,
 		BaseEnv:    supervisor.CleanBaseEnv(os.Environ()),
 		RuntimeDir: runDir,
 		Log:        log,
+		Tails:      tails,
 	}
 	return supervisor.New(supervisor.Options{
 		Config:   cfg,
@@ -206,5 +203,8 @@ func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, run
 		Observer: obs,
 		Timeline: tl,
 		OOM:      oom,
+		Load:     load,
+		OnReload: onReload,
+		Tails:    tails,
 	})
 }

@@ -43,6 +43,7 @@ type Config struct {
 	File            string // path as given to Load
 	Dir             string // absolute directory of File; base for relative paths
 	Listen          string // "off" disables the HTTP server
+	Control         string // control socket path; "" means the default for the user, "off" disables it
 	ShutdownTimeout time.Duration
 	Log             Log
 	Env             []string            // global env, KEY=VALUE, in file order
@@ -55,6 +56,7 @@ type Config struct {
 type Log struct {
 	Format     string // "text" or "json"
 	Timestamps bool
+	Tail       int // lines of each process's output kept in memory for `podvisor logs`; 0 keeps none
 }
 
 // Type is a process type.

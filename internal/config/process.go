@@ -14,8 +14,8 @@ import (
 
 // The keys each mapping accepts, in the order hints list them.
 var (
-	topKeys        = []string{"version", "listen", "shutdown_timeout", "log", "env", "processes"}
-	logKeys        = []string{"format", "timestamps"}
+	topKeys        = []string{"version", "listen", "control", "shutdown_timeout", "log", "env", "processes"}
+	logKeys        = []string{"format", "timestamps", "tail"}
 	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit"}
@@ -45,6 +45,9 @@ func (l *loader) config(root *yaml.Node) *Config {
 	}
 	if p, ok := f.get("listen"); ok {
 		cfg.Listen = l.listen(p.val, top("listen"))
+	}
+	if p, ok := f.get("control"); ok {
+		cfg.Control = l.control(p.val, top("control"))
 	}
 	if p, ok := f.get("shutdown_timeout"); ok {
 		cfg.ShutdownTimeout, _ = l.duration(p.val, top("shutdown_timeout"), true)
@@ -104,7 +107,7 @@ func checkHostPort(s string, minPort int) string {
 }
 
 func (l *loader) logSection(n *yaml.Node, path *keyPath) Log {
-	out := Log{Format: "text"}
+	out := Log{Format: "text", Tail: DefaultLogTail}
 	f, ok := l.fields(n, path, logKeys)
 	if !ok {
 		return out
@@ -114,6 +117,9 @@ func (l *loader) logSection(n *yaml.Node, path *keyPath) Log {
 	}
 	if p, ok := f.get("timestamps"); ok {
 		out.Timestamps, _ = l.boolean(p.val, path.field("timestamps"))
+	}
+	if p, ok := f.get("tail"); ok {
+		out.Tail = l.logTail(p.val, path.field("tail"))
 	}
 	return out
 }

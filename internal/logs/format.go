@@ -34,9 +34,9 @@ func (s *Sink) newSource(name, stream string) *source {
 // when lines carry none.
 func (s *Sink) format(dst, stamp []byte, src *source, line []byte, split bool) []byte {
 	switch {
-	case src == s.own && s.json:
+	case src == s.own && s.json.Load():
 		return appendOwnJSON(dst, stamp, src, line)
-	case s.json:
+	case s.json.Load():
 		return appendJSON(dst, stamp, src, line, split)
 	default:
 		return appendText(dst, stamp, src, line)
@@ -46,7 +46,7 @@ func (s *Sink) format(dst, stamp []byte, src *source, line []byte, split bool) [
 // formattedSize estimates the formatted size of n bytes of typical output
 // (lines of some dozens of bytes).
 func (s *Sink) formattedSize(n int) int {
-	if s.json {
+	if s.json.Load() {
 		return 2*n + 256
 	}
 	return n + n/4 + 256

@@ -15,23 +15,23 @@ import (
 // key would make most parsers, which keep the last value, attribute
 // podvisor's line to that child (FAULTS E9).
 func (s *Sink) newHandler() slog.Handler {
-	ho := &slog.HandlerOptions{
-		Level: s.opts.Level,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			if len(groups) == 0 && s.json && a.Key == "process" {
-				a.Key = "subject"
-			}
-			return a
-		},
+	options := func(json bool) *slog.HandlerOptions {
+		return &slog.HandlerOptions{
+			Level: s.opts.Level,
+			ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+				if len(groups) == 0 && a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				if len(groups) == 0 && json && a.Key == "process" {
+					a.Key = "subject"
+				}
+				return a
+			},
+		}
 	}
 	w := ownWriter{s}
-	if s.json {
-		return slog.NewJSONHandler(w, ho)
-	}
-	return slog.NewTextHandler(w, ho)
+	// Both, so that a reload can switch the format (live.go).
+	return &switchHandler{s: s, text: slog.NewTextHandler(w, options(false)), json: slog.NewJSONHandler(w, options(true))}
 }
 
 // ownWriter queues podvisor's own records for the sink without blocking.
@@ -44,7 +44,7 @@ func (o ownWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	var stamp []byte
-	if s.stamps {
+	if s.stamps.Load() {
 		stamp = s.opts.Now().AppendFormat(make([]byte, 0, 40), timeFormat)
 	}
 	b := s.getBatch()

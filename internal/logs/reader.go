@@ -90,7 +90,7 @@ func (s *Sink) read(src *source, r io.Reader, tap func([]byte)) {
 		if b == nil {
 			b = s.getBatch()
 		}
-		if s.stamps && (n > 0 || len(partial) > 0) {
+		if s.stamps.Load() && (n > 0 || len(partial) > 0) {
 			stamp = s.opts.Now().AppendFormat(stampBuf[:0], timeFormat)
 		}
 		chunk := buf[:n]

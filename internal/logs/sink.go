@@ -48,8 +48,8 @@ type Options struct {
 // Sink writes formatted lines to one io.Writer from a single goroutine.
 type Sink struct {
 	w      io.Writer
-	json   bool
-	stamps bool // lines carry a time
+	json   atomic.Bool // JSON lines; switched live by SetFormat (live.go)
+	stamps atomic.Bool // lines carry a time
 	opts   Options
 	own    *source
 	logger *slog.Logger
@@ -84,14 +84,14 @@ func NewSink(w io.Writer, opts Options) *Sink {
 	}
 	s := &Sink{
 		w:        w,
-		json:     opts.Format == "json",
 		opts:     opts,
 		records:  make(chan *batch, queueLen),
 		ownQueue: make(chan *batch, ownQueueLen),
 		done:     make(chan struct{}),
 		out:      make([]byte, 0, flushSize),
 	}
-	s.stamps = s.json || opts.Timestamps
+	s.json.Store(opts.Format == "json")
+	s.stamps.Store(opts.Format == "json" || opts.Timestamps)
 	s.pool.New = func() any { return new(batch) }
 	s.own = s.newSource("podvisor", "")
 	s.logger = slog.New(s.newHandler())

@@ -36,6 +36,7 @@ type Metrics struct {
 	probeDuration *prometheus.HistogramVec
 	probeFailures *prometheus.CounterVec
 	sampler       Sampler // per-process resources, read at scrape and status time
+	reloads       *prometheus.CounterVec
 }
 
 var _ supervisor.Observer = (*Metrics)(nil)
@@ -55,8 +56,16 @@ func NewMetrics() *Metrics {
 			Help: "Probe attempts that failed, by process and probe kind.",
 		}, []string{"process", "probe"}),
 		sampler: resources.New(os.Getpid(), resourceMaxAge),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "podvisor_reloads_total",
+			Help: "Config reloads (podvisor reload or SIGHUP) by result: applied, invalid (the new config has errors; nothing changed) or refused (during teardown).",
+		}, []string{"result"}),
+	}
+	for _, r := range []string{"applied", "invalid", "refused"} {
+		m.reloads.WithLabelValues(r) // every series exists at 0
 	}
 	m.reg.MustRegister(
+		m.reloads,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.probeDuration,
@@ -75,6 +84,11 @@ func (m *Metrics) ProbeObserved(process, probe string, d time.Duration, ok bool)
 	if !ok {
 		c.Inc()
 	}
+}
+
+// ReloadObserved counts one reload attempt by its result.
+func (m *Metrics) ReloadObserved(result string) {
+	m.reloads.WithLabelValues(result).Inc()
 }
 
 // Register adds a collector from elsewhere in podvisor (for example a log

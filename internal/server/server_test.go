@@ -139,7 +139,7 @@ func TestLivezDefaultBoundIsAboutOneSecond(t *testing.T) {
 }
 
 var (
-	statusKeys  = []string{"phase", "ready", "processes"}
+	statusKeys  = []string{"phase", "ready", "processes", "generation"}
 	processKeys = []string{"name", "type", "state", "pid", "ready", "restarts", "exit_code",
 		"started_at", "ready_at", "waiting_for", "status", "reason", "oom_kills", "resources"}
 )

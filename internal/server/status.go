@@ -19,6 +19,9 @@ type Status struct {
 	Phase     string          `json:"phase"`
 	Ready     bool            `json:"ready"`
 	Processes []ProcessStatus `json:"processes"`
+	// Generation is the config generation in effect: 1 for the config
+	// podvisor started with, one more after each applied reload.
+	Generation uint64 `json:"generation"`
 }
 
 // ProcessStatus is one process in Status.
@@ -47,9 +50,10 @@ type ProcessStatus struct {
 // NewStatus converts a snapshot to its wire form.
 func NewStatus(s supervisor.Snapshot) Status {
 	st := Status{
-		Phase:     s.Phase,
-		Ready:     isReady(s),
-		Processes: make([]ProcessStatus, 0, len(s.Processes)),
+		Phase:      s.Phase,
+		Ready:      isReady(s),
+		Processes:  make([]ProcessStatus, 0, len(s.Processes)),
+		Generation: s.Generation,
 	}
 	for _, p := range s.Processes {
 		waiting := p.WaitingFor
@@ -91,7 +95,11 @@ func WriteStatusTable(w io.Writer, st Status, now time.Time) error {
 	if st.Ready {
 		ready = "ready"
 	}
-	if _, err := fmt.Fprintf(w, "podvisor: %s, %s\n", clean(st.Phase), ready); err != nil {
+	gen := ""
+	if st.Generation > 1 { // reloaded at least once
+		gen = fmt.Sprintf(", config generation %d", st.Generation)
+	}
+	if _, err := fmt.Fprintf(w, "podvisor: %s, %s%s\n", clean(st.Phase), ready, gen); err != nil {
 		return fmt.Errorf("write status table: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -259,6 +259,8 @@ func TestMain(m *testing.M) {
 		benchChild()
 	case strings.HasPrefix(mode, "ready-"):
 		hopChild(mode)
+	case mode == "restart-stamp":
+		restartChild() // commands_bench_test.go
 	}
 	os.Exit(m.Run())
 }

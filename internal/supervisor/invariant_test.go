@@ -187,6 +187,8 @@ func genConfig(rng *rand.Rand) (string, []chaosProc) {
 type chaos struct {
 	rng   *rand.Rand
 	yaml  string
+	next  atomic.Pointer[string] // the config a reload reads
+	ops   *rand.Rand             // operator commands draw from here, leaving rng's sequence as it was
 	procs map[string]chaosProc
 	sup   *Supervisor
 	t0    time.Time
@@ -209,7 +211,7 @@ type chaos struct {
 
 func newChaos(seed uint64) *chaos {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	c := &chaos{rng: rng, procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, pid: 1000, t0: time.Now()}
+	c := &chaos{rng: rng, ops: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, pid: 1000, t0: time.Now()}
 	var procs []chaosProc
 	c.yaml, procs = genConfig(rng)
 	for _, p := range procs {
@@ -242,7 +244,8 @@ func (c *chaos) run() string {
 	if err != nil {
 		return fmt.Sprintf("generated config does not load: %v\n%s", err, c.yaml)
 	}
-	sup, err := New(Options{Config: cfg, Launcher: c, Checkers: c.checkers})
+	c.next.Store(&c.yaml)
+	sup, err := New(Options{Config: cfg, Launcher: c, Checkers: c.checkers, Load: c.load})
 	if err != nil {
 		return err.Error()
 	}
@@ -348,6 +351,9 @@ func (c *chaos) act(sigs chan<- os.Signal) {
 		c.logf("act: signal %v", sig)
 		sigs <- sig
 	default: // time passes
+		if c.operate() { // or an operator command (invariant_ops_test.go)
+			return
+		}
 		d := time.Duration(c.rng.IntN(4000)) * time.Millisecond
 		if c.rng.IntN(10) == 0 {
 			d = time.Duration(c.rng.IntN(5)) * time.Millisecond // a near-duplicate
@@ -442,6 +448,7 @@ func (c *chaos) checkStep(now time.Time) {
 		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) {
 			c.violate("%s pending although its dependencies hold", r.p.Name)
 		}
+		c.checkHeld(r)
 	}
 	if alive != s.alive {
 		c.violate("alive count %d, but %d records have a child", s.alive, alive)
@@ -481,6 +488,13 @@ func (c *chaos) checkSignal(name string, sig syscall.Signal) {
 				}
 			}
 		} else if s.phase != PhaseStopping {
+			if r.intent == intentHold || r.intent == intentRemove {
+				for _, d := range r.dependents {
+					if dr := s.recs[d]; dr.child != nil {
+						c.violate("%s stopped by podvisor stop/reload while its dependent %s is alive (%s)", name, dr.p.Name, dr.state)
+					}
+				}
+			}
 			for _, d := range r.restartDeps {
 				if dr := s.recs[d]; dr.child != nil {
 					c.violate("%s signalled while its restart: true dependent %s is alive (%s)", name, dr.p.Name, dr.state)
@@ -497,6 +511,9 @@ func (c *chaos) checkLaunch(name string) {
 	r := s.byName[name]
 	if s.phase == PhaseStopping {
 		c.violate("%s started during teardown", name)
+	}
+	if r.held {
+		c.violate("%s started while stopped by podvisor stop", name)
 	}
 	for _, d := range r.deps {
 		if dr := s.recs[d.idx]; !s.holds(dr, d.cond) {

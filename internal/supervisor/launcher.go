@@ -25,6 +25,7 @@ type ProcLauncher struct {
 	BaseEnv    []string // podvisor's own environment, inherited by every child
 	RuntimeDir string   // private (0700) directory for notify sockets
 	Log        *slog.Logger
+	Tails      *logs.Tails // recent output per process, for `podvisor logs`; may be nil
 }
 
 var _ Launcher = (*ProcLauncher)(nil)
@@ -174,8 +175,8 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	}
 	readEnds := []*os.File{outR, errR}
 	eofs := []<-chan struct{}{
-		l.Sink.Attach(p.Name, "stdout", outR, tap),
-		l.Sink.Attach(p.Name, "stderr", errR, tap),
+		l.Sink.Attach(p.Name, "stdout", outR, l.Tails.Tap(p.Name, "stdout", tap)),
+		l.Sink.Attach(p.Name, "stderr", errR, l.Tails.Tap(p.Name, "stderr", tap)),
 	}
 	pid := child.Pid()
 	switch {

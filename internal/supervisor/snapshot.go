@@ -10,6 +10,8 @@ type Snapshot struct {
 	Ready     bool   // what /readyz answers
 	NotReady  []string
 	Processes []ProcessSnapshot // sorted by name
+	// Generation is the config generation: 1 at start, +1 per applied reload.
+	Generation uint64
 }
 
 // ProcessSnapshot is one process in a Snapshot.

@@ -15,6 +15,7 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/graph"
 	"github.com/podvisor/podvisor/internal/health"
+	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
 	"golang.org/x/sync/errgroup"
 )
@@ -60,6 +61,11 @@ type Options struct {
 	Observer Observer    // may be nil
 	Timeline Recorder    // may be nil
 	OOM      OOMDetector // may be nil
+
+	// Operating (commands.go, reload.go); all optional.
+	Load     func() (*config.Config, error) // reads the config again, for reload and SIGHUP
+	OnReload func(*config.Config)           // called by the loop after a reload applied; must not block
+	Tails    *logs.Tails                    // output tails, for podvisor logs
 }
 
 // Reason says why Run returned.
@@ -158,6 +164,13 @@ type record struct {
 	// counts as a restart.
 	relaunch bool
 
+	// Operator state (commands.go): held by podvisor stop (heldBy names the
+	// process whose stop took it down), or removed by a reload (gone: kept
+	// only until stopped, then ignored).
+	held   bool
+	heldBy string
+	gone   bool
+
 	// lingering holds the exit of a stopped leader whose process group still
 	// has members: the stop is over only once the group is empty (FAULTS B4),
 	// checked at pollAt since the kernel sends no event for it.
@@ -207,6 +220,8 @@ type Supervisor struct {
 	// afterStep, if set (tests only), is called by the loop after every
 	// step, with the loop's state quiescent.
 	afterStep func(now time.Time)
+
+	ops operator // operator commands and reloads (commands.go)
 }
 
 // New builds a supervisor. It does not start anything.
@@ -229,6 +244,7 @@ func New(o Options) (*Supervisor, error) {
 		pings:    make(chan chan struct{}),
 		done:     make(chan struct{}),
 		byName:   make(map[string]*record, len(o.Config.Processes)),
+		ops:      operator{generation: 1, load: o.Load, onReload: o.OnReload, tails: o.Tails},
 	}
 	for _, level := range o.Config.Graph.Levels() {
 		for _, name := range level {
@@ -319,6 +335,7 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 	for {
 		now := time.Now()
 		s.step(now)
+		s.settleWaiters()
 		if s.afterStep != nil {
 			s.afterStep(now)
 		}
@@ -427,7 +444,7 @@ func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
 			}
 		}
 	case syscall.SIGHUP:
-		s.log.Info("SIGHUP ignored: config reload is not implemented")
+		s.onHangup()
 	default:
 		s.log.Debug("signal ignored", "signal", sig.String())
 	}
@@ -586,7 +603,7 @@ func (s *Supervisor) markStop(r *record, intent stopIntent) {
 		case dr.child != nil && dr.state != Stopping && dr.wantStop == intentNone:
 			s.log.Info("stopping dependent before its dependency restarts", "process", dr.p.Name, "dependency", r.p.Name)
 			s.markStop(dr, intentCascade)
-		case dr.child == nil && (dr.state == Backoff || dr.state == Stopped):
+		case dr.child == nil && !dr.held && !dr.gone && (dr.state == Backoff || dr.state == Stopped):
 			dr.relaunch = dr.relaunch || dr.state == Backoff
 			dr.state = Pending
 			s.markStop(dr, intentCascade) // its own dependents
@@ -609,8 +626,8 @@ func (s *Supervisor) stepWantedStops(now time.Time) {
 			r.wantStop = intentNone
 			continue
 		}
-		if s.restartDependentsAlive(r) {
-			continue
+		if s.restartDependentsAlive(r) || (r.wantStop == intentHold || r.wantStop == intentRemove) && s.dependentsAlive(r) {
+			continue // podvisor stop and removal take every dependent down first
 		}
 		intent := r.wantStop
 		r.wantStop = intentNone
@@ -1001,6 +1018,10 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		if e.gen == r.gen {
 			r.status = e.status
 		}
+	case commandEv:
+		s.onCommand(e, now)
+	case hangupLoadedEv:
+		s.onHangupLoaded(e, now)
 	case stopCmdDoneEv:
 		r := s.recs[e.idx]
 		s.stopCmds--
@@ -1093,6 +1114,9 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 
 	intent := r.intent
 	r.intent = intentNone
+	if s.operatorExit(r, intent, code) {
+		return
+	}
 	if intent == intentCascade {
 		r.state = Pending
 		r.reason = "restarting with its dependency"
@@ -1219,7 +1243,7 @@ func (s *Supervisor) restartDependentsAlive(r *record) bool {
 
 func (s *Supervisor) allJobsDone() bool {
 	for _, r := range s.recs {
-		if r.p.Type == config.Job && r.state != Completed {
+		if r.p.Type == config.Job && r.state != Completed && !r.gone {
 			return false
 		}
 	}
@@ -1229,6 +1253,9 @@ func (s *Supervisor) allJobsDone() bool {
 // isReady is the per-process part of /readyz: services ready, oneshots
 // completed; jobs do not count (they end the run).
 func (s *Supervisor) isReady(r *record) bool {
+	if r.gone {
+		return true // removed by a reload: no longer counts
+	}
 	switch r.p.Type {
 	case config.Service:
 		return r.ready && r.child != nil && r.state == Running
@@ -1306,9 +1333,12 @@ func (s *Supervisor) unkilled() bool {
 
 // publish stores a fresh immutable snapshot.
 func (s *Supervisor) publish() {
-	snap := &Snapshot{Phase: s.phase.String(), Processes: make([]ProcessSnapshot, 0, len(s.recs))}
+	snap := &Snapshot{Phase: s.phase.String(), Processes: make([]ProcessSnapshot, 0, len(s.recs)), Generation: s.ops.generation}
 	allReady := true
 	for _, r := range s.recs {
+		if r.gone && r.child == nil && r.lingering == nil {
+			continue // removed by a reload, and stopped
+		}
 		ps := ProcessSnapshot{
 			Name:      r.p.Name,
 			Type:      r.p.Type.String(),

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/control"
+)
+
+// clientSlack is how much longer the client waits than the server's own
+// --timeout, so that the server's "still in progress" answer arrives.
+const clientSlack = 5 * time.Second
+
+// controlFlags registers --control and --timeout.
+func controlFlags(fs *flag.FlagSet) (path *string, timeout *time.Duration) {
+	def := os.Getenv("PODVISOR_CONTROL")
+	if def == "" {
+		def = control.DefaultPath(os.Geteuid(), os.Getenv)
+	}
+	path = fs.String("control", def, "control socket of the podvisor to act on ($PODVISOR_CONTROL, else the default for this user)")
+	timeout = fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the outcome")
+	return path, timeout
+}
+
+// parseInterleaved parses flags that may come before, between or after the
+// positional arguments (`podvisor logs web -f`), which flag.Parse alone
+// does not allow. "--" ends the flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// cmdOperate runs restart, stop, start, signal and reload.
+// operateFlags defines the flags of restart, stop, start, signal and reload
+// (shared with the command table).
+func operateFlags(op string, fs *flag.FlagSet) (path *string, timeout *time.Duration, dryRun *bool) {
+	path, timeout = controlFlags(fs)
+	dryRun = new(bool)
+	if op == "reload" {
+		fs.BoolVar(dryRun, "dry-run", false, "print what a reload would do, and do nothing")
+	}
+	return path, timeout, dryRun
+}
+
+// operate returns the run function of one operate verb.
+func operate(op string) func(args []string, stdout, stderr io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int { return cmdOperate(op, args, stdout, stderr) }
+}
+
+func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet(op, stderr)
+	path, timeout, dryRunFlag := operateFlags(op, fs)
+	pos, err := parseInterleaved(fs, args)
+	dryRun := *dryRunFlag
+	if err != nil {
+		return exitUsage
+	}
+	usage := func(msg string) int {
+		fmt.Fprintf(stderr, "podvisor %s: %s\n", op, msg)
+		return exitUsage
+	}
+	req := control.Request{DryRun: dryRun}
+	switch op {
+	case "reload":
+		if len(pos) > 0 {
+			return usage(fmt.Sprintf("unexpected argument %q (reload reads the config podvisor was started with)", pos[0]))
+		}
+	case "signal":
+		if len(pos) != 2 {
+			return usage("want NAME SIGNAL, such as: podvisor signal web HUP")
+		}
+		if _, err := control.ParseSignal(pos[1]); err != nil {
+			return usage(err.Error())
+		}
+		req.Names, req.Signal = pos[:1], pos[1]
+	default:
+		if len(pos) == 0 {
+			return usage("want at least one process name")
+		}
+		req.Names = pos
+	}
+	if *timeout <= 0 {
+		return usage("--timeout must be positive")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout+clientSlack)
+	defer cancel()
+	res, err := control.NewClient(*path).Do(ctx, op, req, *timeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor %s: %v\n", op, err)
+		return exitFail
+	}
+	for _, line := range res.Plan {
+		fmt.Fprintln(stdout, line)
+	}
+	for _, r := range res.Results {
+		w := stdout
+		if !r.OK {
+			w = stderr
+		}
+		fmt.Fprintf(w, "%s: %s\n", r.Name, r.Message)
+	}
+	if res.Error != "" {
+		fmt.Fprintf(stderr, "podvisor %s: %s\n", op, res.Error)
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintln(stderr, e)
+	}
+	if op == "reload" && res.OK && !dryRun {
+		fmt.Fprintf(stdout, "config generation %d\n", res.Generation)
+	}
+	if !res.OK {
+		return exitFail
+	}
+	return exitOK
+}
+
+// logsFlags defines logs' flags (shared with the command table).
+func logsFlags(fs *flag.FlagSet) (path *string, tail *int, follow *bool) {
+	path, _ = controlFlags(fs)
+	tail = fs.Int("tail", -1, "print only the last `N` lines (default: all that are kept)")
+	follow = fs.Bool("f", false, "keep printing new lines until interrupted")
+	fs.BoolVar(follow, "follow", false, "same as -f")
+	return path, tail, follow
+}
+
+// cmdLogs prints a process's recent output, and with -f follows it until
+// Ctrl-C.
+func cmdLogs(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("logs", stderr)
+	path, tail, follow := logsFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "podvisor logs: want one process name, got %d (%s)\n", len(pos), strings.Join(pos, " "))
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if !*follow {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, control.DefaultTimeout)
+		defer cancel()
+	}
+	if err := control.NewClient(*path).Logs(ctx, stdout, pos[0], *tail, *follow); err != nil {
+		fmt.Fprintf(stderr, "podvisor logs: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,74 @@
+package config
+
+import "slices"
+
+// SpawnDiff says what, if anything, differs between how old and new would
+// be spawned and probed: the resolved command, environment (after
+// interpolation and env_file reading), working directory, user, type and the
+// readiness and liveness checks. It returns "" when the two are the same, else
+// the first difference in words ("command changed"). A reload restarts a
+// process exactly when SpawnDiff is not "": a reformatted file, reordered keys
+// or a moved process change nothing here, an edited .env file does.
+func SpawnDiff(old, new *Process) string {
+	switch {
+	case !slices.Equal(old.Command, new.Command) || old.Shell != new.Shell:
+		return "command changed"
+	case old.Type != new.Type:
+		return "type changed"
+	case !slices.Equal(old.Env, new.Env):
+		return "environment changed"
+	case old.WorkingDir != new.WorkingDir:
+		return "working_dir changed"
+	case !sameUser(old.User, new.User):
+		return "user changed"
+	case !sameProbe(old.Ready, new.Ready):
+		return "ready check changed"
+	case !sameProbe(old.Live, new.Live):
+		return "live check changed"
+	}
+	return ""
+}
+
+// SettingsDiff says what differs in the settings that a reload applies to a
+// running process in place, without restarting it: dependencies, restart
+// policy, start_timeout, success_exit_codes and stop. "" when none does.
+func SettingsDiff(old, new *Process) string {
+	switch {
+	case !sameDeps(old.DependsOn, new.DependsOn):
+		return "depends_on changed"
+	case old.Restart != new.Restart:
+		return "restart changed"
+	case old.StartTimeout != new.StartTimeout:
+		return "start_timeout changed"
+	case !slices.Equal(old.SuccessExitCodes, new.SuccessExitCodes):
+		return "success_exit_codes changed"
+	case old.Stop.Signal != new.Stop.Signal || old.Stop.Timeout != new.Stop.Timeout || !slices.Equal(old.Stop.Command, new.Stop.Command):
+		return "stop changed"
+	}
+	return ""
+}
+
+// sameDeps compares dependencies without their positions in the file.
+func sameDeps(a, b []Dependency) bool {
+	return slices.EqualFunc(a, b, func(x, y Dependency) bool {
+		return x.Name == y.Name && x.Condition == y.Condition && x.Restart == y.Restart
+	})
+}
+
+func sameUser(a, b *User) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.UID == b.UID && a.GID == b.GID && slices.Equal(a.Groups, b.Groups) && a.Name == b.Name && a.Home == b.Home
+}
+
+// sameProbe compares checks by what they do; the compiled regexp is compared
+// through its source, Target.
+func sameProbe(a, b *Probe) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Kind == b.Kind && a.Target == b.Target && slices.Equal(a.Command, b.Command) && a.FD == b.FD &&
+		a.StartInterval == b.StartInterval && a.Interval == b.Interval && a.Timeout == b.Timeout &&
+		a.InitialDelay == b.InitialDelay && a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold
+}

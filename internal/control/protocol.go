@@ -1,0 +1,46 @@
+package control
+
+// The protocol: HTTP/1.1 over the unix socket, JSON bodies.
+//
+//	POST /v1/restart|stop|start   {"names": [...]}
+//	POST /v1/signal               {"names": [NAME], "signal": "HUP"}
+//	POST /v1/reload               {"dry_run": true|false}
+//	GET  /v1/logs?name=N&tail=K&follow=1   text/plain, one line per output line
+//
+// Commands take ?timeout=DURATION: the most the server waits for the outcome
+// before answering with what it knows (the command goes on regardless). A
+// command answers 200 with a Response whose OK says whether everything was
+// done; 400 for a malformed request, 403 for a peer that is neither root nor
+// podvisor's uid, 404 for an unknown path.
+
+// Ops are the command names, as in the CLI and the URL.
+var Ops = []string{"restart", "stop", "start", "signal", "reload"}
+
+// Request is a command's body.
+type Request struct {
+	Names  []string `json:"names,omitempty"`
+	Signal string   `json:"signal,omitempty"`
+	DryRun bool     `json:"dry_run,omitempty"`
+}
+
+// Result is the outcome for one process.
+type Result struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Message string `json:"message"` // what happened, or why not: "restarted (pid 12 -> 15)"
+}
+
+// Response is a command's answer.
+type Response struct {
+	OK bool `json:"ok"`
+	// Error refuses the whole request: unknown process (with a "did you
+	// mean"), teardown in progress, invalid config (then Errors has every
+	// problem, one per entry, with its position).
+	Error   string   `json:"error,omitempty"`
+	Errors  []string `json:"errors,omitempty"`
+	Results []Result `json:"results,omitempty"`
+	// Reload: the plan, one action per line, and the config generation
+	// now in effect (unchanged by a dry run or a refusal).
+	Plan       []string `json:"plan,omitempty"`
+	Generation uint64   `json:"generation,omitempty"`
+}

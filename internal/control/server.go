@@ -1,0 +1,218 @@
+package control
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/logs"
+)
+
+// Backend carries out commands; the supervisor implements it.
+type Backend interface {
+	// Command performs op and waits for its outcome until ctx is done;
+	// then it answers with what is known (the command itself goes on: it
+	// is never left half-done because a client went away).
+	Command(ctx context.Context, op string, req Request) Response
+	// Tail returns the output tail of a process, or an error naming the
+	// unknown process (with a "did you mean").
+	Tail(name string) (*logs.Tail, error)
+}
+
+// DefaultTimeout is how long a command waits for its outcome when the
+// request does not say.
+const DefaultTimeout = 60 * time.Second
+
+// maxBody bounds a request body.
+const maxBody = 64 << 10
+
+type credKey struct{}
+
+// Server serves the control protocol on a listener from Listen.
+type Server struct {
+	backend Backend
+	log     *slog.Logger
+	uid     int
+	http    *http.Server
+}
+
+// NewServer returns a server for backend.
+func NewServer(backend Backend, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{backend: backend, log: log, uid: os.Geteuid()}
+	mux := http.NewServeMux()
+	for _, op := range Ops {
+		mux.HandleFunc("POST /v1/"+op, func(w http.ResponseWriter, r *http.Request) { s.command(w, r, op) })
+	}
+	mux.HandleFunc("GET /v1/logs", s.logs)
+	s.http = &http.Server{
+		Handler:           s.authorize(mux),
+		ReadHeaderTimeout: 5 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if uc, ok := c.(*net.UnixConn); ok {
+				if cred, err := peerCred(uc); err == nil {
+					return context.WithValue(ctx, credKey{}, cred.Uid)
+				}
+			}
+			return ctx
+		},
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	return s
+}
+
+// Serve accepts connections until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.http.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting and closes the listener (removing the socket
+// file); followers of logs are cut off at ctx's end.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return s.http.Close()
+	}
+	return err
+}
+
+// authorize serves only root and podvisor's own uid, by the kernel's word
+// (SO_PEERCRED), not the socket file's mode.
+func (s *Server) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		uid, ok := r.Context().Value(credKey{}).(uint32)
+		if !ok || (uid != 0 && int(uid) != s.uid) {
+			who := "unknown peer"
+			if ok {
+				who = "uid " + strconv.Itoa(int(uid))
+			}
+			s.log.Warn("control request refused", "peer", who, "path", r.URL.Path)
+			writeJSON(w, http.StatusForbidden, Response{Error: fmt.Sprintf("permission denied: %s is neither root nor podvisor's uid %d", who, s.uid)})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) command(w http.ResponseWriter, r *http.Request, op string) {
+	timeout := DefaultTimeout
+	if t := r.URL.Query().Get("timeout"); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil || d <= 0 {
+			writeJSON(w, http.StatusBadRequest, Response{Error: fmt.Sprintf("bad timeout %q: want a positive duration such as 30s", t)})
+			return
+		}
+		timeout = d
+	}
+	var req Request
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+		writeJSON(w, http.StatusBadRequest, Response{Error: "bad request body: " + err.Error()})
+		return
+	}
+	if msg := validate(op, req); msg != "" {
+		writeJSON(w, http.StatusBadRequest, Response{Error: msg})
+		return
+	}
+	// The request's context ends when the client disconnects: the waiting
+	// stops, the command does not.
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	s.log.Info("control command", "op", op, "names", strings.Join(req.Names, " "), "signal", req.Signal, "dry_run", req.DryRun)
+	writeJSON(w, http.StatusOK, s.backend.Command(ctx, op, req))
+}
+
+func validate(op string, req Request) string {
+	switch op {
+	case "reload":
+		if len(req.Names) > 0 {
+			return "reload takes no process names"
+		}
+	case "signal":
+		if len(req.Names) != 1 || req.Signal == "" {
+			return "signal takes one process name and a signal"
+		}
+	default:
+		if len(req.Names) == 0 {
+			return op + " needs at least one process name"
+		}
+	}
+	return ""
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// logs writes the tail of one process, then, with follow, new lines as
+// they come until the client goes away or the server shuts down.
+func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n := -1
+	if t := q.Get("tail"); t != "" {
+		v, err := strconv.Atoi(t)
+		if err != nil || v < 0 {
+			writeJSON(w, http.StatusBadRequest, Response{Error: fmt.Sprintf("bad tail %q: want a number of lines", t)})
+			return
+		}
+		n = v
+	}
+	tail, err := s.backend.Tail(q.Get("name"))
+	if err != nil {
+		writeJSON(w, http.StatusNotFound, Response{Error: err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	bw := bufio.NewWriter(w)
+	flusher, _ := w.(http.Flusher)
+	lines, next := tail.Last(n)
+	writeLines(bw, lines)
+	if q.Get("follow") == "" {
+		_ = bw.Flush()
+		return
+	}
+	for {
+		if bw.Flush() != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		var wake <-chan struct{}
+		lines, next, wake = tail.Since(next)
+		if len(lines) > 0 {
+			writeLines(bw, lines)
+			continue
+		}
+		select {
+		case <-wake:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func writeLines(w io.Writer, lines []logs.TailLine) {
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s\n", l.Line)
+	}
+}

@@ -1,0 +1,205 @@
+package supervisor
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// hupSettle is how long a SIGHUP waits before the file is read, so that a
+// burst of them (a config management tool signalling once per file it
+// writes) is one reload.
+const hupSettle = 100 * time.Millisecond
+
+// onHangup starts a reload from SIGHUP. The file is read outside the loop,
+// hupSettle after the first signal of a burst; a SIGHUP that arrives before
+// the read began is served by that read, one that arrives after it queues
+// exactly one more reload.
+func (s *Supervisor) onHangup() {
+	if s.ops.load == nil {
+		s.log.Info("SIGHUP ignored: no config to reload")
+		return
+	}
+	if s.phase == PhaseStopping {
+		s.log.Info("SIGHUP ignored: shutting down")
+		s.observeReload("refused")
+		return
+	}
+	if s.ops.hupLoading {
+		if s.ops.hupRead.Load() {
+			s.ops.hupAgain = true
+		}
+		return
+	}
+	s.log.Info("SIGHUP: reloading the config")
+	s.ops.hupLoading = true
+	read := &atomic.Bool{}
+	s.ops.hupRead = read
+	load := s.ops.load
+	done := s.done
+	go func() {
+		select {
+		case <-time.After(hupSettle):
+		case <-done:
+			return
+		}
+		read.Store(true)
+		cfg, err := load()
+		s.send(hangupLoadedEv{cfg: cfg, err: err})
+	}()
+}
+
+func (s *Supervisor) onHangupLoaded(e hangupLoadedEv, now time.Time) {
+	s.ops.hupLoading = false
+	w := &waiter{}
+	if s.phase == PhaseStopping {
+		s.log.Info("reload refused: shutting down")
+		s.observeReload("refused")
+		return
+	}
+	s.reload(w, e.cfg, e.err, false, now)
+	if w.resp.Error != "" {
+		s.log.Error("reload (SIGHUP) refused", "err", w.resp.Error)
+		for _, e := range w.resp.Errors {
+			s.log.Error("config", "err", e)
+		}
+	}
+	if s.ops.hupAgain {
+		s.ops.hupAgain = false
+		s.onHangup()
+	}
+}
+
+// reload applies a new config (cfg, or loadErr when it could not be loaded):
+// every error first, then the plan (PlanReload), then the table of records
+// is rebuilt around the processes that stay. Processes in no step of the
+// plan are not touched. The waiter is answered once restarted and added
+// processes are up and removed ones are gone.
+func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun bool, now time.Time) {
+	if loadErr != nil {
+		w.resp.Error = "the config has errors; nothing was changed"
+		var me *multierror.Error
+		if errors.As(loadErr, &me) {
+			for _, e := range me.Errors {
+				w.resp.Errors = append(w.resp.Errors, e.Error())
+			}
+		} else {
+			w.resp.Errors = []string{loadErr.Error()}
+		}
+		s.observeReload("invalid")
+		return
+	}
+	var busy []string
+	for _, r := range s.recs {
+		if r.gone && (r.child != nil || r.lingering != nil) {
+			busy = append(busy, r.p.Name)
+		}
+	}
+	if len(busy) > 0 {
+		w.resp.Error = "the previous reload is still stopping " + strings.Join(busy, ", ") + "; try again in a moment"
+		s.observeReload("refused")
+		return
+	}
+	states := make(map[string]State, len(s.byName))
+	for name, r := range s.byName {
+		states[name] = r.state
+	}
+	plan := PlanReload(s.cfg, cfg, states)
+	w.resp.Plan = plan.Lines()
+	w.resp.Generation = s.ops.generation
+	if dryRun {
+		return
+	}
+
+	for _, st := range plan.Steps {
+		if st.Action != PlanStop {
+			continue
+		}
+		r := s.byName[st.Name]
+		r.gone = true
+		delete(s.byName, st.Name)
+		r.held, r.relaunch = false, false
+		switch {
+		case r.state == Stopping:
+			r.intent = intentRemove
+		case r.child != nil:
+			r.wantStop = intentRemove
+		default:
+			r.state, r.reason = Stopped, "removed from the config"
+		}
+		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, pid: r.pid, verb: "stopped: removed from the config"})
+	}
+	for _, name := range cfg.Names {
+		if r, ok := s.byName[name]; ok {
+			r.p = cfg.Processes[name]
+			continue
+		}
+		r := &record{p: cfg.Processes[name], idx: len(s.recs)}
+		s.recs = append(s.recs, r)
+		s.byName[name] = r
+		w.items = append(w.items, &waitItem{r: r, goal: goalUp, verb: "started: added to the config"})
+	}
+	s.relink()
+	for _, st := range plan.Steps {
+		if st.Action != PlanRestart {
+			continue
+		}
+		r := s.byName[st.Name]
+		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.gen, pid: r.pid, verb: "restarted: " + st.Why})
+		if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
+			s.requestStop(r, intentRestart, now)
+		}
+	}
+	s.stepWantedStops(now)
+	s.cfg = cfg
+	s.ops.generation++
+	w.resp.Generation = s.ops.generation
+	s.observeReload("applied")
+	s.log.Info("config reloaded", "generation", s.ops.generation, "changes", len(plan.Steps), "unchanged", plan.Unchanged)
+	for _, l := range plan.Lines() {
+		s.log.Info("reload: " + l)
+	}
+	if s.ops.onReload != nil {
+		s.ops.onReload(cfg)
+	}
+}
+
+// relink rebuilds every record's dependency links from its definition.
+// Records removed by a reload keep their links to what they depended on
+// (their dependencies must outlive them) until they are gone.
+func (s *Supervisor) relink() {
+	byName := make(map[string]*record, len(s.recs))
+	for _, r := range s.recs {
+		if r.gone {
+			if _, ok := byName[r.p.Name]; !ok {
+				byName[r.p.Name] = r
+			}
+		}
+	}
+	for name, r := range s.byName {
+		byName[name] = r
+	}
+	for _, r := range s.recs {
+		r.deps, r.dependents, r.restartDeps = r.deps[:0], nil, nil
+	}
+	for _, r := range s.recs {
+		if r.gone && r.child == nil && r.lingering == nil {
+			continue // stopped for good: links nothing
+		}
+		for _, d := range r.p.DependsOn {
+			dr, ok := byName[d.Name]
+			if !ok {
+				continue
+			}
+			r.deps = append(r.deps, dep{idx: dr.idx, cond: d.Condition, restart: d.Restart})
+			dr.dependents = append(dr.dependents, r.idx)
+			if d.Restart {
+				dr.restartDeps = append(dr.restartDeps, r.idx)
+			}
+		}
+	}
+}
