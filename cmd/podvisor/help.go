@@ -19,6 +19,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
 	cmd, rest, ok := findCommand(cmds, args)
 	if !ok {
+		if group := groupOf(cmds, args[0]); len(group) > 0 {
+			return dispatchGroup(args, group, stdout, stderr)
+		}
 		fmt.Fprintf(stderr, "podvisor: unknown command %q%s\nRun 'podvisor help' for the list of commands.\n",
 			args[0], suggestion(args[0], commandNames(), ""))
 		return exitUsage
@@ -228,4 +231,38 @@ func withDefault(usage string, f *flag.Flag) string {
 		return usage
 	}
 	return fmt.Sprintf("%s (default %s)", usage, f.DefValue)
+}
+
+// groupOf returns the two-word commands whose first word is word ("kube").
+func groupOf(cmds []command, word string) []command {
+	var group []command
+	for _, c := range cmds {
+		if first, _, two := strings.Cut(c.name, " "); two && first == word {
+			group = append(group, c)
+		}
+	}
+	return group
+}
+
+// dispatchGroup answers a command group named without (or with an unknown)
+// second word: its usage, or "unknown command" with a did-you-mean.
+func dispatchGroup(args []string, group []command, stdout, stderr io.Writer) int {
+	var b strings.Builder
+	var subs []string
+	fmt.Fprintf(&b, "usage:\n")
+	for _, c := range group {
+		_, sub, _ := strings.Cut(c.name, " ")
+		subs = append(subs, sub)
+		fmt.Fprintf(&b, "  podvisor %s %s\n      %s\n", c.name, c.usage, c.summary)
+	}
+	switch {
+	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "help"):
+		fmt.Fprint(stdout, b.String())
+		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "podvisor %s: unknown command %q%s\n%s", args[0], args[1], suggestion(args[1], subs, ""), b.String())
+	default:
+		fmt.Fprint(stderr, b.String())
+	}
+	return exitUsage
 }

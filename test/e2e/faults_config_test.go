@@ -96,7 +96,7 @@ func ffBadConfigs() []ffBadConfig {
 			}
 			return p
 		}, want: []string{"huge.yaml"}, maxRSS: 64 << 10},
-		{id: "A7", name: "10k processes", yaml: manyProcs(10000),
+		{id: "A7", name: "10k processes", yaml: manyProcs(9999), // 10,000 with "last": the limit
 			want: []string{`unknown process "p-none"`}, maxRSS: 64 << 10},
 		{id: "A8", name: "invalid UTF-8", yaml: "processes:\n  a:\n    command: 'echo \xff\xfe'\n", want: []string{"UTF-8"}},
 		{id: "A8", name: "NUL byte", yaml: "processes:\n  a:\n    command: 'echo \x00'\n", want: []string{"procs.yaml"}},
