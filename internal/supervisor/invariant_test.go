@@ -27,7 +27,7 @@ import (
 // checks invariants at every step, at every signal and at every launch. It
 // is seeded and reproducible:
 //
-//	go test -run TestInvariants ./internal/supervisor/ -invariant.seed=N   # one sequence, verbose trace
+//	go test -run TestInvariants ./internal/supervisor/ -invariant.seed=N [-invariant.events=K]   # one sequence, verbose trace
 //	PODVISOR_INVARIANT_N=100000 go test -run TestInvariants ./internal/supervisor/   # more (make fuzz)
 //
 // To add an event or command: add an action in (*chaos).act and, when it
@@ -78,7 +78,10 @@ func TestInvariants(t *testing.T) {
 
 // TestInvariantRegressions replays seeds that once failed.
 func TestInvariantRegressions(t *testing.T) {
-	for _, seed := range []uint64{} {
+	// Found by the test while the hardening issue was fixed: a busy loop on a
+	// start timeout in teardown; a restart's SIGKILL counted as a teardown
+	// kill; a stop begun before the teardown finishing after its hook.
+	for _, seed := range []uint64{1795470296466696998, 1795471033844889789, 1795471060740258506} {
 		if err := runInvariantSeed(t, seed); err != "" {
 			t.Errorf("seed %d:\n%s", seed, err)
 		}
@@ -88,11 +91,37 @@ func TestInvariantRegressions(t *testing.T) {
 // runInvariantSeed runs one random sequence in its own synctest bubble and
 // returns a description of the first violations, or "".
 func runInvariantSeed(t *testing.T, seed uint64) (failure string) {
+	failure = runInvariantPrefix(t, seed, -1, *invariantSeed != 0)
+	if failure == "" {
+		return ""
+	}
+	// Shrink: the shortest prefix of the seed's events that still fails,
+	// so the trace shows only what leads to the violation.
+	for k := 0; k < maxActions; k++ {
+		if f := runInvariantPrefix(t, seed, k, false); f != "" {
+			return fmt.Sprintf("the first %d events suffice (replay: -invariant.seed=%d -invariant.events=%d)\n%s", k, seed, k, f)
+		}
+	}
+	return failure
+}
+
+var invariantEvents = flag.Int("invariant.events", -1, "with -invariant.seed: replay only this many random events")
+
+// maxActions bounds the random events of one sequence.
+const maxActions = 50
+
+// runInvariantPrefix runs one sequence with at most limit random events (-1:
+// as many as the seed draws).
+func runInvariantPrefix(t *testing.T, seed uint64, limit int, verbose bool) (failure string) {
+	if verbose && *invariantEvents >= 0 {
+		limit = *invariantEvents
+	}
 	t.Run(fmt.Sprint(seed), func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			c := newChaos(seed)
+			c.limit = limit
 			failure = c.run()
-			if *invariantSeed != 0 {
+			if verbose {
 				t.Logf("config:\n%s\ntrace:\n%s", c.yaml, strings.Join(c.trace, "\n"))
 			}
 		})
@@ -191,6 +220,7 @@ type chaos struct {
 	ops   *rand.Rand             // operator commands draw from here, leaving rng's sequence as it was
 	procs map[string]chaosProc
 	sup   *Supervisor
+	limit int // at most this many random events; -1: no limit
 	t0    time.Time
 
 	calm atomic.Bool // no more chaos: new children get ready by themselves
@@ -275,7 +305,11 @@ func (c *chaos) run() string {
 		}
 	}
 	synctest.Wait()
-	for range 10 + c.rng.IntN(40) {
+	n := 10 + c.rng.IntN(maxActions-10)
+	if c.limit >= 0 {
+		n = min(n, c.limit)
+	}
+	for range n {
 		if returned() {
 			break
 		}
