@@ -1,15 +1,11 @@
 package supervisor
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +14,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/proc"
+	"github.com/podvisor/podvisor/internal/testproc"
 )
 
 // Effect-level benchmarks: the clocks are the children's own. Each child is
@@ -31,68 +28,18 @@ import (
 // The trace* metrics split a hop at its hand-offs, from a launcher wrapper
 // that notes when each hook is called: they show where the time goes.
 
-var stampChild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// stampChildPath builds bench/stampchild once per test binary, or skips the
-// benchmark when there is no C compiler (install one: scripts/deps.sh gcc).
-func stampChildPath(b *testing.B) string {
-	b.Helper()
-	stampChild.once.Do(func() {
-		cc, err := exec.LookPath("cc")
-		if err != nil {
-			stampChild.err = fmt.Errorf("no C compiler (cc): %w; install one with scripts/deps.sh gcc", err)
-			return
-		}
-		dir, err := os.MkdirTemp("", "stampchild")
-		if err != nil {
-			stampChild.err = err
-			return
-		}
-		out := filepath.Join(dir, "stampchild")
-		src := "../../bench/stampchild/stampchild.c"
-		// Static if the C library allows: no dynamic loader between exec and
-		// main, so the child's own start-up adds little to any hop.
-		if err := exec.Command(cc, "-O2", "-static", "-o", out, src).Run(); err != nil {
-			if msg, err := exec.Command(cc, "-O2", "-o", out, src).CombinedOutput(); err != nil {
-				stampChild.err = fmt.Errorf("cc stampchild.c: %v: %s", err, msg)
-				return
-			}
-		}
-		stampChild.path = out
-	})
-	if stampChild.err != nil {
-		b.Skip(stampChild.err)
-	}
-	return stampChild.path
-}
+func stampChildPath(b *testing.B) string { return testproc.StampChild(b) }
 
 // stamps maps "NAME KIND" to the instant the child recorded.
-type stamps map[string]time.Time
+type stamps testproc.Stamps
 
 func readStamps(b *testing.B, path string) stamps {
 	b.Helper()
-	data, err := os.ReadFile(path)
+	st, err := testproc.ReadStamps(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := stamps{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 3 {
-			b.Fatalf("%s: bad line %q", path, sc.Text())
-		}
-		ns, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
-			b.Fatalf("%s: %v", path, err)
-		}
-		st[f[0]+" "+f[1]] = time.Unix(0, ns)
-	}
-	return st
+	return stamps(st)
 }
 
 func (st stamps) at(b *testing.B, name, kind string) time.Time {
@@ -104,20 +51,9 @@ func (st stamps) at(b *testing.B, name, kind string) time.Time {
 	return t
 }
 
-// countLines waits until path has at least n lines (children stamping).
 func waitLines(b *testing.B, path string, n int, limit time.Duration) {
 	b.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		data, _ := os.ReadFile(path)
-		if bytes.Count(data, []byte("\n")) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s: %d lines after %v, want %d", path, bytes.Count(data, []byte("\n")), limit, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testproc.WaitLines(b, path, n, limit)
 }
 
 // traceLauncher notes, per process name, when the loop called Launch, when
@@ -470,3 +406,42 @@ func lastExec(b *testing.B, f string) time.Time {
 	return last
 }
 
+
+// BenchmarkLaunchToExec: one ProcLauncher.Launch of stampchild with each
+// readiness kind's set-up (none, log matcher, notify socket, notify pipe).
+// Reported: launch-ms (Launch's own duration: pipes, notify set-up, spawner
+// hand-off, fork/exec until the exec succeeded) and exec-ms (from the call
+// to the child's own exec stamp).
+func BenchmarkLaunchToExec(b *testing.B) {
+	child := stampChildPath(b)
+	for _, kind := range []string{"none", "log", "systemd", "fd"} {
+		b.Run(kind, func(b *testing.B) {
+			rig := newRealRig(b)
+			l := &ProcLauncher{Reaper: rig.reaper, Sink: rig.sink, BaseEnv: os.Environ(), RuntimeDir: rig.dir}
+			yml := effectChainYAML(child, "FILE", kind, nil)
+			if kind == "none" {
+				yml = effectChainYAML(child, "FILE", "started", nil)
+			}
+			var launches, execs []time.Duration
+			for i := 0; b.Loop(); i++ {
+				f := filepath.Join(b.TempDir(), "stamps")
+				cfg := parseB(b, strings.ReplaceAll(yml, "FILE", f))
+				p := cfg.Processes["h0"]
+				exited := make(chan struct{})
+				t0 := time.Now()
+				c, err := l.Launch(p, uint64(i), Hooks{Exited: func(proc.Exit) { close(exited) }, Ready: func(string) {}, Status: func(string) {}})
+				t1 := time.Now()
+				if err != nil {
+					b.Fatal(err)
+				}
+				waitLines(b, f, 1, 10*time.Second)
+				launches = append(launches, t1.Sub(t0))
+				execs = append(execs, readStamps(b, f).at(b, "h0", "exec").Sub(t0))
+				_ = c.Signal(syscall.SIGKILL)
+				<-exited
+			}
+			b.ReportMetric(ms(median(launches)), "launch-ms")
+			b.ReportMetric(ms(median(execs)), "exec-ms")
+		})
+	}
+}
