@@ -406,7 +406,6 @@ func lastExec(b *testing.B, f string) time.Time {
 	return last
 }
 
-
 // BenchmarkLaunchToExec: one ProcLauncher.Launch of stampchild with each
 // readiness kind's set-up (none, log matcher, notify socket, notify pipe).
 // Reported: launch-ms (Launch's own duration: pipes, notify set-up, spawner
