@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,7 +29,11 @@ import (
 // The trace* metrics split a hop at its hand-offs, from a launcher wrapper
 // that notes when each hook is called: they show where the time goes.
 
-func stampChildPath(b *testing.B) string { return testproc.StampChild(b) }
+func stampChildPath(b *testing.B) string {
+	return testproc.StampChild(b, func(argv ...string) ([]byte, error) {
+		return exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	})
+}
 
 // stamps maps "NAME KIND" to the instant the child recorded.
 type stamps testproc.Stamps

@@ -132,6 +132,18 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 	}
 	spec.Env = env
+	// The exit is handled on a goroutine the reaper starts at exit time, so
+	// a running child costs no goroutine parked on its exit. attached holds
+	// that goroutine back until the fields it uses below are set.
+	var (
+		readEnds []*os.File
+		eofs     []<-chan struct{}
+	)
+	attached := make(chan struct{})
+	spec.OnExit = func(ex proc.Exit) {
+		<-attached
+		l.exited(ex, readEnds, eofs, cleanups, h)
+	}
 	child, err := proc.Spawn(l.Reaper, spec)
 	closeW()
 	if spec.NotifyFile != nil {
@@ -145,8 +157,8 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 		return nil, err
 	}
-	readEnds := []*os.File{outR, errR}
-	eofs := []<-chan struct{}{
+	readEnds = []*os.File{outR, errR}
+	eofs = []<-chan struct{}{
 		l.Sink.Attach(p.Name, "stdout", outR, tap),
 		l.Sink.Attach(p.Name, "stderr", errR, tap),
 	}
@@ -178,30 +190,47 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			}
 		}()
 	}
-	go func() {
-		ex := <-child.Done()
-		// Let the readers drain what the child wrote before it died, so its
-		// last lines come before the news of its exit (FAULTS B12). Bounded:
-		// a grandchild may hold the pipes open indefinitely.
-		drain, stop := context.WithTimeout(context.Background(), outputDrain)
-		for i, eof := range eofs {
-			select {
-			case <-eof:
-				readEnds[i].Close()
-			case <-drain.Done():
-				// Someone else holds the pipe: close our end once they let go.
-				go func() { <-eof; readEnds[i].Close() }()
-			}
-		}
-		stop()
-		// The notify resources of an incarnation go before the supervisor
-		// hears of its exit.
-		for _, c := range cleanups {
-			c()
-		}
-		h.Exited(ex)
-	}()
+	close(attached)
 	return child, nil
+}
+
+// exited runs when a child has been reaped: it lets the readers drain what
+// the child wrote before it died, so its last lines come before the news of
+// its exit (FAULTS B12), releases the incarnation's notify resources and
+// tells the supervisor. The drain is bounded: a grandchild may hold the pipes
+// open indefinitely. Usually both pipes are at EOF already (the kernel closes
+// a dying process's fds before it becomes a zombie), and then no timer is
+// made.
+func (l *ProcLauncher) exited(ex proc.Exit, readEnds []*os.File, eofs []<-chan struct{}, cleanups []func(), h Hooks) {
+	var drain *time.Timer
+	for i, eof := range eofs {
+		select {
+		case <-eof:
+			readEnds[i].Close()
+			continue
+		default:
+		}
+		if drain == nil {
+			drain = time.NewTimer(outputDrain)
+			defer drain.Stop()
+		}
+		select {
+		case <-eof:
+			readEnds[i].Close()
+		case <-drain.C:
+			// Someone else holds the pipe: close our end once they let go.
+			// The timer has fired, so the next stream is not waited for
+			// either, as before.
+			go func() { <-eof; readEnds[i].Close() }()
+			drain.Reset(0)
+		}
+	}
+	// The notify resources of an incarnation go before the supervisor hears
+	// of its exit.
+	for _, c := range cleanups {
+		c()
+	}
+	h.Exited(ex)
 }
 
 // StopCommand runs p's stop.command in p's environment, bounded by ctx.

@@ -30,17 +30,20 @@ var stampChild struct {
 // (static when the C library allows it: no dynamic loader between exec and
 // main) and returns its path. Without a C compiler it skips tb: only
 // benchmarks use it, and CI need not run them (scripts/deps.sh gcc installs
-// one).
-func StampChild(tb testing.TB) string {
+// one). run runs a command to completion and returns its combined output;
+// it comes from the caller's _test.go file because only internal/proc may
+// wait for children in podvisor's own code (call StampChild before starting
+// a Reaper, whose wait4(-1) would take the compiler's exit).
+func StampChild(tb testing.TB, run func(argv ...string) ([]byte, error)) string {
 	tb.Helper()
-	stampChild.once.Do(func() { stampChild.path, stampChild.err = buildStampChild() })
+	stampChild.once.Do(func() { stampChild.path, stampChild.err = buildStampChild(run) })
 	if stampChild.err != nil {
 		tb.Skip(stampChild.err)
 	}
 	return stampChild.path
 }
 
-func buildStampChild() (string, error) {
+func buildStampChild(run func(argv ...string) ([]byte, error)) (string, error) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		return "", fmt.Errorf("no C compiler (cc): %w; install one with scripts/deps.sh gcc", err)
@@ -55,8 +58,8 @@ func buildStampChild() (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, "stampchild")
-	if err := exec.Command(cc, "-O2", "-static", "-o", out, src).Run(); err != nil {
-		if msg, err := exec.Command(cc, "-O2", "-o", out, src).CombinedOutput(); err != nil {
+	if _, err := run(cc, "-O2", "-static", "-o", out, src); err != nil {
+		if msg, err := run(cc, "-O2", "-o", out, src); err != nil {
 			return "", fmt.Errorf("cc %s: %v: %s", src, err, msg)
 		}
 	}
