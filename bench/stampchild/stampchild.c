@@ -15,8 +15,10 @@
  *   fd       a newline on fd 3 (s6's notification fd)
  *   tcp      after 50 ms, listen on ADDR (host:port) and accept/close
  *   http     after 50 ms, listen on ADDR and answer every request 200
- * For tcp and http the "ready" instant is the bind. On SIGTERM the child
- * stamps "term", waits EXIT_DELAY_MS (default 0), stamps "exit" and exits 0.
+ * For tcp and http the "ready" instant is the bind. With STAMPCHILD_DELAY_MS
+ * in the environment, the child waits that long before it signals readiness
+ * (log, systemd, fd). On SIGTERM the child stamps "term", waits
+ * EXIT_DELAY_MS (default 0), stamps "exit" and exits 0.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -111,6 +113,14 @@ int main(int argc, char **argv) {
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	stamp("exec");
+
+	const char *pre = getenv("STAMPCHILD_DELAY_MS");
+	if (pre && strcmp(mode, "tcp") != 0 && strcmp(mode, "http") != 0) {
+		long ms = atol(pre);
+		struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+		while (nanosleep(&d, &d) < 0 && errno == EINTR && !termed) {
+		}
+	}
 
 	int lfd = -1;
 	if (strcmp(mode, "log") == 0) {

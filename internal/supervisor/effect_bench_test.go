@@ -346,7 +346,11 @@ func traceStop(seg segments, tl *traceLauncher, cur, prev string, exit, term tim
 // iteration. Reported: start-ms, floor-ms (shell loop) and x-floor.
 func BenchmarkEffectStart(b *testing.B) {
 	child := stampChildPath(b)
-	for _, n := range []int{200, 1000} {
+	sizes := []int{200, 1000}
+	if os.Getenv("PODVISOR_BENCH_5000") != "" {
+		sizes = append(sizes, 5000) // long: about a minute per iteration
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			rig := newRealRig(b)
 			var starts, floors []time.Duration
