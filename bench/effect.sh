@@ -14,7 +14,9 @@
 #   probes   CPU of podvisor with 100 http probes at interval 1s (30 s window)
 # Usage: bench/effect.sh [ROUNDS]    (as root is not needed; cc is, see deps)
 # Env:   PV=path to a podvisor binary (default: a private release build),
-#        ONLY="hop stop start rss logs probes" to pick rows, PROBE_SECS=30.
+#        ONLY="hop stop start rss logs probes" to pick rows, PROBE_SECS=30,
+#        PROBE_SERVER=python probes python3's http.server (as bench/probes.sh)
+#        instead of stampchild's minimal one.
 # Prints "row key=value ..." lines per round, then the medians.
 # Sourced with EFFECT_LIB=1 (by bench/compare.sh) it only defines functions.
 set -euo pipefail
@@ -215,7 +217,11 @@ probes_cpu() {
   local secs=$1 port i pid c0 c1
   port=$((30000 + RANDOM % 20000))
   { echo "processes:"
-    echo "  web: {command: [$SC, $etmp/web.stamps, web, http, '127.0.0.1:$port'], ready: {tcp: '127.0.0.1:$port', start_interval: 20ms}}"
+    if [ "${PROBE_SERVER:-}" = python ]; then # as bench/probes.sh
+      echo "  web: {command: [python3, -m, http.server, '$port', --bind, 127.0.0.1, --directory, '$etmp'], ready: {tcp: '127.0.0.1:$port', start_interval: 20ms}}"
+    else
+      echo "  web: {command: [$SC, $etmp/web.stamps, web, http, '127.0.0.1:$port'], ready: {tcp: '127.0.0.1:$port', start_interval: 20ms}}"
+    fi
     for i in $(seq 1 100); do
       echo "  s$i: {command: [sleep, '100000'], depends_on: [web], ready: {http: 'http://127.0.0.1:$port/', interval: 1s}}"
     done; } > "$etmp/probes.yaml"
