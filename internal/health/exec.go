@@ -38,6 +38,10 @@ func (c *execChecker) Check(ctx context.Context) Result {
 	code, out, err := c.runner.RunCommand(ctx, c.argv, c.env, c.dir, maxExecOutput)
 	output := clip(string(bytes.TrimSpace(out)), maxExecOutput)
 	if err != nil {
+		// Before cutShort: EAGAIN from fork reads as a timeout to net.Error.
+		if r, ok := ownLimit(err, true); ok && ctx.Err() == nil {
+			return r
+		}
 		if r, ok := cutShort(ctx, start, err); ok {
 			return withOutput(r, output)
 		}

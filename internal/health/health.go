@@ -17,6 +17,10 @@ import (
 type Result struct {
 	OK     bool
 	Detail string
+	// Inconclusive: podvisor itself could not make the attempt (out of file
+	// descriptors, memory or processes). It says nothing about the process,
+	// so it never counts as a failure: Watch retries with backoff.
+	Inconclusive bool
 }
 
 // Checker runs one probe attempt. The ctx carries the attempt's timeout; Check

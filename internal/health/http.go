@@ -124,6 +124,9 @@ func (c *httpChecker) Check(ctx context.Context) Result {
 		if r, ok := cutShort(ctx, start, err); ok {
 			return r
 		}
+		if r, ok := ownLimit(err, false); ok {
+			return r
+		}
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err

@@ -32,6 +32,9 @@ func (c *tcpChecker) Check(ctx context.Context) Result {
 		if r, ok := cutShort(ctx, start, err); ok {
 			return r
 		}
+		if r, ok := ownLimit(err, false); ok {
+			return r
+		}
 		return failure("%v", err)
 	}
 	conn.Close()

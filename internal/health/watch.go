@@ -55,6 +55,18 @@ func (t Timing) withDefaults() Timing {
 	return t
 }
 
+// period is the time between attempt starts: StartInterval until the
+// success threshold is first reached, Interval after.
+func (t Timing) period(th *thresholds) time.Duration {
+	if !th.reached {
+		return t.StartInterval
+	}
+	return t.Interval
+}
+
+// maxInconclusiveBackoff caps the wait after inconclusive attempts.
+const maxInconclusiveBackoff = 30 * time.Second
+
 // Transition is a change of the ready (or, for liveness, healthy) state.
 // Detail is the Result.Detail of the attempt that caused it.
 type Transition struct {
@@ -80,6 +92,7 @@ type Transition struct {
 func Watch(ctx context.Context, c Checker, t Timing, emit func(Transition), observe func(d time.Duration, ok bool)) {
 	t = t.withDefaults()
 	th := newThresholds(t)
+	inconclusive := 0 // consecutive inconclusive attempts
 	timer := time.NewTimer(t.InitialDelay)
 	defer timer.Stop()
 	for {
@@ -96,17 +109,21 @@ func Watch(ctx context.Context, c Checker, t Timing, emit func(Transition), obse
 			return
 		}
 		now := time.Now()
+		if res.Inconclusive {
+			// podvisor's own shortage, not the process's failure: try
+			// again later, backing off, without counting anything.
+			inconclusive = min(inconclusive+1, 16)
+			timer.Reset(min(t.period(th)<<inconclusive, maxInconclusiveBackoff))
+			continue
+		}
+		inconclusive = 0
 		if observe != nil {
 			observe(now.Sub(start), res.OK)
 		}
 		if th.record(res.OK) {
 			emit(Transition{Ready: th.ready, Detail: res.Detail, At: now})
 		}
-		period := t.Interval
-		if !th.reached {
-			period = t.StartInterval
-		}
-		timer.Reset(start.Add(period).Sub(now))
+		timer.Reset(start.Add(t.period(th)).Sub(now))
 	}
 }
 

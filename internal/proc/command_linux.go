@@ -33,6 +33,13 @@ const (
 // (code is then 137 if the kill was observed, else -1). The only other error
 // is a *SpawnError (code is then 127 or 126).
 func (r *Reaper) RunCommand(ctx context.Context, argv []string, env []string, dir string, maxOutput int) (code int, output []byte, err error) {
+	return r.RunCommandAs(ctx, nil, argv, env, dir, maxOutput)
+}
+
+// RunCommandAs is RunCommand with the command running as cred (nil: as
+// podvisor). Probes and hooks of a process run as that process's user, never
+// with podvisor's own privileges.
+func (r *Reaper) RunCommandAs(ctx context.Context, cred *Cred, argv []string, env []string, dir string, maxOutput int) (code int, output []byte, err error) {
 	name := ""
 	if len(argv) > 0 {
 		name = argv[0]
@@ -45,7 +52,7 @@ func (r *Reaper) RunCommand(ctx context.Context, argv []string, env []string, di
 		return -1, nil, &SpawnError{Argv0: name, Reason: "output pipe: " + errText(err), Err: err}
 	}
 	defer pr.Close()
-	c, err := Spawn(r, Spec{Argv: argv, Env: env, Dir: dir, Stdout: pw, Stderr: pw, DeathSignal: syscall.SIGKILL})
+	c, err := Spawn(r, Spec{Argv: argv, Env: env, Dir: dir, Cred: cred, Stdout: pw, Stderr: pw, DeathSignal: syscall.SIGKILL})
 	pw.Close() // the child has its copy; EOF must come when the child's copies close
 	if err != nil {
 		code = 126

@@ -171,6 +171,14 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 			return nil, &SpawnError{Argv0: argv0, Reason: err.Error(), Err: unix.EPERM}
 		}
 		attr.Credential = cred
+		if cred != nil && s.Dir != "" {
+			// Stat above ran as podvisor (root): the fork child's chdir as
+			// the user would fail with a bare EACCES, which execve's
+			// error would then misname (FAULTS: "exec: permission denied").
+			if err := searchableBy(s.Dir, *s.Cred); err != nil {
+				return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("working directory %q: %s", s.Dir, err), Err: unix.EACCES}
+			}
+		}
 	}
 	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir, SysProcAttr: attr}
 	// Assign only non-nil files: a nil *os.File in the io.Writer would make
@@ -265,7 +273,13 @@ func resolve(argv0, dir, path string) (string, error) {
 	if denied != nil {
 		return "", &SpawnError{Argv0: argv0, Reason: "found in PATH but " + errText(denied), Err: denied}
 	}
-	return "", &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("not found in PATH (%s)", path), Err: unix.ENOENT}
+	// The PATH itself stays out of the message: it comes from the
+	// environment, which may hold secrets, and reasons reach /status.
+	n, dirs := len(filepath.SplitList(path)), "directories"
+	if n == 1 {
+		dirs = "directory"
+	}
+	return "", &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("not found in PATH (%d %s searched)", n, dirs), Err: unix.ENOENT}
 }
 
 // checkExecutable returns ENOENT, EISDIR or EACCES as an execve would for

@@ -47,7 +47,7 @@ func TestSpawnErrors(t *testing.T) {
 		want string // substring of the message
 	}{
 		{"not in PATH", Spec{Argv: []string{"podvisor-no-such-command"}}, 127, "not found in PATH"},
-		{"child PATH used", Spec{Argv: []string{"true"}, Env: []string{"PATH=" + dir}}, 127, "not found in PATH (" + dir + ")"},
+		{"child PATH used", Spec{Argv: []string{"true"}, Env: []string{"PATH=" + dir}}, 127, "not found in PATH (1 directory searched)"},
 		{"missing file", Spec{Argv: []string{filepath.Join(dir, "nope")}}, 127, "no such file"},
 		{"relative to Dir", Spec{Argv: []string{"./nope"}, Dir: dir}, 127, "no such file"},
 		{"not executable", Spec{Argv: []string{write("data.txt", "hello\n", 0o644)}}, 126, "permission denied"},

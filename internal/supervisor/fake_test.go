@@ -24,6 +24,12 @@ type script struct {
 	ignoreTerm bool          // only SIGKILL ends it
 	readyAfter time.Duration // call Hooks.Ready after this (log/notify kinds); 0 = never
 	spawnErr   error
+
+	firstOnly   bool          // exitAfter applies to the first generation only
+	readyOnTerm bool          // call Hooks.Ready when the stop signal arrives (a ready line in a TERM trap)
+	ignoreKill  bool          // survives SIGKILL too (uninterruptible sleep)
+	hook        time.Duration // how long stop.command runs (until cancelled)
+	groupLinger time.Duration // the process group outlives the leader's exit by this
 }
 
 // fakeLauncher records every launch, signal and exit with its offset from t0.
@@ -35,7 +41,8 @@ type fakeLauncher struct {
 	// function gets the attempt number (from 1) of that incarnation's probe.
 	checks map[string]func(attempt int) health.Result
 
-	onSignal func() // called before each signal is recorded, if set
+	onSignal func()        // called before each signal is recorded, if set
+	quit     chan struct{} // closed: every fake child goroutine returns
 
 	mu  sync.Mutex // guards log and pid
 	log []string
@@ -73,7 +80,7 @@ func (f *fakeLauncher) checkers(p *config.Process, probe *config.Probe, since ti
 }
 
 func newFake(scripts map[string]script) *fakeLauncher {
-	return &fakeLauncher{t0: time.Now(), scripts: scripts, pid: 100}
+	return &fakeLauncher{t0: time.Now(), scripts: scripts, pid: 100, quit: make(chan struct{})}
 }
 
 func (f *fakeLauncher) record(format string, args ...any) {
@@ -90,6 +97,15 @@ func (f *fakeLauncher) events() []string {
 
 func (f *fakeLauncher) StopCommand(ctx context.Context, p *config.Process) error {
 	f.record("stopcmd %s", p.Name)
+	if d := f.scripts[p.Name].hook; d > 0 {
+		select {
+		case <-time.After(d):
+			f.record("stopcmd %s done", p.Name)
+		case <-ctx.Done():
+			f.record("stopcmd %s cut", p.Name)
+			return ctx.Err()
+		}
+	}
 	return nil
 }
 
@@ -108,6 +124,9 @@ func (f *fakeLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	if n := len(sc.exitCodes); n > 0 {
 		code = sc.exitCodes[min(int(gen)-1, n-1)]
 	}
+	if sc.firstOnly && gen > 1 {
+		sc.exitAfter = 0
+	}
 	c := &fakeChild{f: f, name: p.Name, pid: pid, sc: sc, code: code,
 		exited: h.Exited, sig: make(chan syscall.Signal, 16)}
 	go c.run(h)
@@ -123,6 +142,17 @@ type fakeChild struct {
 	// exited is the launcher's Hooks.Exited: called once, as a reaper would.
 	exited func(proc.Exit)
 	sig    chan syscall.Signal
+
+	mu         sync.Mutex
+	groupUntil time.Time // zero while the leader lives
+}
+
+// GroupAlive reports whether the fake process group still has members:
+// the leader until it exits, then lingering members for sc.groupLinger.
+func (c *fakeChild) GroupAlive() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.groupUntil.IsZero() || time.Now().Before(c.groupUntil)
 }
 
 func (c *fakeChild) Pid() int { return c.pid }
@@ -170,6 +200,8 @@ func (c *fakeChild) run(h Hooks) {
 	var stopSig syscall.Signal
 	for {
 		select {
+		case <-c.f.quit:
+			return
 		case <-ready:
 			h.Ready("fake ready")
 			ready = nil
@@ -178,12 +210,16 @@ func (c *fakeChild) run(h Hooks) {
 			return
 		case s := <-c.sig:
 			switch {
+			case s == syscall.SIGKILL && c.sc.ignoreKill:
 			case s == syscall.SIGKILL:
 				c.exit(signalStatus(syscall.SIGKILL))
 				return
 			case s == syscall.SIGCONT || s == syscall.SIGUSR1 || s == syscall.SIGUSR2:
 			case c.sc.ignoreTerm:
 			case stopping == nil:
+				if c.sc.readyOnTerm {
+					h.Ready("ready line in TERM trap")
+				}
 				stopSig = s
 				stopping = time.After(c.sc.stopDelay)
 			}
@@ -195,6 +231,9 @@ func (c *fakeChild) run(h Hooks) {
 }
 
 func (c *fakeChild) exit(ws syscall.WaitStatus) {
+	c.mu.Lock()
+	c.groupUntil = time.Now().Add(c.sc.groupLinger)
+	c.mu.Unlock()
 	ex := proc.Exit{Pid: c.pid, Status: ws, At: time.Now()}
 	c.f.record("exit %s %d", c.name, ex.Code())
 	c.exited(ex)

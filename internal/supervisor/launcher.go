@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,13 +46,38 @@ var hiddenEnv = []string{"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FD
 
 // Env returns p's full environment: podvisor's own (less hiddenEnv), then
 // HOME/USER/LOGNAME of a configured user, then the config's env (global,
-// env_file, process; already merged by config). Later entries win.
+// env_file, process; already merged by config). Later entries win. A bare
+// uid without a passwd entry gets HOME=/ as Docker gives it, and USER and
+// LOGNAME set to the number, so podvisor's own (/root, root) never leak.
 func (l *ProcLauncher) Env(p *config.Process) []string {
 	var extra []string
-	if u := p.User; u != nil && u.Name != "" {
-		extra = []string{"HOME=" + u.Home, "USER=" + u.Name, "LOGNAME=" + u.Name}
+	if u := p.User; u != nil {
+		if u.Name != "" {
+			extra = []string{"HOME=" + u.Home, "USER=" + u.Name, "LOGNAME=" + u.Name}
+		} else {
+			id := strconv.FormatUint(uint64(u.UID), 10)
+			extra = []string{"HOME=/", "USER=" + id, "LOGNAME=" + id}
+		}
 	}
 	return config.MergeEnv(l.BaseEnv, extra, p.Env)
+}
+
+// cred is p's user as the spawner takes it; nil runs as podvisor.
+func cred(p *config.Process) *proc.Cred {
+	if u := p.User; u != nil {
+		return &proc.Cred{UID: u.UID, GID: u.GID, Groups: u.Groups}
+	}
+	return nil
+}
+
+// credRunner runs exec probes as the process's user.
+type credRunner struct {
+	r    *proc.Reaper
+	cred *proc.Cred
+}
+
+func (c credRunner) RunCommand(ctx context.Context, argv, env []string, dir string, maxOutput int) (int, []byte, error) {
+	return c.r.RunCommandAs(ctx, c.cred, argv, env, dir, maxOutput)
 }
 
 // CleanBaseEnv drops hiddenEnv from environ.
@@ -74,7 +100,11 @@ func CleanBaseEnv(environ []string) []string {
 // through the reaper in the process's environment and working directory.
 func (l *ProcLauncher) Checkers() CheckerFactory {
 	return func(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error) {
-		return health.NewChecker(probe, l.Reaper, l.Env(p), p.WorkingDir, since)
+		c, err := health.NewChecker(probe, credRunner{l.Reaper, cred(p)}, l.Env(p), p.WorkingDir, since)
+		if err != nil {
+			return nil, err
+		}
+		return redactingChecker{c, envRedactor(p)}, nil
 	}
 }
 
@@ -95,10 +125,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	// never arrives; the read ends are closed by their readers at EOF.
 	closeW := func() { outW.Close(); errW.Close() }
 
-	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL}
-	if u := p.User; u != nil {
-		spec.Cred = &proc.Cred{UID: u.UID, GID: u.GID, Groups: u.Groups}
-	}
+	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL}
 	var (
 		tap       func([]byte)
 		sock      *health.NotifySocket
@@ -272,7 +299,7 @@ func (l *ProcLauncher) notifySocket() (*health.NotifySocket, error) {
 
 // StopCommand runs p's stop.command in p's environment, bounded by ctx.
 func (l *ProcLauncher) StopCommand(ctx context.Context, p *config.Process) error {
-	code, out, err := l.Reaper.RunCommand(ctx, p.Stop.Command, l.Env(p), p.WorkingDir, stopOutputLimit)
+	code, out, err := l.Reaper.RunCommandAs(ctx, cred(p), p.Stop.Command, l.Env(p), p.WorkingDir, stopOutputLimit)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -142,7 +143,17 @@ type record struct {
 	intent      stopIntent
 	stopCmd     bool // stop.command in flight
 	killed      bool // SIGKILL sent to this incarnation
+	killedAt    time.Time
 	cancelProbe context.CancelFunc
+	cancelHook  context.CancelFunc // cancels the stop.command in flight
+
+	// wantStop asks for a stop outside teardown (failed start or liveness,
+	// or a restart: true dependency restarting) that waits until no
+	// restart: true dependent is alive: dependents stop first.
+	wantStop stopIntent
+	// relaunch marks a Pending record that came from backoff: its start
+	// counts as a restart.
+	relaunch bool
 
 	// lingering holds the exit of a stopped leader whose process group still
 	// has members: the stop is over only once the group is empty (FAULTS B4),
@@ -176,6 +187,21 @@ type Supervisor struct {
 	probeCtx   context.Context
 	cancelAll  context.CancelFunc
 	cancelled  bool // Run's ctx is done: nothing waits for groups any more
+
+	// armed is set once a signal started or joined the teardown: only then
+	// does a further SIGTERM/SIGINT kill everything. A teardown begun by job
+	// completion or a fatal failure is not armed by itself.
+	armed     bool
+	lastSig   os.Signal
+	lastSigAt time.Time
+	// abandoned is set when children outlived SIGKILL by finalGrace.
+	abandoned bool
+	// killingAll is set once everything got SIGKILL (second signal, cancel).
+	killingAll bool
+
+	// afterStep, if set (tests only), is called by the loop after every
+	// step, with the loop's state quiescent.
+	afterStep func(now time.Time)
 }
 
 // New builds a supervisor. It does not start anything.
@@ -259,12 +285,37 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 	s.probeCtx, s.cancelAll = context.WithCancel(context.Background())
 	defer s.cancelAll()
 
+	// Signals are stamped on arrival, before the loop gets to them, so a
+	// duplicate delivery is told from a second signal by when it came,
+	// not by how busy the loop was.
+	stamped := make(chan stampedSignal)
+	go func() {
+		for {
+			select {
+			case sig, ok := <-signals:
+				if !ok {
+					return
+				}
+				select {
+				case stamped <- stampedSignal{sig, time.Now()}:
+				case <-s.done:
+					return
+				}
+			case <-s.done:
+				return
+			}
+		}
+	}()
+
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		now := time.Now()
 		s.step(now)
-		if s.phase == PhaseStopping && s.alive == 0 && s.stopCmds == 0 {
+		if s.afterStep != nil {
+			s.afterStep(now)
+		}
+		if s.phase == PhaseStopping && (s.alive == 0 && s.stopCmds == 0 || s.abandoned) {
 			s.publish()
 			return s.outcome
 		}
@@ -282,8 +333,8 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 			return s.cancel()
 		case ev := <-s.inbox:
 			s.handle(ev, time.Now())
-		case sig := <-signals:
-			s.onSignal(sig, time.Now())
+		case st := <-stamped:
+			s.onSignal(st.sig, st.at)
 		case reply := <-s.pings:
 			close(reply)
 		case <-timer.C:
@@ -323,19 +374,41 @@ func (s *Supervisor) cancel() Outcome {
 	return s.outcome
 }
 
+// dupSignalWindow: the same signal arriving again within this is one
+// delivery seen twice (coreutils timeout signals both the pid and its
+// group), not a second signal.
+const dupSignalWindow = 10 * time.Millisecond
+
+type stampedSignal struct {
+	sig os.Signal
+	at  time.Time
+}
+
 func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
 	ss, _ := sig.(syscall.Signal)
 	switch ss {
 	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT:
+		dup := sig == s.lastSig && now.Sub(s.lastSigAt) < dupSignalWindow
+		s.lastSig, s.lastSigAt = sig, now
 		if s.phase == PhaseStopping {
-			if ss == syscall.SIGQUIT {
+			switch {
+			case dup:
+				s.log.Debug("same signal twice within "+dupSignalWindow.String()+": one delivery", "signal", sig.String())
+			case ss == syscall.SIGQUIT:
+				s.armed = true
 				s.log.Info("signal received during teardown, teardown continues", "signal", sig.String())
-				return
+			case !s.armed:
+				// The teardown began by itself (jobs done, a fatal failure):
+				// this is the orchestrator's first word, not its second.
+				s.armed = true
+				s.log.Info("signal received during teardown: teardown continues; a second signal kills everything", "signal", sig.String())
+			default:
+				s.log.Warn("second signal: killing everything now", "signal", sig.String())
+				s.killAll("second " + sig.String())
 			}
-			s.log.Warn("second signal: killing everything now", "signal", sig.String())
-			s.killAll("second " + sig.String())
 			return
 		}
+		s.armed = true
 		s.teardown(Outcome{Reason: ReasonSignal, Signal: sig, Detail: "received " + sig.String()}, now)
 	case syscall.SIGUSR1, syscall.SIGUSR2:
 		for _, r := range s.recs {
@@ -370,6 +443,7 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 			r.cancelProbe()
 			r.cancelProbe = nil
 		}
+		r.wantStop = intentNone // teardown orders every stop from now on
 	}
 	s.publish() // /readyz must turn 503 before the first stop signal goes out
 }
@@ -381,20 +455,32 @@ func (s *Supervisor) fatal(r *record, code int, why string, now time.Time) {
 	s.teardown(Outcome{Reason: ReasonFatal, Process: r.p.Name, Code: code, Detail: r.p.Name + ": " + why}, now)
 }
 
+// killAll sends SIGKILL to every live group and cuts off every stop.command
+// still running, including those of processes that already exited.
 func (s *Supervisor) killAll(why string) {
+	s.killingAll = true
 	for _, r := range s.recs {
 		if r.child != nil && !r.killed {
 			s.kill(r, why)
+		}
+		if r.cancelHook != nil {
+			r.cancelHook()
 		}
 	}
 }
 
 func (s *Supervisor) kill(r *record, why string) {
+	if r.cancelHook != nil {
+		r.cancelHook() // SIGKILL ends the stop: its hook goes too
+	}
 	r.killed = true
+	r.killedAt = time.Now()
 	if r.state == Starting || r.state == Running {
 		r.state = Stopping
 	}
-	s.outcome.Killed = true
+	if s.phase == PhaseStopping {
+		s.outcome.Killed = true // a restart's escalation does not count
+	}
 	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.pid, "reason", why)
 	if err := r.child.Signal(syscall.SIGKILL); err != nil {
 		s.log.Warn("kill", "process", r.p.Name, "err", err)
@@ -410,6 +496,7 @@ func (s *Supervisor) step(now time.Time) {
 		s.stepTeardown(now)
 		return
 	}
+	s.stepWantedStops(now)
 	// Starts happen in waves: everything startable is launched together,
 	// then the pass repeats, since a start can satisfy a dependent's
 	// `started` condition.
@@ -418,19 +505,34 @@ func (s *Supervisor) step(now time.Time) {
 		for _, r := range s.recs {
 			switch r.state {
 			case Pending:
-				if s.depsHold(r) {
+				if r.wantStop == intentNone && s.depsHold(r) {
+					if r.relaunch {
+						r.relaunch = false
+						r.restarts++
+					}
 					starts = append(starts, r)
 				}
 			case Backoff:
-				if !now.Before(r.due) && !s.restartDependentsAlive(r) {
-					r.restarts++
-					starts = append(starts, r)
+				if now.Before(r.due) || s.restartDependentsAlive(r) {
+					break
 				}
+				if !s.depsHold(r) {
+					// Its dependency is itself down: restarting now would
+					// start it against nothing. It waits like a new start.
+					r.state, r.relaunch = Pending, true
+					s.log.Info("restart waits for dependencies", "process", r.p.Name, "waiting_for", strings.Join(s.waitingFor(r), ", "))
+					break
+				}
+				r.restarts++
+				starts = append(starts, r)
 			case Starting:
+				if r.wantStop != intentNone {
+					break
+				}
 				if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
 					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
 					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
-					s.beginStop(r, intentFail, now)
+					s.requestStop(r, intentFail, now)
 				} else if !now.Before(r.remindAt) && r.p.Ready != nil {
 					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
 					r.remindAt = now.Add(reminderEvery)
@@ -451,6 +553,58 @@ func (s *Supervisor) step(now time.Time) {
 	if s.phase == PhaseStarting && s.allReady() {
 		s.phase = PhaseRunning
 		s.log.Info("all processes ready")
+	}
+}
+
+// requestStop asks for r to be stopped outside teardown, and with it, first,
+// every process that depends on it through restart: true, transitively
+// (a <- b <- c stops c, then b, then a: never a process while a dependent
+// that asked to follow it runs). Dependents without a child (in backoff,
+// stopped) wait as pending for their dependency instead.
+func (s *Supervisor) requestStop(r *record, intent stopIntent, now time.Time) {
+	s.markStop(r, intent)
+	s.stepWantedStops(now)
+}
+
+func (s *Supervisor) markStop(r *record, intent stopIntent) {
+	if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
+		r.wantStop = intent
+	}
+	for _, d := range r.restartDeps {
+		dr := s.recs[d]
+		switch {
+		case dr.child != nil && dr.state != Stopping && dr.wantStop == intentNone:
+			s.log.Info("stopping dependent before its dependency restarts", "process", dr.p.Name, "dependency", r.p.Name)
+			s.markStop(dr, intentCascade)
+		case dr.child == nil && (dr.state == Backoff || dr.state == Stopped):
+			dr.relaunch = dr.relaunch || dr.state == Backoff
+			dr.state = Pending
+			s.markStop(dr, intentCascade) // its own dependents
+		}
+		// A dependent already stopping finishes its stop; it restarts
+		// only once this dependency holds again.
+	}
+}
+
+// stepWantedStops begins the stops requested by requestStop whose restart:
+// true dependents are all gone. Dependents come later in s.recs, so one
+// reverse pass starts every stop that can start now.
+func (s *Supervisor) stepWantedStops(now time.Time) {
+	for i := len(s.recs) - 1; i >= 0; i-- {
+		r := s.recs[i]
+		if r.wantStop == intentNone {
+			continue
+		}
+		if r.child == nil || r.state == Stopping {
+			r.wantStop = intentNone
+			continue
+		}
+		if s.restartDependentsAlive(r) {
+			continue
+		}
+		intent := r.wantStop
+		r.wantStop = intentNone
+		s.beginStop(r, intent, now)
 	}
 }
 
@@ -475,6 +629,45 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 			s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
 		}
 	}
+	if at := s.abandonAt(); !at.IsZero() && !now.Before(at) {
+		// A child in uninterruptible sleep (a hung NFS mount, a FUSE
+		// server gone) survives SIGKILL until the kernel lets it go;
+		// podvisor must not wait for it forever.
+		var pids []string
+		for _, r := range s.recs {
+			if r.child != nil {
+				pids = append(pids, fmt.Sprintf("%s (pid %d)", r.p.Name, r.pid))
+			}
+		}
+		s.log.Error("processes still alive "+finalGrace.String()+" after SIGKILL (uninterruptible sleep?): exiting without them", "processes", strings.Join(pids, ", "))
+		s.abandoned = true
+	}
+}
+
+// finalGrace is how long podvisor waits for children that got SIGKILL
+// before it gives up on them and exits.
+const finalGrace = 5 * time.Second
+
+// abandonAt is when to give up waiting for SIGKILLed children: finalGrace
+// after the last SIGKILL, once every live child has had one; zero while
+// some live child has not been killed.
+func (s *Supervisor) abandonAt() time.Time {
+	var last time.Time
+	for _, r := range s.recs {
+		if r.child == nil {
+			continue
+		}
+		if !r.killed {
+			return time.Time{}
+		}
+		if r.killedAt.After(last) {
+			last = r.killedAt
+		}
+	}
+	if last.IsZero() {
+		return last
+	}
+	return last.Add(finalGrace)
 }
 
 // groupPoll is how often a lingering process group is checked for members.
@@ -529,10 +722,14 @@ func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 		r.cancelProbe = nil
 	}
 	if len(r.p.Stop.Command) > 0 {
-		// The hook runs inside the stop budget; the stop signal follows it.
+		// The hook runs inside the stop budget, less a grace for the stop
+		// signal: a hanging hook must not mean the signal is never sent
+		// (Kubernetes sends TERM when a preStop hook overruns, too).
 		r.stopCmd = true
 		s.stopCmds++
-		ctx, cancel := context.WithDeadline(s.probeCtx, r.due)
+		hookBy := r.due.Add(-hookGrace(r.due.Sub(now)))
+		ctx, cancel := context.WithDeadline(s.probeCtx, hookBy)
+		r.cancelHook = cancel
 		idx, gen, p := r.idx, r.gen, r.p
 		go func() {
 			defer cancel()
@@ -542,6 +739,12 @@ func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 		return
 	}
 	s.sendStopSignal(r)
+}
+
+// hookGrace is the part of a stop budget kept for the stop signal after a
+// stop.command: a quarter of it, at most 2 s.
+func hookGrace(budget time.Duration) time.Duration {
+	return min(budget/4, 2*time.Second)
 }
 
 func (s *Supervisor) sendStopSignal(r *record) {
@@ -670,6 +873,7 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 		return
 	}
 	idx, gen, name := r.idx, r.gen, r.p.Name
+	c = &shortageLogger{Checker: c, log: s.log, process: name, probe: which}
 	t := health.TimingFrom(probe)
 	var observe func(time.Duration, bool)
 	if s.obs != nil {
@@ -694,6 +898,29 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 	}, observe)
 }
 
+// shortageLogger logs when podvisor's own resources (fds, memory,
+// processes) keep a probe from running, and when it runs again: such
+// attempts are not failures of the process (health.Result.Inconclusive).
+type shortageLogger struct {
+	health.Checker
+	log            *slog.Logger
+	process, probe string
+	short          bool // only touched by the Watch goroutine
+}
+
+func (c *shortageLogger) Check(ctx context.Context) health.Result {
+	res := c.Checker.Check(ctx)
+	switch {
+	case res.Inconclusive && !c.short:
+		c.short = true
+		c.log.Error("cannot run probe (podvisor's own resources; not counted against the process, retrying with backoff)", "process", c.process, "probe", c.probe, "detail", res.Detail)
+	case !res.Inconclusive && c.short:
+		c.short = false
+		c.log.Info("probe runs again", "process", c.process, "probe", c.probe)
+	}
+	return res
+}
+
 // reportingChecker passes on the detail of failed attempts whose detail
 // differs from the previous failure's, so a steady failure costs one event.
 type reportingChecker struct {
@@ -704,7 +931,7 @@ type reportingChecker struct {
 
 func (c *reportingChecker) Check(ctx context.Context) health.Result {
 	res := c.Checker.Check(ctx)
-	if !res.OK && res.Detail != c.last {
+	if !res.OK && !res.Inconclusive && res.Detail != c.last {
 		c.last = res.Detail
 		c.failed(res.Detail)
 	}
@@ -726,7 +953,10 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		if e.gen != r.gen || r.child == nil || r.lingering != nil {
 			return
 		}
-		if r.state == Stopping && !s.cancelled && groupAlive(r.child) {
+		// A stopping leader's group must be empty before its stop is over;
+		// in teardown also a leader that exited by itself, whose group
+		// members its dependencies must still outlive.
+		if (r.state == Stopping || s.phase == PhaseStopping) && !s.cancelled && groupAlive(r.child) {
 			ex := e.exit
 			r.lingering, r.pollAt = &ex, now.Add(groupPoll)
 			return
@@ -734,7 +964,9 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		s.onExit(r, e.exit, now)
 	case readyEv:
 		r := s.recs[e.idx]
-		if e.gen != r.gen || r.child == nil {
+		// A stopping incarnation's readiness (a ready line printed in its
+		// TERM trap) must not start a dependent against a dying process.
+		if e.gen != r.gen || r.child == nil || r.state == Stopping || r.wantStop != intentNone || r.lingering != nil {
 			return
 		}
 		s.onReady(r, e.ready, e.detail, now)
@@ -743,10 +975,10 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		if e.gen != r.gen || r.child == nil || s.phase == PhaseStopping || r.state == Stopping {
 			return
 		}
-		if !e.healthy {
+		if !e.healthy && r.wantStop == intentNone {
 			s.log.Warn("liveness check failed: restarting", "process", r.p.Name, "detail", e.detail)
 			r.reason = "liveness check failed: " + e.detail
-			s.beginStop(r, intentFail, now)
+			s.requestStop(r, intentFail, now)
 		}
 	case statusEv:
 		r := s.recs[e.idx]
@@ -760,6 +992,7 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 			return
 		}
 		r.stopCmd = false
+		r.cancelHook = nil
 		if e.err != nil {
 			s.log.Warn("stop command failed", "process", r.p.Name, "err", e.err)
 		}
@@ -819,6 +1052,10 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	}
 	if r.stopCmd {
 		r.stopCmd = false // its done event is now stale
+		if r.cancelHook != nil {
+			r.cancelHook() // the process is gone: its hook has nothing left to stop
+			r.cancelHook = nil
+		}
 	}
 	ran := now.Sub(r.startedAt)
 	r.ready = false
@@ -894,15 +1131,7 @@ func (s *Supervisor) scheduleRestart(r *record, ran time.Duration, now time.Time
 	r.state = Backoff
 	r.due = now.Add(r.delay)
 	s.log.Info("restarting", "process", r.p.Name, "in", r.delay.String(), "restarts", r.restarts+1)
-	for _, d := range r.restartDeps {
-		dr := s.recs[d]
-		if dr.child != nil && dr.state != Stopping {
-			s.log.Info("stopping dependent before its dependency restarts", "process", dr.p.Name, "dependency", r.p.Name)
-			s.beginStop(dr, intentCascade, now)
-		} else if dr.state == Backoff || dr.state == Stopped {
-			dr.state = Pending
-		}
-	}
+	s.requestStop(r, intentCascade, now) // r has no child: only its dependents
 }
 
 func (s *Supervisor) depsHold(r *record) bool {
@@ -917,16 +1146,34 @@ func (s *Supervisor) depsHold(r *record) bool {
 func (s *Supervisor) holds(r *record, c graph.Condition) bool {
 	switch c {
 	case graph.Started:
-		return r.everStarted && r.state != Failed && r.state != Pending
+		// Running now (or completed): a dependency in backoff, stopping or
+		// stopped does not hold `started`, or a restart: true dependent
+		// would restart at once and hold its dependency in backoff forever.
+		if r.state == Completed {
+			return true
+		}
+		return r.child != nil && (r.state == Starting || r.state == Running) && r.wantStop == intentNone
 	case graph.Ready:
 		if r.p.Type != config.Service {
 			return r.state == Completed
 		}
-		return r.ready && r.child != nil
+		return r.ready && r.child != nil && r.state == Running && r.wantStop == intentNone
 	case graph.Completed:
 		return r.state == Completed
 	}
 	return false
+}
+
+// waitingFor lists r's unmet conditions: "db: ready".
+func (s *Supervisor) waitingFor(r *record) []string {
+	var out []string
+	for _, d := range r.deps {
+		dr := s.recs[d.idx]
+		if !s.holds(dr, d.cond) {
+			out = append(out, dr.p.Name+": "+d.cond.String())
+		}
+	}
+	return out
 }
 
 func (s *Supervisor) dependentsAlive(r *record) bool {
@@ -961,7 +1208,7 @@ func (s *Supervisor) allJobsDone() bool {
 func (s *Supervisor) isReady(r *record) bool {
 	switch r.p.Type {
 	case config.Service:
-		return r.ready && r.child != nil
+		return r.ready && r.child != nil && r.state == Running
 	case config.Oneshot:
 		return r.state == Completed
 	}
@@ -990,6 +1237,9 @@ func (s *Supervisor) nextWake() time.Time {
 	if s.phase == PhaseStopping && !s.deadline.IsZero() && s.unkilled() {
 		consider(s.deadline)
 	}
+	if s.phase == PhaseStopping {
+		consider(s.abandonAt())
+	}
 	for _, r := range s.recs {
 		switch r.state {
 		case Backoff:
@@ -999,7 +1249,11 @@ func (s *Supervisor) nextWake() time.Time {
 				consider(r.due)
 			}
 		case Starting:
-			if r.p.Ready != nil {
+			// A start that is to stop (wantStop) waits for its dependents'
+			// exits, not for the clock.
+			// In teardown start timeouts no longer apply (waking for one
+			// would spin the loop until the process's turn to stop).
+			if r.p.Ready != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
 				if r.p.StartTimeout > 0 {
 					consider(r.due)
 				}
@@ -1057,12 +1311,7 @@ func (s *Supervisor) publish() {
 			ps.Reason = "not ready yet: " + r.readyDetail
 		}
 		if r.state == Pending {
-			for _, d := range r.deps {
-				dr := s.recs[d.idx]
-				if !s.holds(dr, d.cond) {
-					ps.WaitingFor = append(ps.WaitingFor, dr.p.Name+": "+d.cond.String())
-				}
-			}
+			ps.WaitingFor = s.waitingFor(r)
 		}
 		if !s.isReady(r) {
 			allReady = false
