@@ -99,6 +99,9 @@ func (c *httpChecker) Check(ctx context.Context) Result {
 			if r, ok := cutShort(ctx, start, err); ok {
 				return r
 			}
+			if r, ok := ownLimit(err, false); ok {
+				return r
+			}
 			return failure("%v", err)
 		}
 		next, perr := url.Parse(loc)
