@@ -1255,7 +1255,9 @@ func (s *Supervisor) allReady() bool {
 // nextWake is the earliest instant at which step has something to do.
 func (s *Supervisor) nextWake() time.Time {
 	if s.moreStarts {
-		return time.Now() // the next wave, once pending events are handled
+		// The next wave, as soon as pending events are handled. Any past
+		// instant does: Run arms the timer with max(wake-now, 0).
+		return time.Unix(0, 1)
 	}
 	var w time.Time
 	consider := func(t time.Time) {

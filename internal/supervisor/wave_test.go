@@ -14,7 +14,8 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// countingLauncher counts Launch calls.
+// countingLauncher counts Launch calls, each of which takes 1 ms (of the
+// bubble's clock), like a fork/exec.
 type countingLauncher struct {
 	Launcher
 	n atomic.Int64
@@ -22,6 +23,7 @@ type countingLauncher struct {
 
 func (l *countingLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
 	l.n.Add(1)
+	time.Sleep(time.Millisecond)
 	return l.Launcher.Launch(p, gen, h)
 }
 
@@ -53,10 +55,18 @@ func TestLargeStartGoesInWaves(t *testing.T) {
 		}
 		sigs := make(chan os.Signal, 1)
 		out := make(chan Outcome, 1)
+		t0 := time.Now()
 		go func() { out <- sup.Run(context.Background(), sigs) }()
-		synctest.Wait()
-		if !sup.Snapshot().Ready {
-			t.Fatalf("not all running: %v", sup.Snapshot().NotReady)
+		for !sup.Snapshot().Ready {
+			if time.Since(t0) > time.Minute {
+				t.Fatalf("not all running: %v", sup.Snapshot().NotReady)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		// n launches of 1 ms, spawnParallelism at a time: the next wave
+		// must follow at once, not after a wave's duration more.
+		if took, want := time.Since(t0), time.Duration(int64(n/spawnParallelism)+2*waves)*time.Millisecond; took > want {
+			t.Errorf("all running after %v, want at most %v", took, want)
 		}
 		if cl.n.Load() != int64(n) || biggest > maxWave || waves < 4 {
 			t.Errorf("%d launches in %d waves, the biggest %d; want %d in at least 4 waves of at most %d", cl.n.Load(), waves, biggest, n, maxWave)
