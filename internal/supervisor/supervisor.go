@@ -209,7 +209,8 @@ type Supervisor struct {
 	// pings and signals between waves (perf: /livez while 5,000 start).
 	moreStarts bool
 	// sorted is recs by name, for publish (perf: no sort per snapshot).
-	sorted []*record
+	sorted      []*record
+	publishedAt time.Time // last publish by Run's loop
 }
 
 // New builds a supervisor. It does not start anything.
@@ -327,8 +328,11 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 			s.publish()
 			return s.outcome
 		}
-		if len(s.inbox) == 0 {
+		// perf: between waves of a big start, a snapshot (O(processes))
+		// at most every publishEvery.
+		if len(s.inbox) == 0 && (!s.moreStarts || now.Sub(s.publishedAt) >= publishEvery) {
 			s.publish()
+			s.publishedAt = now
 		}
 		wake := s.nextWake()
 		if !wake.IsZero() {
@@ -564,7 +568,9 @@ func (s *Supervisor) step(now time.Time) {
 		if len(starts) > maxWave {
 			starts, s.moreStarts = starts[:maxWave], true
 		}
-		s.startAll(starts, now)
+		if n := s.startAll(starts, now); n < len(starts) {
+			s.moreStarts = true
+		}
 		if s.phase == PhaseStopping { // a start failed fatally
 			s.stepTeardown(now)
 			return
@@ -579,10 +585,12 @@ func (s *Supervisor) step(now time.Time) {
 	}
 }
 
-// maxWave bounds the launches of one step: a wave of 128 takes some tens
-// of milliseconds, so the loop stays responsive (/livez) while thousands
-// start.
+// maxWave bounds the launches of one step (see also waveBudget), so the
+// loop stays responsive (/livez) while thousands start.
 const maxWave = 128
+
+// publishEvery spaces snapshots while a big start goes on in waves.
+const publishEvery = 100 * time.Millisecond
 
 // requestStop asks for r to be stopped outside teardown, and with it, first,
 // every process that depends on it through restart: true, transitively
@@ -795,15 +803,18 @@ const spawnParallelism = 4
 
 // startAll launches a wave of processes. Launch touches no supervisor state,
 // so it runs in parallel; the results are applied here, by the loop, in
-// record order.
-func (s *Supervisor) startAll(rs []*record, now time.Time) {
+// record order. Once the wave has taken waveBudget no further launch begins
+// (the loop must get back to /livez and signals while thousands start); it
+// returns how many of rs, from the front, it launched.
+func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 	type result struct {
 		child Child
 		err   error
 	}
 	res := make([]result, len(rs))
 	hooks := make([]Hooks, len(rs))
-	for i, r := range rs {
+	prepare := func(i int) {
+		r := rs[i]
 		r.gen++
 		gen, idx := r.gen, r.idx
 		r.ready, r.killed, r.intent = false, false, intentNone
@@ -814,12 +825,22 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) {
 			Status: func(st string) { s.send(statusEv{idx: idx, gen: gen, status: st}) },
 		}
 	}
-	if len(rs) == 1 {
+	n := len(rs)
+	if n == 1 {
+		prepare(0)
 		res[0].child, res[0].err = s.launcher.Launch(rs[0].p, rs[0].gen, hooks[0])
 	} else {
+		budget := time.Now().Add(waveBudget)
 		var g errgroup.Group
 		g.SetLimit(spawnParallelism)
 		for i, r := range rs {
+			// g.Go waits for a free slot, so this runs at the pace of the
+			// launches.
+			if i > 0 && time.Now().After(budget) {
+				n = i
+				break
+			}
+			prepare(i)
 			g.Go(func() error {
 				res[i].child, res[i].err = s.launcher.Launch(r.p, r.gen, hooks[i])
 				return nil
@@ -827,10 +848,14 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) {
 		}
 		_ = g.Wait()
 	}
-	for i, r := range rs {
+	for i, r := range rs[:n] {
 		s.started(r, res[i].child, res[i].err, now)
 	}
+	return n
 }
+
+// waveBudget bounds the time a wave goes on starting launches.
+const waveBudget = 10 * time.Millisecond
 
 // started records the result of one launch.
 func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
