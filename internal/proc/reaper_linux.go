@@ -46,9 +46,8 @@ type Reaper struct {
 
 // entry is one registered, not yet reaped child.
 type entry struct {
-	proc   *os.Process // released after reaping so Go's pidfd is closed
-	exit   chan Exit   // buffered 1: receives exactly one Exit; nil with onExit
-	onExit func(Exit)  // if set, run on a new goroutine instead of sending on exit
+	proc *os.Process // released after reaping so Go's pidfd is closed
+	exit chan Exit   // buffered 1: receives exactly one Exit
 }
 
 // NewReaper returns a Reaper. It has no side effects until Start or Run is
@@ -75,7 +74,7 @@ func (r *Reaper) Orphans() uint64 { return r.orphans.Load() }
 // cmd.Process.Pid to -1; read the pid from Exit.Pid, or use Spawn, whose Child
 // records it safely.
 func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
-	_, e, err := r.start(cmd, nil)
+	_, e, err := r.start(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +84,7 @@ func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
 // start runs cmd.Start on the spawner thread with mu held and registers the
 // child before releasing it. It returns the pid, read under the lock so it
 // cannot race with Release.
-func (r *Reaper) start(cmd *exec.Cmd, onExit func(Exit)) (int, *entry, error) {
+func (r *Reaper) start(cmd *exec.Cmd) (int, *entry, error) {
 	if err := needsNoWait(cmd); err != nil {
 		return 0, nil, err
 	}
@@ -101,10 +100,7 @@ func (r *Reaper) start(cmd *exec.Cmd, onExit func(Exit)) (int, *entry, error) {
 			return
 		}
 		pid = cmd.Process.Pid
-		e = &entry{proc: cmd.Process, onExit: onExit}
-		if onExit == nil {
-			e.exit = make(chan Exit, 1)
-		}
+		e = &entry{proc: cmd.Process, exit: make(chan Exit, 1)}
 		r.mapMu.Lock()
 		r.children[pid] = e
 		r.mapMu.Unlock()
@@ -324,11 +320,7 @@ func (r *Reaper) reap() {
 		// there is nothing else to release. Done before delivery so a
 		// receiver observes the fd already closed.
 		_ = e.proc.Release()
-		if e.onExit != nil {
-			go e.onExit(ex)
-		} else {
-			e.exit <- ex
-		}
+		e.exit <- ex
 	}
 	r.mu.Unlock()
 	// Logged outside the lock: the logger may be slow.

@@ -42,11 +42,6 @@ type Spec struct {
 	// reaches direct children only, and the kernel clears it when the child
 	// execs a set-user-ID or set-group-ID program.
 	DeathSignal syscall.Signal
-
-	// OnExit, if not nil, is called on a new goroutine with the child's Exit
-	// once it is reaped, instead of delivering it on Child.Done (which is
-	// then nil). It saves a goroutine parked on Done for every running child.
-	OnExit func(Exit)
 }
 
 // Cred is a user to run a child as.
@@ -70,7 +65,7 @@ func (c *Child) Pid() int { return c.pid }
 func (c *Child) Pgid() int { return c.pid }
 
 // Done receives exactly one Exit when the child has been reaped. Only one
-// goroutine should receive from it. It is nil when Spec.OnExit was set.
+// goroutine should receive from it.
 func (c *Child) Done() <-chan Exit { return c.done }
 
 // Signal sends sig to the child's process group. While the leader is unreaped
@@ -136,7 +131,7 @@ func Spawn(r *Reaper, s Spec) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
-	pid, e, err := r.start(cmd, s.OnExit)
+	pid, e, err := r.start(cmd)
 	if err != nil {
 		return nil, classify(s.Argv[0], cmd.Path, err)
 	}

@@ -163,18 +163,6 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 	}
 	spec.Env = env
-	// The exit is handled on a goroutine the reaper starts at exit time, so
-	// a running child costs no goroutine parked on its exit. attached holds
-	// that goroutine back until the fields it uses below are set.
-	var (
-		readEnds []*os.File
-		eofs     []<-chan struct{}
-	)
-	attached := make(chan struct{})
-	spec.OnExit = func(ex proc.Exit) {
-		<-attached
-		l.exited(ex, readEnds, eofs, cleanups, h)
-	}
 	child, err := proc.Spawn(l.Reaper, spec)
 	closeW()
 	if spec.NotifyFile != nil {
@@ -188,8 +176,8 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 		return nil, err
 	}
-	readEnds = []*os.File{outR, errR}
-	eofs = []<-chan struct{}{
+	readEnds := []*os.File{outR, errR}
+	eofs := []<-chan struct{}{
 		l.Sink.Attach(p.Name, "stdout", outR, tap),
 		l.Sink.Attach(p.Name, "stderr", errR, tap),
 	}
@@ -221,11 +209,11 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			}
 		}()
 	}
-	close(attached)
+	go func() { l.exited(<-child.Done(), readEnds, eofs, cleanups, h) }()
 	return child, nil
 }
 
-// exited runs when a child has been reaped: it lets the readers drain what
+// exited runs once a child has been reaped: it lets the readers drain what
 // the child wrote before it died, so its last lines come before the news of
 // its exit (FAULTS B12), releases the incarnation's notify resources and
 // tells the supervisor. The drain is bounded: a grandchild may hold the pipes
