@@ -854,8 +854,11 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 	return n
 }
 
-// waveBudget bounds the time a wave goes on starting launches.
-const waveBudget = 10 * time.Millisecond
+// waveBudget bounds the time a wave goes on starting launches. Each wave
+// ends by waiting for the launches in flight, which idles spawn capacity
+// for part of a launch: a shorter budget answers /livez sooner but starts
+// thousands more slowly (10 ms cost a 5,000 start about a third more).
+const waveBudget = 25 * time.Millisecond
 
 // started records the result of one launch.
 func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
