@@ -17,7 +17,7 @@ FUZZTIME  ?= 10s
 # rsvg-convert (librsvg2-bin) renders the timeline SVG in its tests.
 TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin
 
-.PHONY: all build run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers
+.PHONY: all build run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 
 all: build
 
@@ -74,6 +74,13 @@ PEER_DEBS := supervisor tini dumb-init s6 util-linux
 bench-peers:
 	@./scripts/deps.sh $(PEER_DEBS)
 	./bench/peers/run.sh $(or $(ROUNDS),5)
+
+# Effect level, timed by the children (bench/stampchild, built with cc):
+# podvisor alone, then side by side with the peers (root). ROUNDS=3.
+bench-effect:
+	./bench/effect.sh $(or $(ROUNDS),3)
+bench-compare:
+	./bench/compare.sh $(or $(ROUNDS),3)
 
 # The fault catalogue (FAULTS.md; docs/reliability.md maps each scenario to
 # its test): the black-box TestFault_* scenarios and the e2e and unit tests

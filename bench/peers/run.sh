@@ -10,7 +10,8 @@
 # Usage: bench/peers/run.sh [ROUNDS]        (default 5; needs root for unshare)
 # Env:   N=200 services, LINES=1000000 log lines, ORPHANS=1000, CHAIN=10 links,
 #        IDLE_SECS=60, IDLE_ROUNDS=ROUNDS (rounds of the idle-CPU window),
-#        RAW=FILE keeps the raw figures ("metric supervisor value" lines).
+#        RAW=FILE keeps the raw figures ("metric supervisor value" lines),
+#        SCENARIOS="lifecycle logs zombies chain idle" picks scenarios.
 # Peers: apt-get install -y supervisor tini dumb-init s6
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -256,6 +257,10 @@ try() { # try SCENARIO SUP
 
 # ---- run --------------------------------------------------------------------
 
+# SCENARIOS picks scenarios (bench/compare.sh runs only lifecycle and logs).
+scenarios=" ${SCENARIOS:-lifecycle logs zombies chain idle} "
+has() { [[ "$scenarios" == *" $1 "* ]]; }
+
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 date0=$(date -u '+%Y-%m-%d %H:%M UTC')
 t0=$(date +%s)
@@ -263,11 +268,11 @@ for r in $(seq 1 "$rounds"); do
   # Rotate the order each round, so no supervisor always goes first.
   order=("${sups[@]:$(((r - 1) % ${#sups[@]}))}" "${sups[@]:0:$(((r - 1) % ${#sups[@]}))}")
   note "round $r/$rounds: ${order[*]}"
-  for s in "${order[@]}"; do try lifecycle "$s"; done
-  for s in baseline "${order[@]}"; do try logs "$s"; done
-  for s in "${order[@]}"; do try zombies "$s"; done
-  for s in "${order[@]}"; do case $s in podvisor | s6) try chain "$s" ;; esac; done
-  if [ "$r" -le "$IDLE_ROUNDS" ]; then try idle; fi
+  if has lifecycle; then for s in "${order[@]}"; do try lifecycle "$s"; done; fi
+  if has logs; then for s in baseline "${order[@]}"; do try logs "$s"; done; fi
+  if has zombies; then for s in "${order[@]}"; do try zombies "$s"; done; fi
+  if has chain; then for s in "${order[@]}"; do case $s in podvisor | s6) try chain "$s" ;; esac; done; fi
+  if has idle && [ "$r" -le "$IDLE_ROUNDS" ]; then try idle; fi
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 [ -n "${RAW:-}" ] && cp "$raw" "$RAW"

@@ -35,8 +35,10 @@ const (
 // probes: a probe asks "does it answer", not "is it who it claims to be".
 type httpChecker struct {
 	url    string
+	host   string // the URL's host name: redirects are followed only there
 	accept func(code int) bool
 	client *http.Client
+	direct *directHTTP // plain http: the cheap path, see directHTTP
 }
 
 var _ Checker = (*httpChecker)(nil)
@@ -64,14 +66,18 @@ func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) 
 		MaxResponseHeaderBytes: 64 << 10,
 		DisableCompression:     true,
 	}
-	c := &httpChecker{url: u.String(), accept: accept}
+	c := &httpChecker{url: u.String(), host: u.Hostname(), accept: accept}
+	if u.Scheme == "http" {
+		c.direct = newDirectHTTP(u)
+	}
 	c.client = &http.Client{
 		Transport: tr,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.URL.Hostname() != via[0].URL.Hostname() {
+			if req.URL.Hostname() != c.host {
 				return http.ErrUseLastResponse
 			}
-			if len(via) > maxRedirects {
+			done, _ := req.Context().Value(redirectsDone{}).(int)
+			if len(via)+done > maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
 			}
 			return nil
@@ -80,9 +86,37 @@ func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) 
 	return c, nil
 }
 
+// redirectsDone is the context key for redirects the direct path already
+// followed, counted against maxRedirects by the client.
+type redirectsDone struct{}
+
 func (c *httpChecker) Check(ctx context.Context) Result {
 	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	target := c.url
+	if c.direct != nil {
+		code, loc, err := c.direct.do(ctx)
+		if err != nil {
+			if r, ok := cutShort(ctx, start, err); ok {
+				return r
+			}
+			if r, ok := ownLimit(err, false); ok {
+				return r
+			}
+			return failure("%v", err)
+		}
+		next, perr := url.Parse(loc)
+		if loc == "" || perr != nil {
+			return c.result(code, loc)
+		}
+		next = c.direct.req.URL.ResolveReference(next)
+		if next.Hostname() != c.host {
+			return c.result(code, loc) // not followed, see httpChecker
+		}
+		// Same host: the client follows it, one redirect already spent.
+		target = next.String()
+		ctx = context.WithValue(ctx, redirectsDone{}, 1)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return failure("%v", err)
 	}
@@ -104,11 +138,15 @@ func (c *httpChecker) Check(ctx context.Context) Result {
 	}
 	_, _ = io.CopyN(io.Discard, resp.Body, maxBodyRead)
 	resp.Body.Close()
-	code := resp.StatusCode
+	return c.result(resp.StatusCode, resp.Header.Get("Location"))
+}
+
+// result judges a final response: its code, and its Location header if any.
+func (c *httpChecker) result(code int, loc string) Result {
 	if !c.accept(code) {
 		return failure("HTTP %d", code)
 	}
-	if loc := resp.Header.Get("Location"); code >= 300 && code < 400 && loc != "" {
+	if code >= 300 && code < 400 && loc != "" {
 		// A followed redirect never ends here: this one points to another host.
 		return Result{OK: true, Detail: fmt.Sprintf("HTTP %d: redirect to another host not followed: %s", code, clip(loc, 200))}
 	}

@@ -260,3 +260,24 @@ func closedPort(t *testing.T) string {
 	l.Close()
 	return addr
 }
+
+// The kubelet's rule: a server whose accept loop is wedged (the kernel
+// completes the handshake, nobody reads) must not look ready, attempt after
+// attempt: each one opens a fresh connection and times out.
+func TestHTTPWedgedAcceptLoop(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() // never accepted
+	c := mustHTTP(t, "http://"+ln.Addr().String()+"/healthz")
+	for range 3 {
+		r, took := attempt(c, 100*time.Millisecond)
+		if r.OK || !strings.HasPrefix(r.Detail, "timeout after") {
+			t.Fatalf("got %+v, want a timeout failure", r)
+		}
+		if took > 2*time.Second {
+			t.Fatalf("attempt took %s with a 100ms timeout", took)
+		}
+	}
+}

@@ -30,7 +30,7 @@ const (
 	queueLen     = 16        // batches in flight between readers and the sink
 	ownQueueLen  = 256       // podvisor's own messages waiting for the sink
 	flushSize    = 64 << 10  // the sink writes when this much is buffered
-	idleReadSize = 4 << 10   // first read buffer of a stream
+	idleReadSize = 512       // first read buffer of a stream (most are quiet: RSS per child)
 	readSize     = 64 << 10  // one read from a child's pipe (its default capacity)
 	busyPipeSize = 256 << 10 // pipe capacity and read size of a busy stream, see growPipe
 	maxPooled    = 1 << 20   // bigger batches are not kept for reuse

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +27,9 @@ type ProcLauncher struct {
 	RuntimeDir string   // private (0700) directory for notify sockets
 	Log        *slog.Logger
 	Tails      *logs.Tails // recent output per process, for `podvisor logs`; may be nil
+
+	spareMu sync.Mutex
+	spare   *health.NotifySocket // made ahead of need, see notifySocket
 }
 
 var _ Launcher = (*ProcLauncher)(nil)
@@ -137,7 +141,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			m := health.NewLogMatcher(p.Ready.Regexp, func(line string) { h.Ready("log line matched: " + clip(line, 200)) })
 			tap = m.Feed
 		case config.ProbeNotifySystemd:
-			sock, err = health.NewNotifySocket(l.RuntimeDir)
+			sock, err = l.notifySocket()
 			if err != nil {
 				closeW()
 				outR.Close()
@@ -206,30 +210,80 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			}
 		}()
 	}
-	go func() {
-		ex := <-child.Done()
-		// Let the readers drain what the child wrote before it died, so its
-		// last lines come before the news of its exit (FAULTS B12). Bounded:
-		// a grandchild may hold the pipes open indefinitely.
-		drain, stop := context.WithTimeout(context.Background(), outputDrain)
-		for i, eof := range eofs {
-			select {
-			case <-eof:
-				readEnds[i].Close()
-			case <-drain.Done():
-				// Someone else holds the pipe: close our end once they let go.
-				go func() { <-eof; readEnds[i].Close() }()
-			}
-		}
-		stop()
-		// The notify resources of an incarnation go before the supervisor
-		// hears of its exit.
-		for _, c := range cleanups {
-			c()
-		}
-		h.Exited(ex)
-	}()
+	go func() { l.exited(<-child.Done(), readEnds, eofs, cleanups, h) }()
 	return child, nil
+}
+
+// exited runs once a child has been reaped: it lets the readers drain what
+// the child wrote before it died, so its last lines come before the news of
+// its exit (FAULTS B12), releases the incarnation's notify resources and
+// tells the supervisor. The drain is bounded: a grandchild may hold the pipes
+// open indefinitely. Usually both pipes are at EOF already (the kernel closes
+// a dying process's fds before it becomes a zombie), and then no timer is
+// made.
+func (l *ProcLauncher) exited(ex proc.Exit, readEnds []*os.File, eofs []<-chan struct{}, cleanups []func(), h Hooks) {
+	var drain *time.Timer
+	for i, eof := range eofs {
+		select {
+		case <-eof:
+			readEnds[i].Close()
+			continue
+		default:
+		}
+		if drain == nil {
+			drain = time.NewTimer(outputDrain)
+			defer drain.Stop()
+		}
+		select {
+		case <-eof:
+			readEnds[i].Close()
+		case <-drain.C:
+			// Someone else holds the pipe: close our end once they let go.
+			// The timer has fired, so the next stream is not waited for
+			// either, as before.
+			go func() { <-eof; readEnds[i].Close() }()
+			drain.Reset(0)
+		}
+	}
+	// The notify resources of an incarnation go before the supervisor hears
+	// of its exit.
+	for _, c := range cleanups {
+		c()
+	}
+	h.Exited(ex)
+}
+
+// notifySocket returns a fresh NOTIFY_SOCKET for one incarnation. Creating
+// one (a bind that makes a file, a chmod) costs 0.2-0.6 ms, which sat between
+// a dependency's readiness and its dependent's exec. So one spare is made in
+// the background after each use, and the next launch takes it. A spare is
+// never shared: every incarnation still gets a socket no one else had.
+func (l *ProcLauncher) notifySocket() (*health.NotifySocket, error) {
+	l.spareMu.Lock()
+	s := l.spare
+	l.spare = nil
+	l.spareMu.Unlock()
+	if s == nil {
+		var err error
+		if s, err = health.NewNotifySocket(l.RuntimeDir); err != nil {
+			return nil, err
+		}
+	}
+	go func() {
+		next, err := health.NewNotifySocket(l.RuntimeDir)
+		if err != nil {
+			return // the next launch makes its own and reports the error
+		}
+		l.spareMu.Lock()
+		if l.spare == nil {
+			l.spare, next = next, nil
+		}
+		l.spareMu.Unlock()
+		if next != nil {
+			next.Close()
+		}
+	}()
+	return s, nil
 }
 
 // StopCommand runs p's stop.command in p's environment, bounded by ctx.

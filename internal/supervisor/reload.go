@@ -144,6 +144,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, verb: "started: added to the config"})
 	}
 	s.relink()
+	s.sorted = nil // publish's name order includes the added records
 	for _, st := range plan.Steps {
 		if st.Action != PlanRestart {
 			continue

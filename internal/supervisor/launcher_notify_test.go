@@ -1,0 +1,78 @@
+package supervisor
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/logs"
+	"github.com/podvisor/podvisor/internal/proc"
+)
+
+// Every incarnation of a notify: systemd process gets a socket of its own,
+// even though sockets are made ahead of need (ProcLauncher.notifySocket): a
+// different path each time, gone once its incarnation has exited, and a
+// READY=1 sent to it reaches that incarnation's hook.
+func TestNotifySocketPerIncarnation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := proc.NewReaper(nil)
+	go r.Run(ctx)
+	sink := logs.NewSink(io.Discard, logs.Options{})
+	defer sink.Close(context.Background())
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l := &ProcLauncher{Reaper: r, Sink: sink, BaseEnv: os.Environ(), RuntimeDir: dir}
+	out := filepath.Join(t.TempDir(), "sock")
+	yml := "processes:\n  p:\n    command: \"printf %s \\\"$$NOTIFY_SOCKET\\\" > " + out + "; exec python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\\\"READY=1\\\", os.environ[\\\"NOTIFY_SOCKET\\\"])'\"\n    ready: {notify: systemd}\n"
+	p := parse(t, yml).Processes["p"]
+	var paths []string
+	for gen := range 3 {
+		ready := make(chan string, 1)
+		exited := make(chan struct{})
+		_, err := l.Launch(p, uint64(gen), Hooks{
+			Ready:  func(d string) { ready <- d },
+			Status: func(string) {},
+			Exited: func(proc.Exit) { close(exited) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ready:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("incarnation %d: READY=1 never arrived", gen)
+		}
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("incarnation %d never exited", gen)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := string(b)
+		if filepath.Dir(path) != dir {
+			t.Fatalf("NOTIFY_SOCKET %q not in the runtime dir %s", path, dir)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("incarnation %d: socket %s still exists after its exit (err %v)", gen, path, err)
+		}
+		for _, old := range paths {
+			if old == path {
+				t.Fatalf("incarnation %d reuses socket %s", gen, path)
+			}
+		}
+		paths = append(paths, path)
+	}
+	if !strings.HasPrefix(filepath.Base(paths[0]), "notify-") {
+		t.Errorf("unexpected socket name %s", paths[0])
+	}
+}

@@ -1,0 +1,80 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// countingLauncher counts Launch calls, each of which takes 1 ms (of the
+// bubble's clock), like a fork/exec.
+type countingLauncher struct {
+	Launcher
+	n atomic.Int64
+}
+
+func (l *countingLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
+	l.n.Add(1)
+	time.Sleep(time.Millisecond)
+	return l.Launcher.Launch(p, gen, h)
+}
+
+// Thousands of startable processes are launched in waves of at most maxWave
+// per step, with the loop back in its select between waves (so /livez and
+// signals are answered while they start), and all of them are started.
+func TestLargeStartGoesInWaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 3*maxWave + 7
+		var sb strings.Builder
+		sb.WriteString("processes:\n")
+		for i := range n {
+			fmt.Fprintf(&sb, "  s%04d: {command: [sleep, '1000']}\n", i)
+		}
+		f := newFake(nil)
+		cl := &countingLauncher{Launcher: f}
+		sup, err := New(Options{Config: parse(t, sb.String()), Launcher: cl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last, biggest, waves int64
+		sup.afterStep = func(time.Time) {
+			got := cl.n.Load()
+			if d := got - last; d > 0 {
+				waves++
+				biggest = max(biggest, d)
+			}
+			last = got
+		}
+		sigs := make(chan os.Signal, 1)
+		out := make(chan Outcome, 1)
+		t0 := time.Now()
+		go func() { out <- sup.Run(context.Background(), sigs) }()
+		for !sup.Snapshot().Ready {
+			if time.Since(t0) > time.Minute {
+				t.Fatalf("not all running: %v", sup.Snapshot().NotReady)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		// n launches of 1 ms, spawnParallelism at a time: the next wave
+		// must follow at once, not after a wave's duration more.
+		if took, want := time.Since(t0), time.Duration(int64(n/spawnParallelism)+2*waves)*time.Millisecond; took > want {
+			t.Errorf("all running after %v, want at most %v", took, want)
+		}
+		if cl.n.Load() != int64(n) || biggest > maxWave || waves < 4 {
+			t.Errorf("%d launches in %d waves, the biggest %d; want %d in at least 4 waves of at most %d", cl.n.Load(), waves, biggest, n, maxWave)
+		}
+		sigs <- syscall.SIGTERM
+		if o := <-out; o.ExitCode() != 0 {
+			t.Errorf("exit %d", o.ExitCode())
+		}
+		close(f.quit)
+	})
+}
