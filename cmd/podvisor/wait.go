@@ -188,6 +188,11 @@ func readyzURL(addr string) (string, error) {
 func waitReady(c health.Checker, timeout, interval time.Duration) (health.Result, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
+	// By the clock, not only ctx.Err(): a probe's own network deadline can
+	// fire before the context's timer does, and an attempt begun in that gap
+	// would report "the deadline had passed" over the real cause.
+	past := func() bool { return ctx.Err() != nil || !time.Now().Before(deadline) }
 	var last health.Result
 	for {
 		start := time.Now()
@@ -197,8 +202,11 @@ func waitReady(c health.Checker, timeout, interval time.Duration) (health.Result
 		if r.OK {
 			return r, true
 		}
-		if ctx.Err() == nil || last.Detail == "" {
+		if !past() || last.Detail == "" {
 			last = r
+		}
+		if past() {
+			return last, false
 		}
 		t := time.NewTimer(time.Until(start.Add(interval)))
 		select {
