@@ -24,6 +24,15 @@ func onceThenRun(name string) string {
 		ev(name, "start"), name, name, ev(name, "fail"), ev(name, "term")))
 }
 
+// waitSettled waits until the shell script with pid has forked its
+// background sleep and waits for it: a TERM that reaches a dash before that
+// can sit unhandled in its wait builtin (a dash race, not podvisor's), while
+// once the sleep exists the group's TERM ends it and the trap runs.
+func waitSettled(t *testing.T, pid int) {
+	t.Helper()
+	eventually(t, 5*time.Second, func() bool { return len(children(pid)) > 0 }, "script %d never forked its sleep", pid)
+}
+
 // upTrapper is trapper that prints "up" once its start is recorded, for a
 // log readiness check: dependents then start after that record.
 func upTrapper(name string) string {
@@ -60,6 +69,7 @@ processes:
 		t.Errorf("b restarted %v after a failed, before a's backoff ended; events %v", bStarts[1].At.Sub(aFail.At), evs)
 	}
 	eventually(t, 5*time.Second, func() bool { code, _ := r.Get(t, "/readyz"); return code == 200 }, "/readyz never 200 again")
+	waitSettled(t, bStarts[1].Pid())
 	ffStopClean(t, r, 10*time.Second)
 }
 
@@ -90,6 +100,9 @@ processes:
 	bStarts, cStarts, aStarts := filterEvents(evs, "b", "start"), filterEvents(evs, "c", "start"), filterEvents(evs, "a", "start")
 	if len(aStarts) != 2 || len(bStarts) != 2 || !aStarts[1].At.Before(bStarts[1].At) || !bStarts[1].At.Before(cStarts[1].At) {
 		t.Errorf("want a, then b, then c restarted; events %v", evs)
+	}
+	for _, starts := range [][]event{aStarts, bStarts, cStarts} {
+		waitSettled(t, starts[len(starts)-1].Pid())
 	}
 	ffStopClean(t, r, 10*time.Second)
 }
