@@ -195,11 +195,12 @@ func TestHardening_H5_FirstSignalDuringJobTeardown(t *testing.T) {
 	r := startPodvisor(t, `
 processes:
   sidecar:
-    command: `+shq(`trap '`+ev("sidecar", "term")+`; sleep 2; `+ev("sidecar", "flushed")+`; exit 0' TERM; `+ev("sidecar", "start")+`; sleep 1000 & wait`)+`
+    command: `+shq(`trap '`+ev("sidecar", "term")+`; sleep 2; `+ev("sidecar", "flushed")+`; exit 0' TERM; `+ev("sidecar", "start")+`; sleep 1000 & echo up; wait`)+`
+    ready: {log: "^up$"}
     stop: {timeout: 20s}
   work:
     type: job
-    depends_on: {sidecar: started}
+    depends_on: {sidecar: ready}
     command: `+shq(ev("work", "done"))+`
 `)
 	r.WaitEvent(t, "sidecar", "term", 10*time.Second)
