@@ -2,18 +2,16 @@ package timeline
 
 import (
 	"bytes"
-	"encoding/xml"
+	"errors"
 	"fmt"
 	"image"
-	"image/png"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/svgcheck"
 )
 
 // sample is a recorded start-up and teardown of the diamond: cache slow,
@@ -96,87 +94,28 @@ func TestWriteText(t *testing.T) {
 	}
 }
 
-// checkSVG decodes every token (well-formed XML) and returns the text of
-// every <text> element.
+// checkSVG fails the test unless svg is well-formed with an <svg> root, and
+// returns the text of every <text> element.
 func checkSVG(t *testing.T, svg []byte) []string {
 	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(svg))
-	var texts []string
-	inText := false
-	root := ""
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("SVG is not well-formed XML: %v", err)
-		}
-		switch e := tok.(type) {
-		case xml.StartElement:
-			if root == "" {
-				root = e.Name.Local
-			}
-			inText = e.Name.Local == "text"
-		case xml.CharData:
-			if inText {
-				texts = append(texts, string(e))
-			}
-		case xml.EndElement:
-			inText = false
-		}
-	}
-	if root != "svg" {
-		t.Fatalf("root element %q, want svg", root)
+	texts, err := svgcheck.Texts(svg)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return texts
 }
 
-// renderPNG converts svg with rsvg-convert and checks that the picture has
-// the SVG's size and is not blank.
+// renderPNG draws svg with rsvg-convert.
 func renderPNG(t *testing.T, svg []byte) image.Image {
 	t.Helper()
-	bin, err := exec.LookPath("rsvg-convert")
-	if err != nil {
-		if os.Getenv("PODVISOR_REQUIRE_TOOLS") != "" {
-			t.Fatal("rsvg-convert is required (Debian package librsvg2-bin)")
-		}
-		t.Skip("rsvg-convert not installed (Debian package librsvg2-bin)")
+	img, err := svgcheck.Render(svg, t.TempDir())
+	if errors.Is(err, svgcheck.ErrNoRenderer) && os.Getenv("PODVISOR_REQUIRE_TOOLS") == "" {
+		t.Skip(err)
 	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "t.svg"), filepath.Join(dir, "t.png")
-	if err := os.WriteFile(in, svg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if msg, err := exec.Command(bin, "-o", out, in).CombinedOutput(); err != nil {
-		t.Fatalf("rsvg-convert: %v\n%s", err, msg)
-	}
-	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decode PNG: %v", err)
 	}
 	return img
-}
-
-// colours counts the distinct colours of img, up to limit.
-func colours(img image.Image, limit int) int {
-	seen := map[[4]uint32]bool{}
-	bd := img.Bounds()
-	for y := bd.Min.Y; y < bd.Max.Y; y += 2 {
-		for x := bd.Min.X; x < bd.Max.X; x += 2 {
-			r, g, b, a := img.At(x, y).RGBA()
-			seen[[4]uint32{r, g, b, a}] = true
-			if len(seen) >= limit {
-				return len(seen)
-			}
-		}
-	}
-	return len(seen)
 }
 
 func TestWriteSVG(t *testing.T) {
@@ -206,7 +145,7 @@ func TestWriteSVG(t *testing.T) {
 				t.Errorf("PNG is %dx%d, too small for %d rows", bd.Dx(), bd.Dy(), len(c.doc.Processes))
 			}
 			// White background, three phase colours, text, arrows.
-			if n := colours(img, 20); n < 6 {
+			if n := svgcheck.Colours(img, 20); n < 6 {
 				t.Errorf("PNG has %d colours: blank or nearly so", n)
 			}
 		})

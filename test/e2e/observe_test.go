@@ -8,10 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
-	"image/png"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/svgcheck"
 )
 
 // obPython returns a python3 to run children with: Debian's when installed
@@ -558,7 +557,10 @@ processes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	texts := obSVGTexts(t, svg)
+	texts, err := svgcheck.Texts(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"proxy", "app", "worker"} {
 		if !strings.Contains("\n"+strings.Join(texts, "\n")+"\n", "\n"+name+"\n") {
 			t.Errorf("SVG has no label %q: %q", name, texts)
@@ -567,78 +569,19 @@ processes:
 	if rsvg == "" {
 		t.Skip("rsvg-convert not installed (Debian package librsvg2-bin): SVG not rendered")
 	}
-	pngPath := strings.TrimSuffix(svgPath, ".svg") + ".png"
-	if msg, err := exec.Command(rsvg, "-o", pngPath, svgPath).CombinedOutput(); err != nil {
-		t.Fatalf("rsvg-convert: %v\n%s", err, msg)
+	img, err := svgcheck.Render(svg, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	obCheckPNG(t, pngPath)
+	if bd := img.Bounds(); bd.Dx() < 800 || bd.Dy() < 100 {
+		t.Fatalf("PNG is %dx%d, too small for the chart", bd.Dx(), bd.Dy())
+	}
+	if n := svgcheck.Colours(img, 20); n < 6 {
+		t.Fatalf("PNG has %d colours: blank or nearly so", n)
+	}
 
 	// No podvisor: exit 1 with the reason.
 	if _, errOut, code := obRunCLI(t, "timeline", "--addr", freeAddr(t)); code != 1 || !strings.Contains(errOut, "no podvisor answering") {
 		t.Errorf("timeline against nothing: exit %d, stderr %q", code, errOut)
-	}
-}
-
-// obSVGTexts checks that svg is well-formed XML with an <svg> root and
-// returns the content of its <text> elements.
-func obSVGTexts(t *testing.T, svg []byte) []string {
-	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(svg))
-	var texts []string
-	root, inText := "", false
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("SVG is not well-formed: %v", err)
-		}
-		switch e := tok.(type) {
-		case xml.StartElement:
-			if root == "" {
-				root = e.Name.Local
-			}
-			inText = e.Name.Local == "text"
-		case xml.CharData:
-			if inText {
-				texts = append(texts, string(e))
-			}
-		case xml.EndElement:
-			inText = false
-		}
-	}
-	if root != "svg" {
-		t.Fatalf("root element %q, want svg", root)
-	}
-	return texts
-}
-
-// obCheckPNG decodes a PNG and checks it is a real picture: chart-sized and
-// with more than a handful of colours.
-func obCheckPNG(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decode %s: %v", path, err)
-	}
-	bd := img.Bounds()
-	if bd.Dx() < 800 || bd.Dy() < 100 {
-		t.Fatalf("PNG is %dx%d, too small for the chart", bd.Dx(), bd.Dy())
-	}
-	seen := map[[4]uint32]bool{}
-	for y := bd.Min.Y; y < bd.Max.Y; y += 2 {
-		for x := bd.Min.X; x < bd.Max.X; x += 2 {
-			r, g, b, a := img.At(x, y).RGBA()
-			seen[[4]uint32{r, g, b, a}] = true
-		}
-	}
-	if len(seen) < 6 {
-		t.Fatalf("PNG has %d colours: blank or nearly so", len(seen))
 	}
 }
