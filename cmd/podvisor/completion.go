@@ -207,25 +207,9 @@ _podvisor() {
 		if len(c.argWords) > 0 {
 			fmt.Fprintf(&b, "            words=%s\n", shellQuote(strings.Join(c.argWords, " ")))
 		}
-		var valueCases []string
-		for _, f := range c.flags {
-			if !f.value {
-				continue
-			}
-			action := "return 0"
-			switch {
-			case len(f.words) > 0:
-				action = fmt.Sprintf("COMPREPLY=($(compgen -W %s -- \"$cur\")); return 0", shellQuote(strings.Join(f.words, " ")))
-			case f.file:
-				action = "COMPREPLY=($(compgen -f -- \"$cur\")); return 0"
-			}
-			valueCases = append(valueCases, fmt.Sprintf("                %s) %s ;;\n", f.dashed(), action))
-		}
-		if len(valueCases) > 0 {
-			b.WriteString("            case \"$p\" in\n")
-			b.WriteString(strings.Join(valueCases, ""))
-			b.WriteString("            esac\n")
-		}
+		writeValueCases(&b, c, func(words []string) string {
+			return fmt.Sprintf("COMPREPLY=($(compgen -W %s -- \"$cur\")); return 0", shellQuote(strings.Join(words, " ")))
+		}, "COMPREPLY=($(compgen -f -- \"$cur\")); return 0")
 		b.WriteString("            ;;\n")
 	}
 	b.WriteString(`    esac
@@ -312,25 +296,9 @@ _podvisor() {
 		if len(c.argWords) > 0 {
 			fmt.Fprintf(&b, "            argwords=(%s)\n", strings.Join(c.argWords, " "))
 		}
-		var valueCases []string
-		for _, f := range c.flags {
-			if !f.value {
-				continue
-			}
-			action := "return 0"
-			switch {
-			case len(f.words) > 0:
-				action = fmt.Sprintf("compadd -- %s; return 0", strings.Join(f.words, " "))
-			case f.file:
-				action = "_files; return 0"
-			}
-			valueCases = append(valueCases, fmt.Sprintf("                %s) %s ;;\n", f.dashed(), action))
-		}
-		if len(valueCases) > 0 {
-			b.WriteString("            case \"$p\" in\n")
-			b.WriteString(strings.Join(valueCases, ""))
-			b.WriteString("            esac\n")
-		}
+		writeValueCases(&b, c, func(words []string) string {
+			return fmt.Sprintf("compadd -- %s; return 0", strings.Join(words, " "))
+		}, "_files; return 0")
 		b.WriteString("            ;;\n")
 	}
 	b.WriteString(`    esac
@@ -448,4 +416,29 @@ complete -c podvisor -f
 		}
 	}
 	io.WriteString(w, b.String())
+}
+
+// writeValueCases writes, for bash and zsh alike, the case statement that
+// completes the value of the previous word $p when it is one of c's flags
+// taking a value: its fixed words, a file name, or nothing.
+func writeValueCases(b *strings.Builder, c compCommand, wordsAction func([]string) string, fileAction string) {
+	var cases []string
+	for _, f := range c.flags {
+		if !f.value {
+			continue
+		}
+		action := "return 0"
+		switch {
+		case len(f.words) > 0:
+			action = wordsAction(f.words)
+		case f.file:
+			action = fileAction
+		}
+		cases = append(cases, fmt.Sprintf("                %s) %s ;;\n", f.dashed(), action))
+	}
+	if len(cases) > 0 {
+		b.WriteString("            case \"$p\" in\n")
+		b.WriteString(strings.Join(cases, ""))
+		b.WriteString("            esac\n")
+	}
 }
