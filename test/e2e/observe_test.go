@@ -569,7 +569,11 @@ processes:
 	if rsvg == "" {
 		t.Skip("rsvg-convert not installed (Debian package librsvg2-bin): SVG not rendered")
 	}
-	img, err := svgcheck.Render(svg, t.TempDir())
+	pngPath := strings.TrimSuffix(svgPath, ".svg") + ".png"
+	if msg, err := exec.Command(rsvg, "-o", pngPath, svgPath).CombinedOutput(); err != nil {
+		t.Fatalf("rsvg-convert: %v\n%s", err, msg)
+	}
+	img, err := svgcheck.DecodePNG(pngPath)
 	if err != nil {
 		t.Fatal(err)
 	}
