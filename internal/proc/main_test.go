@@ -127,7 +127,7 @@ func (r *Reaper) onStartPlain(cmd *exec.Cmd) (int, error) {
 		return 0, err
 	}
 	pid := cmd.Process.Pid
-	r.children[pid] = &entry{proc: cmd.Process, exit: make(chan Exit, 1)}
+	r.children[pid] = &entry{exit: make(chan Exit, 1)}
 	return pid, nil
 }
 

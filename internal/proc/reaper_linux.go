@@ -25,7 +25,8 @@ type Reaper struct {
 	log *slog.Logger
 
 	spawnOnce sync.Once
-	spawns    chan func() // run on the spawner thread; see spawner
+	spawns    chan func(private bool) // run on a spawner thread; see spawner
+	fdt       fdTables                // see fdtable_linux.go
 
 	// mu keeps reaping and spawning apart. Spawns hold it for reading
 	// across fork+exec+register (several spawner threads may do so at
@@ -44,14 +45,16 @@ type Reaper struct {
 
 	orphans atomic.Uint64
 
+	nullErr error // why /dev/null could not be opened, see prepareFDTables
+
 	kickMu sync.Mutex
 	kick   chan struct{} // the running waiter's kick channel, see Run
 }
 
 // entry is one registered, not yet reaped child.
 type entry struct {
-	proc *os.Process // released after reaping so Go's pidfd is closed
-	exit chan Exit   // buffered 1: receives exactly one Exit
+	exit   chan Exit  // buffered 1: receives exactly one Exit
+	onExit func(Exit) // Spec.OnExit, may be nil
 }
 
 // NewReaper returns a Reaper. It has no side effects until Start or Run is
@@ -72,46 +75,52 @@ func (r *Reaper) Orphans() uint64 { return r.orphans.Load() }
 //
 // cmd must not need Wait: it must not come from exec.CommandContext and its
 // Stdin, Stdout and Stderr must each be nil or an *os.File (otherwise os/exec
-// would start copy goroutines that only Wait collects).
-//
-// When the child is reaped the reaper calls cmd.Process.Release, which sets
-// cmd.Process.Pid to -1; read the pid from Exit.Pid, or use Spawn, whose Child
-// records it safely.
+// would start copy goroutines that only Wait collects). cmd.Path must be
+// resolved (exec.Command does that). cmd.Process stays nil: the pid is in
+// Exit.Pid, or use Spawn, whose Child records it.
 func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
-	_, e, err := r.start(cmd, nil)
+	if err := needsNoWait(cmd); err != nil {
+		return nil, err
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	_, e, err := r.startCmd(cmd, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	return e.exit, nil
 }
 
-// start runs cmd.Start on the spawner thread with mu held and registers the
-// child before releasing it. It returns the pid, read under the lock so it
-// cannot race with Release.
-func (r *Reaper) start(cmd *exec.Cmd, oomScoreAdj *int) (int, *entry, error) {
-	if err := needsNoWait(cmd); err != nil {
+// startCmd forks and execs cmd on a spawner thread with mu held and
+// registers the child before releasing it.
+func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, onExit func(Exit)) (int, *entry, error) {
+	r.spawnOnce.Do(r.startSpawners)
+	q, err := r.request(cmd)
+	if err != nil {
 		return 0, nil, err
 	}
 	var (
 		pid int
 		e   *entry
-		err error
 	)
-	r.onSpawner(func() {
+	r.onSpawner(func(private bool) {
 		err = r.withOOMScoreAdj(oomScoreAdj, func() error {
 			r.mu.RLock()
 			defer r.mu.RUnlock()
-			if err := cmd.Start(); err != nil {
+			p, err := r.forkExec(q, private)
+			if err != nil {
 				return err
 			}
-			pid = cmd.Process.Pid
-			e = &entry{proc: cmd.Process, exit: make(chan Exit, 1)}
+			pid = p
+			e = &entry{exit: make(chan Exit, 1), onExit: onExit}
 			r.mapMu.Lock()
 			r.children[pid] = e
 			r.mapMu.Unlock()
 			return nil
 		})
 	})
+	runtime.KeepAlive(cmd) // its files must stay open until the fork is done
 	if err == nil {
 		r.kickWaiter()
 	}
@@ -144,18 +153,21 @@ const spawners = 4
 // start with an empty mask even if podvisor inherited blocked signals. The
 // goroutine never returns: if it did, the locked thread would exit and the
 // kernel would send every child spawned with a Pdeathsig its death signal.
-func (r *Reaper) onSpawner(f func()) {
-	r.spawnOnce.Do(func() {
-		r.spawns = make(chan func())
-		ready := make(chan struct{})
-		for range spawners {
-			go r.spawner(ready)
-			<-ready
-		}
-	})
+func (r *Reaper) onSpawner(f func(private bool)) {
+	r.spawnOnce.Do(r.startSpawners)
 	done := make(chan struct{})
-	r.spawns <- func() { defer close(done); f() }
+	r.spawns <- func(private bool) { defer close(done); f(private) }
 	<-done
+}
+
+func (r *Reaper) startSpawners() {
+	r.prepareFDTables()
+	r.spawns = make(chan func(private bool))
+	ready := make(chan struct{})
+	for range spawners {
+		go r.spawner(ready)
+		<-ready
+	}
 }
 
 func (r *Reaper) spawner(ready chan<- struct{}) {
@@ -168,9 +180,17 @@ func (r *Reaper) spawner(ready chan<- struct{}) {
 	if err := closeOnExecAll(); err != nil {
 		r.log.Warn("cannot mark inherited file descriptors close-on-exec; children may inherit them", "err", err)
 	}
+	if r.fdt.self >= 0 && unix.Gettid() == os.Getpid() {
+		// The main thread's table is the one pidfd_getfd reads and
+		// /proc/self/fd shows: it must stay podvisor's main table. This
+		// thread stays parked, locked, and a new spawner takes its place.
+		go r.spawner(ready)
+		select {}
+	}
+	private := r.unshareFDTable() // after closeOnExecAll: the copy keeps its flags
 	ready <- struct{}{}
 	for f := range r.spawns {
-		f()
+		f(private)
 	}
 }
 
@@ -300,6 +320,11 @@ func (r *Reaper) kickWaiter() {
 // pass.
 func (r *Reaper) reap() {
 	var orphans []Exit
+	type call struct {
+		f  func(Exit)
+		ex Exit
+	}
+	var calls []call
 	r.mu.Lock()
 	for {
 		var ws unix.WaitStatus
@@ -323,13 +348,15 @@ func (r *Reaper) reap() {
 			continue
 		}
 		delete(r.children, pid)
-		// Release closes Go's pidfd for the child; the process is gone, so
-		// there is nothing else to release. Done before delivery so a
-		// receiver observes the fd already closed.
-		_ = e.proc.Release()
 		e.exit <- ex
+		if e.onExit != nil {
+			calls = append(calls, call{e.onExit, ex})
+		}
 	}
 	r.mu.Unlock()
+	for _, c := range calls {
+		c.f(c.ex)
+	}
 	// Logged outside the lock: the logger may be slow.
 	for _, ex := range orphans {
 		r.log.Debug("reaped orphan", "pid", ex.Pid, "code", ex.Code())

@@ -47,6 +47,12 @@ type Spec struct {
 	// in place before it execs. A value below podvisor's own minimum
 	// (normally: negative) needs CAP_SYS_RESOURCE.
 	OOMScoreAdj *int
+
+	// OnExit, if not nil, is called with the child's Exit once it has been
+	// reaped (after Done's channel has it), on the reaper's goroutine: it
+	// must not block for long. It spares a caller a goroutine per child
+	// waiting on Done (perf: memory with thousands of children).
+	OnExit func(Exit)
 }
 
 // Cred is a user to run a child as.
@@ -136,11 +142,39 @@ func Spawn(r *Reaper, s Spec) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
-	pid, e, err := r.start(cmd, s.OOMScoreAdj)
+	pid, e, err := r.startCmd(cmd, s.OOMScoreAdj, s.OnExit)
 	if err != nil {
 		return nil, classify(s.Argv[0], cmd.Path, err)
 	}
 	return &Child{r: r, pid: pid, e: e, done: e.exit}, nil
+}
+
+// request turns cmd into a spawnReq, on the caller's thread. os/exec's own
+// Start would also open /dev/null for stdin, make a pidfd and deduplicate
+// the environment on every start; podvisor needs none of that (its
+// environments are merged already and it reaps by pid), and every fd it
+// holds costs every later spawn (see fdTables).
+func (r *Reaper) request(cmd *exec.Cmd) (spawnReq, error) {
+	if r.fdt.null < 0 {
+		return spawnReq{}, r.nullErr
+	}
+	null := uintptr(r.fdt.null)
+	fd := func(f any) uintptr {
+		if f, ok := f.(*os.File); ok && f != nil {
+			return f.Fd()
+		}
+		return null
+	}
+	files := make([]uintptr, 0, 3+len(cmd.ExtraFiles))
+	files = append(files, fd(cmd.Stdin), fd(cmd.Stdout), fd(cmd.Stderr))
+	for _, f := range cmd.ExtraFiles {
+		files = append(files, f.Fd()) // nil: ^0, closed in the child
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	return spawnReq{path: cmd.Path, argv: cmd.Args, env: env, dir: cmd.Dir, sys: cmd.SysProcAttr, files: files}, nil
 }
 
 // command builds the exec.Cmd for s, checking up front what can be checked so

@@ -1,0 +1,188 @@
+package proc
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Spawner threads fork from a private file descriptor table.
+//
+// The kernel copies the forking thread's whole fd table into every child and
+// then closes the close-on-exec ones again in its execve: two passes over
+// every fd podvisor holds, per spawn. podvisor holds two pipe ends per child
+// (its log readers), so with thousands of children each spawn costs
+// thousands of fd copies and closes, and a start of N children costs O(N²)
+// (perf: the start of 1,000 and 5,000 children against a shell loop).
+//
+// So each spawner thread unshares its fd table (unshare(CLONE_FILES)) once,
+// while podvisor holds only a handful of fds, and its forks copy only those.
+// The fds a child needs (its stdout and stderr pipe ends, a notify fd) live
+// in podvisor's main table; the spawner copies them into its own with
+// pidfd_getfd(2) on podvisor's own pidfd, forks, and closes the copies.
+//
+// Only the spawner goroutines, each locked to its thread for good, ever run
+// on such a thread, and they touch main-table fds only by these copies. The
+// Go runtime's own fds (the netpoller's epoll and eventfd) exist before the
+// unshare, so they have the same numbers in both tables; prepareFDTables
+// makes sure of that. Where unshare or pidfd_getfd is unavailable (an old
+// kernel, a seccomp profile that refuses them), spawners share the main
+// table as before: slower with thousands of children, otherwise the same.
+type fdTables struct {
+	self int // pidfd of podvisor itself, -1: spawners share the main table
+	null int // /dev/null, every child's stdin; present in every table
+}
+
+// prepareFDTables runs once, before the first spawner thread starts.
+func (r *Reaper) prepareFDTables() {
+	r.fdt = fdTables{self: -1, null: -1}
+	// The netpoller's fds must exist before any unshare: a pipe is
+	// pollable, so making one initialises it.
+	if pr, pw, err := os.Pipe(); err == nil {
+		pr.Close()
+		pw.Close()
+	}
+	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		r.nullErr = &os.PathError{Op: "open", Path: os.DevNull, Err: err}
+		return
+	}
+	r.fdt.null = null
+	self, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		r.log.Debug("spawners share podvisor's fd table", "reason", "pidfd_open: "+err.Error())
+		return
+	}
+	probe, err := unix.PidfdGetfd(self, null, 0)
+	if err != nil {
+		unix.Close(self)
+		r.log.Debug("spawners share podvisor's fd table", "reason", "pidfd_getfd: "+err.Error())
+		return
+	}
+	unix.Close(probe)
+	r.fdt.self = self
+}
+
+// unshareFDTable gives the calling (locked) spawner thread its own fd table;
+// false: it shares the main one.
+func (r *Reaper) unshareFDTable() bool {
+	if r.fdt.self < 0 {
+		return false
+	}
+	if err := unix.Unshare(unix.CLONE_FILES); err != nil {
+		r.log.Debug("spawner shares podvisor's fd table", "reason", "unshare: "+err.Error())
+		return false
+	}
+	dropPipesAndSockets()
+	return true
+}
+
+// dropPipesAndSockets closes, in the calling thread's private table, the
+// pipes and sockets copied from the main table by the unshare. A copy of a
+// pipe's write end would keep its reader from ever seeing EOF (a child's
+// output pipe made just before the spawners started), a copy of a socket
+// would keep it open after podvisor closed it. The Go runtime's own fds
+// (epoll, eventfd) are neither, and stay.
+func dropPipesAndSockets() {
+	ents, err := os.ReadDir("/proc/thread-self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			continue // the listing's own fd, closed by now
+		}
+		if t := st.Mode & unix.S_IFMT; t == unix.S_IFIFO || t == unix.S_IFSOCK {
+			unix.Close(fd)
+		}
+	}
+}
+
+// importFDs returns files (main-table fds; ^0 for "closed") as fds of the
+// calling spawner thread's private table, and a func closing the copies it
+// made. /dev/null is in every table already.
+func (r *Reaper) importFDs(files []uintptr) ([]uintptr, func(), error) {
+	local := make([]uintptr, len(files))
+	var made []int
+	done := func() {
+		for _, fd := range made {
+			unix.Close(fd)
+		}
+	}
+	for i, fd := range files {
+		if fd == ^uintptr(0) || int(fd) == r.fdt.null {
+			local[i] = fd
+			continue
+		}
+		c, err := unix.PidfdGetfd(r.fdt.self, int(fd), 0)
+		if err != nil {
+			done()
+			return nil, nil, os.NewSyscallError("pidfd_getfd", err)
+		}
+		made = append(made, c)
+		local[i] = uintptr(c)
+	}
+	return local, done, nil
+}
+
+// spawnReq is one fork+exec. Files are the child's fds 0, 1, 2, ... as fds
+// of podvisor's main table, taken on the caller's thread (os.File.Fd also
+// switches the file to blocking mode, and must see the main table).
+type spawnReq struct {
+	path  string
+	argv  []string
+	env   []string
+	dir   string
+	sys   *syscall.SysProcAttr
+	files []uintptr
+}
+
+// forkExec runs q on the calling spawner thread, whose table is private if
+// private is set.
+func (r *Reaper) forkExec(q spawnReq, private bool) (int, error) {
+	files := q.files
+	if private {
+		local, done, err := r.importFDs(files)
+		if err != nil {
+			return 0, err
+		}
+		defer done()
+		files = local
+	}
+	if err := fdHeadroom(files); err != nil {
+		return 0, err
+	}
+	pid, _, err := syscall.StartProcess(q.path, q.argv, &syscall.ProcAttr{Dir: q.dir, Env: q.env, Files: files, Sys: q.sys})
+	if err != nil {
+		return 0, &os.PathError{Op: "fork/exec", Path: q.path, Err: err}
+	}
+	return pid, nil
+}
+
+// fdHeadroom refuses a fork whose child could not arrange its fds: Go's fork
+// child moves fds above the highest one it is given, and a dup beyond
+// RLIMIT_NOFILE fails there with EBADF, which would read as a broken
+// executable. podvisor near its fd limit is out of fds, retryably (EMFILE).
+func fdHeadroom(files []uintptr) error {
+	top := 0
+	for _, fd := range files {
+		if fd != ^uintptr(0) {
+			top = max(top, int(fd))
+		}
+	}
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil {
+		return nil
+	}
+	if need := uint64(top + len(files) + 3); need > lim.Cur {
+		return os.NewSyscallError("fork", unix.EMFILE)
+	}
+	return nil
+}
