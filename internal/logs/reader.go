@@ -24,21 +24,29 @@ import (
 // ends the reader. After Close, Attach only returns a closed channel.
 func (s *Sink) Attach(name, stream string, r io.Reader, tap func(line []byte)) <-chan struct{} {
 	done := make(chan struct{})
+	s.AttachFunc(name, stream, r, tap, func() { close(done) })
+	return done
+}
+
+// AttachFunc is Attach with a callback in place of the channel: atEOF is
+// called once, from the reader goroutine, when r reaches EOF or fails, after
+// every line has gone to the sink (at once if the sink is closed). It must
+// not block for long.
+func (s *Sink) AttachFunc(name, stream string, r io.Reader, tap func(line []byte), atEOF func()) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		close(done)
-		return done
+		atEOF()
+		return
 	}
 	s.readers.Add(1)
 	s.mu.Unlock()
 	src := s.newSource(name, stream)
 	go func() {
 		defer s.readers.Done()
-		defer close(done)
+		defer atEOF()
 		s.read(src, r, tap)
 	}()
-	return done
 }
 
 // read splits r into lines and formats them. Each read's complete lines are

@@ -164,6 +164,16 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 	}
 	spec.Env = env
+	readEnds := []*os.File{outR, errR}
+	gate := newExitGate(readEnds, func(ex proc.Exit) {
+		// The notify resources of an incarnation go before the
+		// supervisor hears of its exit.
+		for _, c := range cleanups {
+			c()
+		}
+		h.Exited(ex)
+	})
+	spec.OnExit = gate.reaped
 	child, err := proc.Spawn(l.Reaper, spec)
 	closeW()
 	if spec.NotifyFile != nil {
@@ -177,11 +187,8 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 		return nil, err
 	}
-	readEnds := []*os.File{outR, errR}
-	eofs := []<-chan struct{}{
-		l.Sink.Attach(p.Name, "stdout", outR, l.Tails.Tap(p.Name, "stdout", tap)),
-		l.Sink.Attach(p.Name, "stderr", errR, l.Tails.Tap(p.Name, "stderr", tap)),
-	}
+	l.Sink.AttachFunc(p.Name, "stdout", outR, l.Tails.Tap(p.Name, "stdout", tap), func() { gate.eof(0) })
+	l.Sink.AttachFunc(p.Name, "stderr", errR, l.Tails.Tap(p.Name, "stderr", tap), func() { gate.eof(1) })
 	pid := child.Pid()
 	switch {
 	case sock != nil:
@@ -210,47 +217,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			}
 		}()
 	}
-	go func() { l.exited(<-child.Done(), readEnds, eofs, cleanups, h) }()
 	return child, nil
-}
-
-// exited runs once a child has been reaped: it lets the readers drain what
-// the child wrote before it died, so its last lines come before the news of
-// its exit (FAULTS B12), releases the incarnation's notify resources and
-// tells the supervisor. The drain is bounded: a grandchild may hold the pipes
-// open indefinitely. Usually both pipes are at EOF already (the kernel closes
-// a dying process's fds before it becomes a zombie), and then no timer is
-// made.
-func (l *ProcLauncher) exited(ex proc.Exit, readEnds []*os.File, eofs []<-chan struct{}, cleanups []func(), h Hooks) {
-	var drain *time.Timer
-	for i, eof := range eofs {
-		select {
-		case <-eof:
-			readEnds[i].Close()
-			continue
-		default:
-		}
-		if drain == nil {
-			drain = time.NewTimer(outputDrain)
-			defer drain.Stop()
-		}
-		select {
-		case <-eof:
-			readEnds[i].Close()
-		case <-drain.C:
-			// Someone else holds the pipe: close our end once they let go.
-			// The timer has fired, so the next stream is not waited for
-			// either, as before.
-			go func() { <-eof; readEnds[i].Close() }()
-			drain.Reset(0)
-		}
-	}
-	// The notify resources of an incarnation go before the supervisor hears
-	// of its exit.
-	for _, c := range cleanups {
-		c()
-	}
-	h.Exited(ex)
 }
 
 // notifySocket returns a fresh NOTIFY_SOCKET for one incarnation. Creating
