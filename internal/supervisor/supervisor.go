@@ -18,7 +18,6 @@ import (
 	"github.com/podvisor/podvisor/internal/health"
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
-	"golang.org/x/sync/errgroup"
 )
 
 // Child is one running incarnation of a process.
@@ -831,25 +830,27 @@ func (s *Supervisor) sendStopSignal(r *record) {
 const spawnParallelism = 4
 
 // startAll launches a wave of processes. Launch touches no supervisor state,
-// so it runs in parallel; the results are applied here, by the loop, in
-// record order. Once the wave has taken waveBudget no further launch begins
-// (the loop must get back to /livez and signals while thousands start); it
-// returns how many of rs, from the front, it launched.
+// so up to spawnParallelism run at once; the results are applied here, by
+// the loop, in record order. While it waits for launches the loop still
+// answers pings, so /livez stays prompt however long a wave takes on a busy
+// machine. Once the wave has taken waveBudget no further launch begins (the
+// loop must get back to signals and exits while thousands start); it returns
+// how many of rs, from the front, it launched.
 func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 	type result struct {
+		i     int
 		child Child
 		err   error
 	}
 	res := make([]result, len(rs))
-	hooks := make([]Hooks, len(rs))
-	prepare := func(i int) {
+	prepare := func(i int) Hooks {
 		r := rs[i]
 		r.gen++
 		s.tl.Spawned(r.p.Name, r.gen, now)
 		gen, idx := r.gen, r.idx
 		r.ready, r.killed, r.intent = false, false, intentNone
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
-		hooks[i] = Hooks{
+		return Hooks{
 			Exited: func(ex proc.Exit) { s.send(exitedEv{idx: idx, gen: gen, exit: ex}) },
 			Ready:  func(detail string) { s.send(readyEv{idx: idx, gen: gen, ready: true, detail: detail}) },
 			Status: func(st string) { s.send(statusEv{idx: idx, gen: gen, status: st}) },
@@ -857,26 +858,35 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 	}
 	n := len(rs)
 	if n == 1 {
-		prepare(0)
-		res[0].child, res[0].err = s.launcher.Launch(rs[0].p, rs[0].gen, hooks[0])
+		h := prepare(0)
+		res[0].child, res[0].err = s.launcher.Launch(rs[0].p, rs[0].gen, h)
 	} else {
 		budget := time.Now().Add(waveBudget)
-		var g errgroup.Group
-		g.SetLimit(spawnParallelism)
-		for i, r := range rs {
-			// g.Go waits for a free slot, so this runs at the pace of the
-			// launches.
-			if i > 0 && time.Now().After(budget) {
-				n = i
-				break
+		results := make(chan result, spawnParallelism)
+		launched, inflight := 0, 0
+		for launched < n || inflight > 0 {
+			if launched < n && inflight < spawnParallelism {
+				if launched > 0 && time.Now().After(budget) {
+					n = launched // the rest waits for the next step
+					continue
+				}
+				i, r, h := launched, rs[launched], prepare(launched)
+				go func() {
+					c, err := s.launcher.Launch(r.p, r.gen, h)
+					results <- result{i, c, err}
+				}()
+				launched++
+				inflight++
+				continue
 			}
-			prepare(i)
-			g.Go(func() error {
-				res[i].child, res[i].err = s.launcher.Launch(r.p, r.gen, hooks[i])
-				return nil
-			})
+			select {
+			case out := <-results:
+				res[out.i] = out
+				inflight--
+			case reply := <-s.pings:
+				close(reply)
+			}
 		}
-		_ = g.Wait()
 	}
 	for i, r := range rs[:n] {
 		s.started(r, res[i].child, res[i].err, now)

@@ -78,3 +78,60 @@ func TestLargeStartGoesInWaves(t *testing.T) {
 		close(f.quit)
 	})
 }
+
+// blockingLauncher holds every Launch until release is closed, like fork/exec
+// on a machine whose CPUs are busy with the children already started.
+type blockingLauncher struct {
+	Launcher
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (l *blockingLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
+	l.entered <- struct{}{}
+	<-l.release
+	return l.Launcher.Launch(p, gen, h)
+}
+
+// The loop answers pings (/livez) while a wave waits for its launches: a
+// slow fork/exec must not make podvisor look hung.
+func TestPingAnsweredWhileAWaveLaunches(t *testing.T) {
+	const n = 8
+	var sb strings.Builder
+	sb.WriteString("processes:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  s%d: {command: [sleep, '1000']}\n", i)
+	}
+	f := newFake(nil)
+	defer close(f.quit)
+	bl := &blockingLauncher{Launcher: f, entered: make(chan struct{}, n), release: make(chan struct{})}
+	sup, err := New(Options{Config: parse(t, sb.String()), Launcher: bl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs := make(chan os.Signal, 1)
+	out := make(chan Outcome, 1)
+	go func() { out <- sup.Run(context.Background(), sigs) }()
+	<-bl.entered // a wave is under way, its launches held
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 3 {
+		if err := sup.Ping(ctx); err != nil {
+			t.Fatalf("ping during a wave: %v", err)
+		}
+	}
+	if got := len(bl.entered) + 1; got > spawnParallelism {
+		t.Errorf("%d launches in flight, want at most %d", got, spawnParallelism)
+	}
+	close(bl.release)
+	for !sup.Snapshot().Ready {
+		if ctx.Err() != nil {
+			t.Fatalf("not all running: %v", sup.Snapshot().NotReady)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	sigs <- syscall.SIGTERM
+	if o := <-out; o.ExitCode() != 0 {
+		t.Errorf("exit %d", o.ExitCode())
+	}
+}
