@@ -301,7 +301,7 @@ func BenchmarkEffectStop(b *testing.B) {
 	})
 	b.Run("fanin200", func(b *testing.B) {
 		rig := newRealRig(b)
-		var steps []time.Duration
+		var steps, floors []time.Duration
 		seg := segments{}
 		for b.Loop() {
 			f := filepath.Join(b.TempDir(), "stamps")
@@ -321,10 +321,39 @@ func BenchmarkEffectStop(b *testing.B) {
 			term := st.at(b, "root", "term")
 			steps = append(steps, term.Sub(last))
 			traceStop(seg, tl, lastName, "root", last, term)
+			floors = append(floors, shellFanIn(b, rig, child, filepath.Join(b.TempDir(), "floor"), 200))
 		}
 		b.ReportMetric(float64(median(steps).Nanoseconds())/1e6, "p50-ms/step")
+		b.ReportMetric(float64(median(floors).Nanoseconds())/1e6, "floor-ms/step")
 		seg.report(b)
 	})
+}
+
+// shellFanIn is the fan-in step's floor: one sh starts a root and n
+// dependents, sends the n SIGTERM once all have exec'd, waits for them
+// (wait4 each) and then sends the root SIGTERM. It returns the time from the
+// last dependent's exit to the root's SIGTERM receipt, by the children's
+// clocks: what the kernel and a minimal waiter need for n exits at once.
+func shellFanIn(b *testing.B, rig *realRig, child, f string, n int) time.Duration {
+	b.Helper()
+	script := fmt.Sprintf(`%[1]q %[2]q root none & root=$!
+pids=; i=0
+while [ $i -lt %[3]d ]; do %[1]q %[2]q d$i none & pids="$pids $!"; i=$((i+1)); done
+while [ "$(wc -l < %[2]q)" -lt %[4]d ]; do sleep 0.01; done
+kill -TERM $pids; wait $pids; kill -TERM $root; wait $root`, child, f, n, n+1)
+	c, err := proc.Spawn(rig.reaper, proc.Spec{Argv: []string{"/bin/sh", "-c", script}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	<-c.Done()
+	st := readStamps(b, f)
+	var last time.Time
+	for i := range n {
+		if e := st.at(b, fmt.Sprintf("d%d", i), "exit"); e.After(last) {
+			last = e
+		}
+	}
+	return st.at(b, "root", "term").Sub(last)
 }
 
 func traceStop(seg segments, tl *traceLauncher, cur, prev string, exit, term time.Time) {

@@ -36,7 +36,9 @@ func newExitGate(readEnds []*os.File, deliver func(proc.Exit)) *exitGate {
 // eof is called by the reader of readEnds[i] when it reaches EOF; the read
 // end is closed here, also when the exit went already (drain expired).
 func (g *exitGate) eof(i int) {
-	g.readEnds[i].Close()
+	// Closed after any delivery: the close (a netpoll deregistration too)
+	// need not delay the news of the exit.
+	defer g.readEnds[i].Close()
 	g.mu.Lock()
 	g.eofs--
 	fire := g.ex != nil && g.eofs == 0 && !g.done

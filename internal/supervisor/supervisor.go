@@ -351,13 +351,28 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 			s.tl.TeardownEnded(time.Now())
 			return s.outcome
 		}
-		// perf: between waves of a big start, a snapshot (O(processes))
-		// at most every publishEvery.
-		if len(s.inbox) == 0 && (!s.moreStarts || now.Sub(s.publishedAt) >= publishEvery) {
-			s.publish()
-			s.publishedAt = now
+		// perf: a snapshot is O(processes). Between waves of a big start
+		// one at most every publishEvery; otherwise at most every
+		// publishMin, so 200 exits trickling in one after another (a
+		// fan-in teardown) cost a few snapshots, not 200. A deferred one
+		// is made when the loop wakes for it.
+		publishDue := time.Time{}
+		if len(s.inbox) == 0 {
+			gap := publishMin
+			if s.moreStarts {
+				gap = publishEvery
+			}
+			if now.Sub(s.publishedAt) >= gap {
+				s.publish()
+				s.publishedAt = now
+			} else {
+				publishDue = s.publishedAt.Add(gap)
+			}
 		}
 		wake := s.nextWake()
+		if !publishDue.IsZero() && (wake.IsZero() || publishDue.Before(wake)) {
+			wake = publishDue
+		}
 		if !wake.IsZero() {
 			timer.Reset(max(wake.Sub(now), 0))
 		} else {
@@ -616,6 +631,10 @@ const maxWave = 1024
 
 // publishEvery spaces snapshots while a big start goes on in waves.
 const publishEvery = 100 * time.Millisecond
+
+// publishMin spaces snapshots otherwise: what /status and /readyz show is
+// at most this much older than the loop's state.
+const publishMin = time.Millisecond
 
 // requestStop asks for r to be stopped outside teardown, and with it, first,
 // every process that depends on it through restart: true, transitively
