@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,15 +25,21 @@ import (
 // ends the reader. After Close, Attach only returns a closed channel.
 func (s *Sink) Attach(name, stream string, r io.Reader, tap func(line []byte)) <-chan struct{} {
 	done := make(chan struct{})
-	s.AttachFunc(name, stream, r, tap, func() { close(done) })
+	var timed func([]byte, time.Time)
+	if tap != nil {
+		timed = func(line []byte, _ time.Time) { tap(line) }
+	}
+	s.AttachFunc(name, stream, r, timed, func() { close(done) })
 	return done
 }
 
 // AttachFunc is Attach with a callback in place of the channel: atEOF is
 // called once, from the reader goroutine, when r reaches EOF or fails, after
 // every line has gone to the sink (at once if the sink is closed). It must
-// not block for long.
-func (s *Sink) AttachFunc(name, stream string, r io.Reader, tap func(line []byte), atEOF func()) {
+// not block for long. Its tap also gets the instant of the read that brought
+// the line: one clock reading per read, not per line (perf: a flood of a
+// million lines into a log tail).
+func (s *Sink) AttachFunc(name, stream string, r io.Reader, tap func(line []byte, at time.Time), atEOF func()) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -57,11 +64,12 @@ func (s *Sink) AttachFunc(name, stream string, r io.Reader, tap func(line []byte
 // The read buffer starts at idleReadSize, so hundreds of quiet processes cost
 // little memory, and grows to readSize and then busyPipeSize each time a read
 // fills it. A batch is taken from the pool only once a read returned data.
-func (s *Sink) read(src *source, r io.Reader, tap func([]byte)) {
+func (s *Sink) read(src *source, r io.Reader, tap func([]byte, time.Time)) {
 	buf := make([]byte, idleReadSize)
 	var partial []byte
 	var stampBuf [40]byte
 	var stamp []byte
+	var at time.Time // the read's instant, for tap
 	var b *batch
 	emit := func(line []byte, split bool) {
 		b.data = s.format(b.data, stamp, src, line, split)
@@ -70,7 +78,7 @@ func (s *Sink) read(src *source, r io.Reader, tap func([]byte)) {
 			s.split.Add(1)
 		}
 		if tap != nil {
-			tap(line)
+			tap(line, at)
 		}
 	}
 	// emitLine emits a complete line, in MaxLine pieces if it is longer.
@@ -98,8 +106,13 @@ func (s *Sink) read(src *source, r io.Reader, tap func([]byte)) {
 		if b == nil {
 			b = s.getBatch()
 		}
+		if tap != nil || s.stamps.Load() {
+			if n > 0 || len(partial) > 0 {
+				at = s.opts.Now()
+			}
+		}
 		if s.stamps.Load() && (n > 0 || len(partial) > 0) {
-			stamp = s.opts.Now().AppendFormat(stampBuf[:0], timeFormat)
+			stamp = at.AppendFormat(stampBuf[:0], timeFormat)
 		}
 		chunk := buf[:n]
 		// Room for the formatted lines, so that append rarely has to copy.

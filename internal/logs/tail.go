@@ -55,8 +55,8 @@ func (t *Tail) Add(stream string, line []byte, now time.Time) {
 		line = line[:t.maxBytes]
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.maxLines <= 0 {
+		t.mu.Unlock()
 		return
 	}
 	t.next++
@@ -91,6 +91,7 @@ func (t *Tail) Add(stream string, line []byte, now time.Time) {
 		close(t.wake)
 		t.wake, t.watched = make(chan struct{}), false
 	}
+	t.mu.Unlock() // not deferred: Add runs once per line of a flood
 }
 
 // growBuf enlarges the text ring to hold at least need bytes (at most
@@ -191,15 +192,18 @@ func (ts *Tails) Get(name string) *Tail {
 	return t
 }
 
-// Tap returns a line tap for Sink.Attach that adds each line of name's
-// stream to its tail, then calls next (if any).
-func (ts *Tails) Tap(name, stream string, next func([]byte)) func([]byte) {
+// Tap returns a line tap for Sink.AttachFunc that adds each line of name's
+// stream to its tail, with the instant of its read, then calls next (if any).
+func (ts *Tails) Tap(name, stream string, next func([]byte)) func([]byte, time.Time) {
 	if ts == nil || ts.maxLines <= 0 {
-		return next
+		if next == nil {
+			return nil
+		}
+		return func(line []byte, _ time.Time) { next(line) }
 	}
 	t := ts.Get(name)
-	return func(line []byte) {
-		t.Add(stream, line, time.Now())
+	return func(line []byte, at time.Time) {
+		t.Add(stream, line, at)
 		if next != nil {
 			next(line)
 		}

@@ -74,9 +74,9 @@ func TestTailsTapAndDisabled(t *testing.T) {
 	ts := NewTails(2, 1<<10)
 	var seen []string
 	tap := ts.Tap("web", "stdout", func(b []byte) { seen = append(seen, string(b)) })
-	tap([]byte("one"))
-	tap([]byte("two"))
-	tap([]byte("three"))
+	tap([]byte("one"), time.Now())
+	tap([]byte("two"), time.Now())
+	tap([]byte("three"), time.Now())
 	if got, _ := ts.Get("web").Last(-1); tailText(got) != "two,three" {
 		t.Fatalf("tail %q", tailText(got))
 	}
