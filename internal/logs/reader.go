@@ -106,13 +106,14 @@ func (s *Sink) read(src *source, r io.Reader, tap func([]byte, time.Time)) {
 		if b == nil {
 			b = s.getBatch()
 		}
-		if tap != nil || s.stamps.Load() {
-			if n > 0 || len(partial) > 0 {
+		if n > 0 || len(partial) > 0 {
+			stamps := s.stamps.Load()
+			if tap != nil || stamps {
 				at = s.opts.Now()
 			}
-		}
-		if s.stamps.Load() && (n > 0 || len(partial) > 0) {
-			stamp = at.AppendFormat(stampBuf[:0], timeFormat)
+			if stamps {
+				stamp = at.AppendFormat(stampBuf[:0], timeFormat)
+			}
 		}
 		chunk := buf[:n]
 		// Room for the formatted lines, so that append rarely has to copy.
