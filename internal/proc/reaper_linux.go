@@ -172,6 +172,15 @@ func (r *Reaper) startSpawners() {
 
 func (r *Reaper) spawner(ready chan<- struct{}) {
 	runtime.LockOSThread()
+	if r.fdt.self >= 0 && unix.Gettid() == os.Getpid() {
+		// The main thread's table is the one pidfd_getfd reads and
+		// /proc/self/fd shows: it must stay podvisor's main table. A
+		// fresh goroutine takes this one's place, on another thread
+		// once this one has let the main thread go.
+		runtime.UnlockOSThread()
+		go r.spawner(ready)
+		return
+	}
 	// Never unlocked, see onSpawner.
 	var empty unix.Sigset_t
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil); err != nil {
@@ -179,13 +188,6 @@ func (r *Reaper) spawner(ready chan<- struct{}) {
 	}
 	if err := closeOnExecAll(); err != nil {
 		r.log.Warn("cannot mark inherited file descriptors close-on-exec; children may inherit them", "err", err)
-	}
-	if r.fdt.self >= 0 && unix.Gettid() == os.Getpid() {
-		// The main thread's table is the one pidfd_getfd reads and
-		// /proc/self/fd shows: it must stay podvisor's main table. This
-		// thread stays parked, locked, and a new spawner takes its place.
-		go r.spawner(ready)
-		select {}
 	}
 	private := r.unshareFDTable() // after closeOnExecAll: the copy keeps its flags
 	ready <- struct{}{}
