@@ -36,6 +36,8 @@ run: build
 # the image tests included.
 test: deps
 	$(GO) test -race -count=1 -timeout 15m ./...
+	# In full without -race, see internal/supervisor/race_on_test.go.
+	$(GO) test -count=1 -run '^(TestInvariants|TestLargeStartGoesInWaves)$$' ./internal/supervisor/
 	$(MAKE) test-image
 
 # Builds Dockerfile.base and the fat example with podman and runs them

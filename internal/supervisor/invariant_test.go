@@ -45,7 +45,7 @@ func invariantCount(t *testing.T) int {
 		}
 		return n
 	}
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		return 200
 	}
 	return 2000

@@ -31,6 +31,9 @@ func (l *countingLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child
 // per step, with the loop back in its select between waves (so /livez and
 // signals are answered while they start), and all of them are started.
 func TestLargeStartGoesInWaves(t *testing.T) {
+	if raceEnabled {
+		t.Skip("3,000 processes in a synctest bubble trip the race runtime (see race_on_test.go); runs without -race")
+	}
 	synctest.Test(t, func(t *testing.T) {
 		n := 3*maxWave + 7
 		var sb strings.Builder
