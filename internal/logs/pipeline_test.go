@@ -37,17 +37,18 @@ func newReaper(t testing.TB) *proc.Reaper {
 // running is a child whose stdout and stderr are attached to a sink.
 type running struct {
 	*proc.Child
-	out, err       <-chan struct{} // closed at EOF of each stream
-	stdout, stderr *os.File        // the read ends
+	out, err <-chan struct{} // closed at EOF of each stream
 }
 
+// attachChild starts argv with its output on pipes read by s's pump, as the
+// supervisor's launcher does.
 func attachChild(t testing.TB, r *proc.Reaper, s *Sink, name string, argv []string, tapOut, tapErr func([]byte)) running {
 	t.Helper()
-	or, ow, err := os.Pipe()
+	or, ow, err := OpenPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	er, ew, err := os.Pipe()
+	er, ew, err := OpenPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +56,22 @@ func attachChild(t testing.TB, r *proc.Reaper, s *Sink, name string, argv []stri
 	ow.Close()
 	ew.Close()
 	if err != nil {
+		unix.Close(or)
+		unix.Close(er)
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = c.Signal(syscall.SIGKILL)
-		or.Close()
-		er.Close()
-	})
-	return running{c, s.Attach(name, "stdout", or, tapOut), s.Attach(name, "stderr", er, tapErr), or, er}
+	t.Cleanup(func() { _ = c.Signal(syscall.SIGKILL) })
+	out, errc := make(chan struct{}), make(chan struct{})
+	s.AttachPipe(name, "stdout", or, untimed(tapOut), func() { close(out) })
+	s.AttachPipe(name, "stderr", er, untimed(tapErr), func() { close(errc) })
+	return running{c, out, errc}
+}
+
+func untimed(tap func([]byte)) func([]byte, time.Time) {
+	if tap == nil {
+		return nil
+	}
+	return func(line []byte, _ time.Time) { tap(line) }
 }
 
 func (c running) wait(t testing.TB, timeout time.Duration) proc.Exit {
@@ -310,6 +319,12 @@ func TestSlowWriterPushesBack(t *testing.T) {
 		t.Fatalf("child finished (%d) although its output cannot have been written", ex.Code())
 	default:
 	}
+	if got := pipeSize(t, c.Pid(), 1); got != busyPipeSize {
+		t.Errorf("pipe of a stream that filled it: %d bytes, want %d", got, busyPipeSize)
+	}
+	if got := pipeSize(t, c.Pid(), 2); got != 64<<10 {
+		t.Errorf("pipe of a quiet stream: %d bytes, want the default 64 KiB", got)
+	}
 	start := time.Now()
 	for i := range 1000 {
 		s.Logger().Info("still responsive", "i", i)
@@ -320,12 +335,6 @@ func TestSlowWriterPushesBack(t *testing.T) {
 	close(w.open)
 	if ex := c.wait(t, 60*time.Second); ex.Code() != 0 {
 		t.Fatalf("exit %d", ex.Code())
-	}
-	if got := pipeSize(t, c.stdout); got != busyPipeSize {
-		t.Errorf("pipe of a stream that filled it: %d bytes, want %d", got, busyPipeSize)
-	}
-	if got := pipeSize(t, c.stderr); got != 64<<10 {
-		t.Errorf("pipe of a quiet stream: %d bytes, want the default 64 KiB", got)
 	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -468,15 +477,18 @@ func TestCloseIsBounded(t *testing.T) {
 	}
 }
 
-func pipeSize(t *testing.T, f *os.File) int {
+// pipeSize is the capacity of the pipe on a running child's fd, opened
+// anew through /proc (the write side: readers exist, so it does not block).
+func pipeSize(t *testing.T, pid, fd int) int {
 	t.Helper()
-	rc, err := f.SyscallConn()
+	pfd, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	if cerr := rc.Control(func(fd uintptr) { n, err = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) }); cerr != nil || err != nil {
-		t.Fatal(cerr, err)
+	defer unix.Close(pfd)
+	n, err := unix.FcntlInt(uintptr(pfd), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return n
 }

@@ -10,10 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Attach starts a goroutine that reads r (a child's stdout or stderr pipe) and
-// passes each line to the sink under name and stream ("stdout", "stderr").
-// Lines end at '\n'; a line longer than MaxLine is cut into MaxLine pieces; a
-// last line without a newline is delivered at EOF.
+// Attach starts a goroutine that reads r and passes each line to the sink
+// under name and stream ("stdout", "stderr"). Lines end at '\n'; a line
+// longer than MaxLine is cut into MaxLine pieces; a last line without a
+// newline is delivered at EOF. A child's pipes go through AttachPipe
+// instead, which needs no goroutine per stream.
 //
 // tap, if not nil, is called from the reader goroutine with every line
 // (pieces of a cut line separately) in order; it must not keep the slice and
@@ -40,106 +41,51 @@ func (s *Sink) Attach(name, stream string, r io.Reader, tap func(line []byte)) <
 // the line: one clock reading per read, not per line (perf: a flood of a
 // million lines into a log tail).
 func (s *Sink) AttachFunc(name, stream string, r io.Reader, tap func(line []byte, at time.Time), atEOF func()) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.addReader() {
 		atEOF()
 		return
 	}
-	s.readers.Add(1)
-	s.mu.Unlock()
-	src := s.newSource(name, stream)
+	sp := &splitter{src: s.newSource(name, stream), tap: tap}
 	go func() {
 		defer s.readers.Done()
 		defer atEOF()
-		s.read(src, r, tap)
+		s.read(sp, r)
 	}()
 }
 
-// read splits r into lines and formats them. Each read's complete lines are
-// formatted straight from the read buffer into a pooled batch, and the batch
-// goes to the sink in one channel send, so a flood costs a send per read, not
-// per line, and the sink only writes bytes. Only an unfinished line is kept
-// between reads, in partial, which never grows beyond MaxLine plus one read.
-// The read buffer starts at idleReadSize, so hundreds of quiet processes cost
-// little memory, and grows to readSize and then busyPipeSize each time a read
-// fills it. A batch is taken from the pool only once a read returned data.
-func (s *Sink) read(src *source, r io.Reader, tap func([]byte, time.Time)) {
+// addReader counts a new stream for Close to wait for; false once Close has
+// begun.
+func (s *Sink) addReader() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.readers.Add(1)
+	return true
+}
+
+// read is AttachFunc's reader goroutine. The read buffer starts at
+// idleReadSize, so quiet streams cost little memory, and grows to readSize
+// and then busyPipeSize each time a read fills it.
+func (s *Sink) read(sp *splitter, r io.Reader) {
 	buf := make([]byte, idleReadSize)
-	var partial []byte
 	var stampBuf [40]byte
-	var stamp []byte
-	var at time.Time // the read's instant, for tap
 	var b *batch
-	emit := func(line []byte, split bool) {
-		b.data = s.format(b.data, stamp, src, line, split)
-		b.lines++
-		if split {
-			s.split.Add(1)
-		}
-		if tap != nil {
-			tap(line, at)
-		}
-	}
-	// emitLine emits a complete line, in MaxLine pieces if it is longer.
-	emitLine := func(line []byte) {
-		for len(line) > MaxLine {
-			emit(line[:MaxLine], true)
-			line = line[MaxLine:]
-		}
-		emit(line, false)
-	}
-	// cut emits MaxLine pieces while partial is longer than MaxLine. At exactly
-	// MaxLine it waits: the next byte may be the newline.
-	cut := func() {
-		off := 0
-		for len(partial)-off > MaxLine {
-			emit(partial[off:off+MaxLine], true)
-			off += MaxLine
-		}
-		if off > 0 {
-			partial = partial[:copy(partial, partial[off:])]
-		}
-	}
 	for {
 		n, err := r.Read(buf)
 		if b == nil {
 			b = s.getBatch()
 		}
-		if n > 0 || len(partial) > 0 {
-			stamps := s.stamps.Load()
-			if tap != nil || stamps {
-				at = s.opts.Now()
+		if n > 0 || (err != nil && len(sp.partial) > 0) {
+			stamp, at := s.readStamp(stampBuf[:0], sp.tap != nil)
+			sp.feed(s, b, buf[:n], stamp, at)
+			if err != nil {
+				sp.finish(s, b, stamp, at)
 			}
-			if stamps {
-				stamp = at.AppendFormat(stampBuf[:0], timeFormat)
-			}
-		}
-		chunk := buf[:n]
-		// Room for the formatted lines, so that append rarely has to copy.
-		b.data = slices.Grow(b.data, s.formattedSize(n))
-		for len(chunk) > 0 {
-			i := bytes.IndexByte(chunk, '\n')
-			if i < 0 {
-				partial = append(partial, chunk...)
-				cut()
-				break
-			}
-			if len(partial) > 0 {
-				partial = append(partial, chunk[:i]...)
-				emitLine(partial)
-				partial = partial[:0]
-			} else {
-				emitLine(chunk[:i])
-			}
-			chunk = chunk[i+1:]
-		}
-		if err != nil && len(partial) > 0 {
-			emit(partial, false)
 		}
 		if b.lines > 0 {
-			b.seq = s.seq.Add(1)
-			s.records <- b // blocks while the sink is behind: back-pressure
+			s.queue(b) // blocks while the sink is behind: back-pressure
 			b = nil
 		}
 		if err != nil {
@@ -156,6 +102,101 @@ func (s *Sink) read(src *source, r io.Reader, tap func([]byte, time.Time)) {
 			growPipe(r, busyPipeSize)
 			buf = make([]byte, busyPipeSize)
 		}
+	}
+}
+
+// readStamp returns the instant of a read for taps (zero unless tapped or
+// lines carry a time) and its formatted stamp, appended to dst (nil unless
+// lines carry one): one clock reading per read, not per line.
+func (s *Sink) readStamp(dst []byte, tapped bool) (stamp []byte, at time.Time) {
+	stamps := s.stamps.Load()
+	if tapped || stamps {
+		at = s.opts.Now()
+	}
+	if stamps {
+		stamp = at.AppendFormat(dst, timeFormat)
+	}
+	return stamp, at
+}
+
+// queue hands a batch of lines to the sink goroutine, in sequence order
+// with podvisor's own messages. It blocks while the sink is behind.
+func (s *Sink) queue(b *batch) {
+	b.seq = s.seq.Add(1)
+	s.records <- b
+}
+
+// splitter turns one stream's bytes into formatted lines. Each read's
+// complete lines are formatted straight from the read buffer into a batch;
+// only an unfinished line is kept between reads, in partial, which never
+// grows beyond MaxLine plus one read.
+type splitter struct {
+	src     *source
+	tap     func(line []byte, at time.Time)
+	partial []byte
+}
+
+// feed formats chunk's complete lines into b; a trailing unfinished line is
+// kept for the next chunk (and cut into MaxLine pieces once it is longer).
+func (sp *splitter) feed(s *Sink, b *batch, chunk []byte, stamp []byte, at time.Time) {
+	// Room for the formatted lines, so that append rarely has to copy.
+	b.data = slices.Grow(b.data, s.formattedSize(len(chunk)))
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			sp.partial = append(sp.partial, chunk...)
+			sp.cut(s, b, stamp, at)
+			return
+		}
+		if len(sp.partial) > 0 {
+			sp.partial = append(sp.partial, chunk[:i]...)
+			sp.emitLine(s, b, sp.partial, stamp, at)
+			sp.partial = sp.partial[:0]
+		} else {
+			sp.emitLine(s, b, chunk[:i], stamp, at)
+		}
+		chunk = chunk[i+1:]
+	}
+}
+
+// finish emits the unfinished last line, at EOF.
+func (sp *splitter) finish(s *Sink, b *batch, stamp []byte, at time.Time) {
+	if len(sp.partial) > 0 {
+		sp.emit(s, b, sp.partial, false, stamp, at)
+		sp.partial = nil
+	}
+}
+
+func (sp *splitter) emit(s *Sink, b *batch, line []byte, split bool, stamp []byte, at time.Time) {
+	b.data = s.format(b.data, stamp, sp.src, line, split)
+	b.lines++
+	if split {
+		s.split.Add(1)
+	}
+	if sp.tap != nil {
+		sp.tap(line, at)
+	}
+}
+
+// emitLine emits a complete line, in MaxLine pieces if it is longer.
+func (sp *splitter) emitLine(s *Sink, b *batch, line []byte, stamp []byte, at time.Time) {
+	for len(line) > MaxLine {
+		sp.emit(s, b, line[:MaxLine], true, stamp, at)
+		line = line[MaxLine:]
+	}
+	sp.emit(s, b, line, false, stamp, at)
+}
+
+// cut emits MaxLine pieces while partial is longer than MaxLine. At exactly
+// MaxLine it waits: the next byte may be the newline.
+func (sp *splitter) cut(s *Sink, b *batch, stamp []byte, at time.Time) {
+	off := 0
+	for len(sp.partial)-off > MaxLine {
+		sp.emit(s, b, sp.partial[off:off+MaxLine], true, stamp, at)
+		off += MaxLine
+	}
+	if off > 0 {
+		sp.partial = sp.partial[:copy(sp.partial, sp.partial[off:])]
 	}
 }
 

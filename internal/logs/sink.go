@@ -1,10 +1,12 @@
-// Package logs carries child output to podvisor's stdout: one reader goroutine
-// per stream splits lines (at most MaxLine bytes) and formats them (`name |
-// line`, or one JSON object per line), and a single sink goroutine writes them,
-// so lines are never torn or interleaved.
+// Package logs carries child output to podvisor's stdout: the pump, one
+// goroutine waiting on every child's pipes with epoll, splits lines (at most
+// MaxLine bytes) and formats them (`name | line`, or one JSON object per
+// line), and a single sink goroutine writes them, so lines are never torn or
+// interleaved. (Other readers, such as tests', get a goroutine each.)
 //
-// Readers hand the sink batches (the formatted lines of one read) over a
-// bounded channel. When the writer is slow the channel fills, readers block,
+// Readers hand the sink batches (the formatted lines of one read, or of one
+// pump round) over a bounded channel. When the writer is slow the channel
+// fills, readers block,
 // the pipes fill, and children block in write: back-pressure instead of loss.
 // When the writer is broken (EPIPE after `podvisor run | head -1`) the sink
 // keeps draining and counts what it discards, so children never block forever.
@@ -63,6 +65,11 @@ type Sink struct {
 	readers   sync.WaitGroup
 	stopped   atomic.Bool   // Close has begun: own messages are dropped
 	done      chan struct{} // closed when the sink goroutine has exited
+
+	pumpOnce      sync.Once // see AttachPipe
+	pump          *pump
+	pumpErr       error
+	pumpFallbacks atomic.Uint64 // pipes read by a goroutine: no pump
 
 	// Owned by the sink goroutine.
 	out     []byte
@@ -135,6 +142,7 @@ func (s *Sink) Close(ctx context.Context) error {
 		s.mu.Unlock()
 		go func() {
 			s.readers.Wait()
+			s.stopPump()
 			s.stopped.Store(true)
 			close(s.records)
 		}()
