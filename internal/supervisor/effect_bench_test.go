@@ -269,9 +269,11 @@ func BenchmarkEffectReady(b *testing.B) {
 // on. fanin200: 200 children depending on one root, exiting at once on
 // SIGTERM; the step is from the last of them exiting to the root receiving
 // SIGTERM. Reported: p50-ms/step, and trace-* segments: exit->reaped
-// (kernel, SIGCHLD, reaper's wait4), reaped->hook (the launcher's per-child
-// goroutine, output drain), hook->sigterm (loop: group-empty check, step,
-// signal), sigterm->term (signal delivery to the child's handler).
+// (kernel, SIGCHLD, reaper's wait4), reaped->hook (the exit gate: the log
+// pump seeing both pipes at EOF), hook->sigterm (loop: group-empty check, step,
+// signal), sigterm->term (signal delivery to the child's handler). For the
+// fan-in, whose step waits for all 200, also: lastexit->anyhook (the last
+// exit the loop heard of, of any of the 200) and anyhook->sigterm.
 func BenchmarkEffectStop(b *testing.B) {
 	child := stampChildPath(b)
 	b.Run("chain10", func(b *testing.B) {
@@ -321,6 +323,18 @@ func BenchmarkEffectStop(b *testing.B) {
 			term := st.at(b, "root", "term")
 			steps = append(steps, term.Sub(last))
 			traceStop(seg, tl, lastName, "root", last, term)
+			// The last exit the loop heard of, whichever child it was:
+			// the step waits for all 200.
+			var lastHook time.Time
+			for i := range 200 {
+				if h, ok := tl.get(fmt.Sprintf("d%03d exithook", i)); ok && h.After(lastHook) {
+					lastHook = h
+				}
+			}
+			if sig, ok := tl.get("root sigterm"); ok && !lastHook.IsZero() {
+				seg.add("trace-lastexit>anyhook-ms", lastHook.Sub(last))
+				seg.add("trace-anyhook>sigterm-ms", sig.Sub(lastHook))
+			}
 			floors = append(floors, shellFanIn(b, rig, child, filepath.Join(b.TempDir(), "floor"), 200))
 		}
 		b.ReportMetric(float64(median(steps).Nanoseconds())/1e6, "p50-ms/step")

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"os"
 	"sync"
 	"time"
 
@@ -15,30 +14,25 @@ import (
 // reap the exit goes anyway. Usually both pipes are at EOF by the reap (the
 // kernel closes a dying process's fds before it becomes a zombie).
 //
-// Whoever comes last (the reaper, a log reader at EOF, the drain timer)
+// Whoever comes last (the reaper, the log pump at EOF, the drain timer)
 // delivers, on its own goroutine: no goroutine per child waits for the exit
 // (perf: memory with thousands of children, and one hand-off less between
 // an exit and the supervisor hearing of it).
 type exitGate struct {
-	mu       sync.Mutex
-	eofs     int        // pipes not at EOF yet
-	ex       *proc.Exit // set once reaped
-	done     bool
-	timer    *time.Timer
-	deliver  func(proc.Exit) // releases the notify resources, tells the supervisor
-	readEnds []*os.File
+	mu      sync.Mutex
+	eofs    int        // pipes not at EOF yet
+	ex      *proc.Exit // set once reaped
+	done    bool
+	timer   *time.Timer
+	deliver func(proc.Exit) // releases the notify resources, tells the supervisor
 }
 
-func newExitGate(readEnds []*os.File, deliver func(proc.Exit)) *exitGate {
-	return &exitGate{eofs: len(readEnds), readEnds: readEnds, deliver: deliver}
+func newExitGate(pipes int, deliver func(proc.Exit)) *exitGate {
+	return &exitGate{eofs: pipes, deliver: deliver}
 }
 
-// eof is called by the reader of readEnds[i] when it reaches EOF; the read
-// end is closed here, also when the exit went already (drain expired).
-func (g *exitGate) eof(i int) {
-	// Closed after any delivery: the close (a netpoll deregistration too)
-	// need not delay the news of the exit.
-	defer g.readEnds[i].Close()
+// eof is called by the log pump when one of the child's pipes reaches EOF.
+func (g *exitGate) eof() {
 	g.mu.Lock()
 	g.eofs--
 	fire := g.ex != nil && g.eofs == 0 && !g.done

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -10,17 +9,8 @@ import (
 
 func gateForTest(t *testing.T) (*exitGate, chan proc.Exit) {
 	t.Helper()
-	var ends []*os.File
-	for range 2 {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
-		ends = append(ends, r)
-	}
 	got := make(chan proc.Exit, 4)
-	return newExitGate(ends, func(ex proc.Exit) { got <- ex }), got
+	return newExitGate(2, func(ex proc.Exit) { got <- ex }), got
 }
 
 func noDelivery(t *testing.T, got chan proc.Exit, when string) {
@@ -36,8 +26,8 @@ func TestExitGate(t *testing.T) {
 	ex := proc.Exit{Pid: 42}
 	t.Run("eofs first", func(t *testing.T) {
 		g, got := gateForTest(t)
-		g.eof(1)
-		g.eof(0)
+		g.eof()
+		g.eof()
 		noDelivery(t, got, "before the reap")
 		g.reaped(ex)
 		if e := <-got; e.Pid != 42 {
@@ -47,9 +37,9 @@ func TestExitGate(t *testing.T) {
 	t.Run("reap first", func(t *testing.T) {
 		g, got := gateForTest(t)
 		g.reaped(ex)
-		g.eof(0)
+		g.eof()
 		noDelivery(t, got, "before the second EOF")
-		g.eof(1)
+		g.eof()
 		<-got
 		time.Sleep(2 * outputDrain) // the drain timer must not deliver again
 		noDelivery(t, got, "twice")
@@ -58,7 +48,7 @@ func TestExitGate(t *testing.T) {
 		g, got := gateForTest(t)
 		t0 := time.Now()
 		g.reaped(ex)
-		g.eof(0)
+		g.eof()
 		select {
 		case <-got:
 		case <-time.After(10 * outputDrain):
@@ -67,10 +57,7 @@ func TestExitGate(t *testing.T) {
 		if d := time.Since(t0); d < outputDrain {
 			t.Fatalf("delivered after %v, before the drain of %v", d, outputDrain)
 		}
-		g.eof(1) // the holder lets go later: closed, not delivered again
+		g.eof() // the holder lets go later: not delivered again
 		noDelivery(t, got, "twice")
-		if _, err := g.readEnds[1].Stat(); err == nil {
-			t.Fatal("read end still open after its EOF")
-		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/podvisor/podvisor/internal/health"
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
+	"golang.org/x/sys/unix"
 )
 
 // ProcLauncher is the real Launcher: it spawns through the reaper, connects
@@ -112,19 +113,20 @@ func (l *ProcLauncher) Checkers() CheckerFactory {
 // Launch starts one incarnation of p.
 func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
 	env := l.Env(p)
-	outR, outW, err := os.Pipe()
+	outR, outW, err := logs.OpenPipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := logs.OpenPipe()
 	if err != nil {
-		outR.Close()
+		unix.Close(outR)
 		outW.Close()
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
 	// Our copies of the write ends must be closed whatever happens, or EOF
-	// never arrives; the read ends are closed by their readers at EOF.
+	// never arrives; the read ends belong to the sink once attached.
 	closeW := func() { outW.Close(); errW.Close() }
+	closeR := func() { unix.Close(outR); unix.Close(errR) }
 
 	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
 	var (
@@ -144,8 +146,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			sock, err = l.notifySocket()
 			if err != nil {
 				closeW()
-				outR.Close()
-				errR.Close()
+				closeR()
 				return nil, fmt.Errorf("notify socket: %w", err)
 			}
 			env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
@@ -154,8 +155,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			r, w, perr := health.NewNotifyPipe()
 			if perr != nil {
 				closeW()
-				outR.Close()
-				errR.Close()
+				closeR()
 				return nil, fmt.Errorf("notify pipe: %w", perr)
 			}
 			notifyR = r
@@ -164,8 +164,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 	}
 	spec.Env = env
-	readEnds := []*os.File{outR, errR}
-	gate := newExitGate(readEnds, func(ex proc.Exit) {
+	gate := newExitGate(2, func(ex proc.Exit) {
 		// The notify resources of an incarnation go before the
 		// supervisor hears of its exit.
 		for _, c := range cleanups {
@@ -180,15 +179,14 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		spec.NotifyFile.Close() // only the child may hold the write end (s6 rule)
 	}
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		closeR()
 		for _, c := range cleanups {
 			c()
 		}
 		return nil, err
 	}
-	l.Sink.AttachFunc(p.Name, "stdout", outR, l.Tails.Tap(p.Name, "stdout", tap), func() { gate.eof(0) })
-	l.Sink.AttachFunc(p.Name, "stderr", errR, l.Tails.Tap(p.Name, "stderr", tap), func() { gate.eof(1) })
+	l.Sink.AttachPipe(p.Name, "stdout", outR, l.Tails.Tap(p.Name, "stdout", tap), gate.eof)
+	l.Sink.AttachPipe(p.Name, "stderr", errR, l.Tails.Tap(p.Name, "stderr", tap), gate.eof)
 	pid := child.Pid()
 	switch {
 	case sock != nil:

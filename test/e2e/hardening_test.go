@@ -53,7 +53,12 @@ processes:
     command: `+trapper("b")+`
     depends_on: {a: {condition: started, restart: true}}
 `)
-	eventually(t, 10*time.Second, func() bool { return len(filterEvents(r.ReadEvents(t), "b", "start")) == 2 }, "b never restarted")
+	// Both records: b is gated on a's exec, not on a's script having
+	// written its record, so b's may come first.
+	eventually(t, 10*time.Second, func() bool {
+		evs := r.ReadEvents(t)
+		return len(filterEvents(evs, "b", "start")) == 2 && len(filterEvents(evs, "a", "start")) >= 2
+	}, "b never restarted")
 	evs := r.ReadEvents(t)
 	aStarts, bStarts := filterEvents(evs, "a", "start"), filterEvents(evs, "b", "start")
 	if len(aStarts) != 2 {
