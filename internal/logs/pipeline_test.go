@@ -62,16 +62,9 @@ func attachChild(t testing.TB, r *proc.Reaper, s *Sink, name string, argv []stri
 	}
 	t.Cleanup(func() { _ = c.Signal(syscall.SIGKILL) })
 	out, errc := make(chan struct{}), make(chan struct{})
-	s.AttachPipe(name, "stdout", or, untimed(tapOut), func() { close(out) })
-	s.AttachPipe(name, "stderr", er, untimed(tapErr), func() { close(errc) })
+	s.AttachPipe(name, "stdout", or, nil, tapOut, func() { close(out) })
+	s.AttachPipe(name, "stderr", er, nil, tapErr, func() { close(errc) })
 	return running{c, out, errc}
-}
-
-func untimed(tap func([]byte)) func([]byte, time.Time) {
-	if tap == nil {
-		return nil
-	}
-	return func(line []byte, _ time.Time) { tap(line) }
 }
 
 func (c running) wait(t testing.TB, timeout time.Duration) proc.Exit {

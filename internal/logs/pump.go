@@ -7,7 +7,6 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,7 +32,8 @@ func OpenPipe() (r int, w *os.File, err error) {
 // AttachPipe is AttachFunc for the read end of a pipe (from OpenPipe), read
 // by the sink's pump: one goroutine waiting on every attached pipe with
 // epoll, instead of a goroutine per stream. The sink owns fd from then on and
-// closes it at EOF (at once if the sink is closed). tap and atEOF are called
+// closes it at EOF (at once if the sink is closed). tail and tap are as for
+// AttachFunc. tap and atEOF are called
 // from the pump goroutine, atEOF once every line of the stream has been
 // queued; both must be quick, as they hold up every stream.
 //
@@ -43,13 +43,13 @@ func OpenPipe() (r int, w *os.File, err error) {
 // 200-wide fan-in stop), and a stack and read buffer per stream (RSS). The
 // pump takes each hung-up pipe from one epoll_wait with one close, and
 // shares one read buffer.
-func (s *Sink) AttachPipe(name, stream string, fd int, tap func(line []byte, at time.Time), atEOF func()) {
+func (s *Sink) AttachPipe(name, stream string, fd int, tail *Tail, tap func(line []byte), atEOF func()) {
 	if !s.addReader() {
 		unix.Close(fd)
 		atEOF()
 		return
 	}
-	st := &pipeStream{splitter: splitter{src: s.newSource(name, stream), tap: tap}, fd: fd, atEOF: atEOF}
+	st := &pipeStream{splitter: newSplitter(s.newSource(name, stream), stream, tail, tap), fd: fd, atEOF: atEOF}
 	p, err := s.startPump()
 	if err == nil {
 		err = p.add(st)
@@ -62,7 +62,7 @@ func (s *Sink) AttachPipe(name, stream string, fd int, tap func(line []byte, at 
 			defer s.readers.Done()
 			defer atEOF()
 			defer f.Close()
-			s.read(&st.splitter, f)
+			s.read(st.splitter, f)
 		}()
 	}
 }
@@ -108,7 +108,7 @@ type pump struct {
 // pipeStream is one attached pipe. Only the pump goroutine touches it once
 // it is registered.
 type pipeStream struct {
-	splitter
+	*splitter
 	id     uint32
 	fd     int
 	atEOF  func()

@@ -88,7 +88,7 @@ func pumpRound(t *testing.T, seed uint64, streams int) {
 			write()
 		}
 		wg.Add(1)
-		s.AttachPipe(p.name, "stdout", r, nil, func() {
+		s.AttachPipe(p.name, "stdout", r, nil, nil, func() {
 			if _, dup := eofs.LoadOrStore(p.name, true); dup {
 				t.Errorf("%s: atEOF twice", p.name)
 			}
@@ -149,7 +149,7 @@ func TestPumpHasNoGoroutinePerStream(t *testing.T) {
 		}
 		ws = append(ws, w)
 		wg.Add(1)
-		s.AttachPipe(fmt.Sprint("p", i), "stdout", r, nil, wg.Done)
+		s.AttachPipe(fmt.Sprint("p", i), "stdout", r, nil, nil, wg.Done)
 	}
 	if n := runtime.NumGoroutine() - before; n > 1 {
 		t.Errorf("%d more goroutines for 300 streams, want 1 (the pump)", n)

@@ -26,26 +26,21 @@ import (
 // ends the reader. After Close, Attach only returns a closed channel.
 func (s *Sink) Attach(name, stream string, r io.Reader, tap func(line []byte)) <-chan struct{} {
 	done := make(chan struct{})
-	var timed func([]byte, time.Time)
-	if tap != nil {
-		timed = func(line []byte, _ time.Time) { tap(line) }
-	}
-	s.AttachFunc(name, stream, r, timed, func() { close(done) })
+	s.AttachFunc(name, stream, r, nil, tap, func() { close(done) })
 	return done
 }
 
 // AttachFunc is Attach with a callback in place of the channel: atEOF is
 // called once, from the reader goroutine, when r reaches EOF or fails, after
 // every line has gone to the sink (at once if the sink is closed). It must
-// not block for long. Its tap also gets the instant of the read that brought
-// the line: one clock reading per read, not per line (perf: a flood of a
-// million lines into a log tail).
-func (s *Sink) AttachFunc(name, stream string, r io.Reader, tap func(line []byte, at time.Time), atEOF func()) {
+// not block for long. tail, if not nil, keeps the stream's last lines, each
+// with the instant of the read that brought it.
+func (s *Sink) AttachFunc(name, stream string, r io.Reader, tail *Tail, tap func(line []byte), atEOF func()) {
 	if !s.addReader() {
 		atEOF()
 		return
 	}
-	sp := &splitter{src: s.newSource(name, stream), tap: tap}
+	sp := newSplitter(s.newSource(name, stream), stream, tail, tap)
 	go func() {
 		defer s.readers.Done()
 		defer atEOF()
@@ -78,7 +73,7 @@ func (s *Sink) read(sp *splitter, r io.Reader) {
 			b = s.getBatch()
 		}
 		if n > 0 || (err != nil && len(sp.partial) > 0) {
-			stamp, at := s.readStamp(stampBuf[:0], sp.tap != nil)
+			stamp, at := s.readStamp(stampBuf[:0], sp.tail != nil)
 			sp.feed(s, b, buf[:n], stamp, at)
 			if err != nil {
 				sp.finish(s, b, stamp, at)
@@ -105,12 +100,12 @@ func (s *Sink) read(sp *splitter, r io.Reader) {
 	}
 }
 
-// readStamp returns the instant of a read for taps (zero unless tapped or
+// readStamp returns the instant of a read for tails (zero unless wanted or
 // lines carry a time) and its formatted stamp, appended to dst (nil unless
 // lines carry one): one clock reading per read, not per line.
-func (s *Sink) readStamp(dst []byte, tapped bool) (stamp []byte, at time.Time) {
+func (s *Sink) readStamp(dst []byte, want bool) (stamp []byte, at time.Time) {
 	stamps := s.stamps.Load()
-	if tapped || stamps {
+	if want || stamps {
 		at = s.opts.Now()
 	}
 	if stamps {
@@ -132,21 +127,33 @@ func (s *Sink) queue(b *batch) {
 // grows beyond MaxLine plus one read.
 type splitter struct {
 	src     *source
-	tap     func(line []byte, at time.Time)
+	stderr  bool
+	tap     func(line []byte)
+	tail    *Tail
 	partial []byte
+	kept    [][]byte // lines for the tail not yet added, in the read buffer or partial
+}
+
+// maxKept bounds kept: a read of 256 KiB may hold 128 Ki lines.
+const maxKept = 4096
+
+func newSplitter(src *source, stream string, tail *Tail, tap func([]byte)) *splitter {
+	return &splitter{src: src, stderr: stream == "stderr", tail: tail, tap: tap}
 }
 
 // feed formats chunk's complete lines into b; a trailing unfinished line is
 // kept for the next chunk (and cut into MaxLine pieces once it is longer).
+// The lines go to the tail at the end, all at once (Tail.AddLines).
 func (sp *splitter) feed(s *Sink, b *batch, chunk []byte, stamp []byte, at time.Time) {
 	// Room for the formatted lines, so that append rarely has to copy.
 	b.data = slices.Grow(b.data, s.formattedSize(len(chunk)))
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
 		if i < 0 {
+			sp.flushTail(at) // kept may point into partial
 			sp.partial = append(sp.partial, chunk...)
 			sp.cut(s, b, stamp, at)
-			return
+			break
 		}
 		if len(sp.partial) > 0 {
 			sp.partial = append(sp.partial, chunk[:i]...)
@@ -157,12 +164,14 @@ func (sp *splitter) feed(s *Sink, b *batch, chunk []byte, stamp []byte, at time.
 		}
 		chunk = chunk[i+1:]
 	}
+	sp.flushTail(at) // before the read buffer is reused
 }
 
 // finish emits the unfinished last line, at EOF.
 func (sp *splitter) finish(s *Sink, b *batch, stamp []byte, at time.Time) {
 	if len(sp.partial) > 0 {
 		sp.emit(s, b, sp.partial, false, stamp, at)
+		sp.flushTail(at)
 		sp.partial = nil
 	}
 }
@@ -174,8 +183,24 @@ func (sp *splitter) emit(s *Sink, b *batch, line []byte, split bool, stamp []byt
 		s.split.Add(1)
 	}
 	if sp.tap != nil {
-		sp.tap(line, at)
+		sp.tap(line)
 	}
+	if sp.tail != nil {
+		if len(sp.kept) == maxKept {
+			sp.flushTail(at)
+		}
+		sp.kept = append(sp.kept, line)
+	}
+}
+
+// flushTail adds the kept lines to the tail.
+func (sp *splitter) flushTail(at time.Time) {
+	if len(sp.kept) == 0 {
+		return
+	}
+	sp.tail.addLines(sp.stderr, sp.kept, at)
+	clear(sp.kept) // let go of the buffers
+	sp.kept = sp.kept[:0]
 }
 
 // emitLine emits a complete line, in MaxLine pieces if it is longer.

@@ -1,7 +1,12 @@
 package logs
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -70,22 +75,90 @@ func TestTailFollowWakes(t *testing.T) {
 	}
 }
 
-func TestTailsTapAndDisabled(t *testing.T) {
+// Empty lines first: no text in the ring yet, but lines in it. This
+// crashed podvisor (a division by zero) for any process whose output began
+// with two blank lines.
+func TestTailEmptyLinesFirst(t *testing.T) {
+	tl := NewTail(10, 100)
+	tl.Add("stdout", nil, time.Now())
+	tl.Add("stdout", []byte{}, time.Now())
+	tl.Add("stdout", []byte("x"), time.Now())
+	if got, next := tl.Last(-1); tailText(got) != ",,x" || next != 4 {
+		t.Fatalf("tail %q, next %d", tailText(got), next)
+	}
+}
+
+func TestTailsForAndDisabled(t *testing.T) {
 	ts := NewTails(2, 1<<10)
-	var seen []string
-	tap := ts.Tap("web", "stdout", func(b []byte) { seen = append(seen, string(b)) })
-	tap([]byte("one"), time.Now())
-	tap([]byte("two"), time.Now())
-	tap([]byte("three"), time.Now())
-	if got, _ := ts.Get("web").Last(-1); tailText(got) != "two,three" {
-		t.Fatalf("tail %q", tailText(got))
+	if ts.For("web") != ts.Get("web") {
+		t.Fatal("For must give the process's tail")
 	}
-	if len(seen) != 3 {
-		t.Fatalf("next tap saw %v", seen)
+	if NewTails(0, 1<<10).For("web") != nil || (*Tails)(nil).For("web") != nil {
+		t.Fatal("tail 0 must give readers no tail to fill")
 	}
-	off := NewTails(0, 1<<10)
-	if off.Tap("web", "stdout", nil) != nil {
-		t.Fatal("tail 0 must not install a tap")
+}
+
+// addLines (a whole read at once, copying only the lines that stay) leaves
+// a tail exactly as adding the lines one by one does: same lines, same
+// Seq, same times, across random line counts, lengths and limits, seeded.
+func TestTailAddLinesMatchesAdd(t *testing.T) {
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		maxLines, maxBytes := 1+rng.IntN(20), 1+rng.IntN(400)
+		one, batch := NewTail(maxLines, maxBytes), NewTail(maxLines, maxBytes)
+		for read := range 1 + rng.IntN(6) {
+			at := time.Unix(int64(read), 0)
+			var lines [][]byte
+			for range rng.IntN(40) {
+				lines = append(lines, bytes.Repeat([]byte{byte('a' + rng.IntN(26))}, rng.IntN(maxBytes*2/3+2)))
+			}
+			stderr := rng.IntN(2) == 0
+			stream := map[bool]string{true: "stderr", false: "stdout"}[stderr]
+			for _, l := range lines {
+				one.Add(stream, l, at)
+			}
+			batch.addLines(stderr, lines, at)
+		}
+		a, na := one.Last(-1)
+		b, nb := batch.Last(-1)
+		if na != nb || !reflect.DeepEqual(a, b) {
+			t.Fatalf("seed %d (max %d lines, %d bytes): one by one %v next %d; batched %v next %d", seed, maxLines, maxBytes, a, na, b, nb)
+		}
+	}
+}
+
+// Through the pump: a tail fed a read at a time holds the last lines of a
+// flood with their Seq.
+func TestPumpFillsTail(t *testing.T) {
+	const n = 100_000
+	s := NewSink(io.Discard, Options{})
+	tail := NewTail(200, DefaultTailBytes)
+	r, w, err := OpenPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	s.AttachPipe("p", "stdout", r, tail, nil, func() { close(done) })
+	go func() {
+		defer w.Close()
+		var b []byte
+		for i := range n {
+			b = fmt.Appendf(b, "line %d\n", i)
+		}
+		_, _ = w.Write(b)
+	}()
+	<-done
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines, next := tail.Last(-1)
+	if next != n+1 || len(lines) != 200 {
+		t.Fatalf("next %d, %d lines; want %d, 200", next, len(lines), n+1)
+	}
+	for i, l := range lines {
+		if want := fmt.Sprintf("line %d", n-200+i); l.Line != want || l.Seq != uint64(n-200+i+1) || l.Stream != "stdout" {
+			t.Fatalf("line %d: %+v, want %q", i, l, want)
+		}
 	}
 }
 

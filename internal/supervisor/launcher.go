@@ -185,8 +185,8 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 		return nil, err
 	}
-	l.Sink.AttachPipe(p.Name, "stdout", outR, l.Tails.Tap(p.Name, "stdout", tap), gate.eof)
-	l.Sink.AttachPipe(p.Name, "stderr", errR, l.Tails.Tap(p.Name, "stderr", tap), gate.eof)
+	l.Sink.AttachPipe(p.Name, "stdout", outR, l.Tails.For(p.Name), tap, gate.eof)
+	l.Sink.AttachPipe(p.Name, "stderr", errR, l.Tails.For(p.Name), tap, gate.eof)
 	pid := child.Pid()
 	switch {
 	case sock != nil:
