@@ -50,12 +50,14 @@ func (o ownWriter) Write(p []byte) (int, error) {
 	b := s.getBatch()
 	b.data = s.format(b.data, stamp, s.own, bytes.TrimSuffix(p, []byte("\n")), false)
 	b.lines = 1
+	s.inflight.Add(1)
 	b.seq = s.seq.Add(1)
 	select {
 	case s.ownQueue <- b:
 	default:
 		// The sink is stuck behind a slow writer; the caller (often the
 		// supervisor's loop) must not wait for it (FAULTS D9).
+		s.inflight.Add(-1)
 		s.ownDropped.Add(1)
 		s.release(b)
 	}

@@ -306,7 +306,9 @@ func TestSlowWriterPushesBack(t *testing.T) {
 	w := &gateWriter{w: v, open: make(chan struct{})}
 	s := NewSink(w, Options{})
 	c := attachChild(t, r, s, "slow", testproc.Argv("lines", strconv.Itoa(n), strconv.Itoa(size), "o"), nil, nil)
-	testproc.Eventually(t, 10*time.Second, "queue full", func() bool { return len(s.records) == cap(s.records) })
+	// The pump is stuck in a write (it writes floods itself) or the queue
+	// is full; either way the pipe fills up and the child blocks.
+	testproc.Eventually(t, 10*time.Second, "pipe full", func() bool { return pipeBytes(t, c.Pid(), 1) == busyPipeSize })
 	select {
 	case ex := <-c.Done():
 		t.Fatalf("child finished (%d) although its output cannot have been written", ex.Code())
@@ -468,6 +470,21 @@ func TestCloseIsBounded(t *testing.T) {
 	if err := s.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Close() = %v, want DeadlineExceeded", err)
 	}
+}
+
+// pipeBytes is how much is waiting in the pipe on a running child's fd.
+func pipeBytes(t *testing.T, pid, fd int) int {
+	t.Helper()
+	pfd, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pfd)
+	n, err := unix.IoctlGetInt(pfd, unix.TIOCINQ) // FIONREAD
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // pipeSize is the capacity of the pipe on a running child's fd, opened

@@ -116,7 +116,27 @@ func (s *Sink) readStamp(dst []byte, want bool) (stamp []byte, at time.Time) {
 
 // queue hands a batch of lines to the sink goroutine, in sequence order
 // with podvisor's own messages. It blocks while the sink is behind.
+//
+// A big batch (a flood) is written by the caller itself when nothing is
+// queued or being written: the pump then reads, formats and writes on one
+// thread, where a hand-off to the sink goroutine had a third thread
+// competing with the child for the CPUs (1.2x the direct write with one
+// Go P against 1.5x with two, on 2 CPUs). Holding wmu with nothing in
+// flight means no earlier line can be waiting anywhere. Small batches keep
+// the queue's slack: a stalled stdout does not hold up their EOF (and the
+// news of their process's exit) until the queue is full.
 func (s *Sink) queue(b *batch) {
+	if len(b.data) >= flushSize/2 && s.inflight.Load() == 0 && s.wmu.TryLock() {
+		if s.inflight.Load() == 0 {
+			b.seq = s.seq.Add(1)
+			s.write(b)
+			s.flush()
+			s.wmu.Unlock()
+			return
+		}
+		s.wmu.Unlock()
+	}
+	s.inflight.Add(1)
 	b.seq = s.seq.Add(1)
 	s.records <- b
 }

@@ -71,10 +71,13 @@ type Sink struct {
 	pumpErr       error
 	pumpFallbacks atomic.Uint64 // pipes read by a goroutine: no pump
 
-	// Owned by the sink goroutine.
-	out     []byte
-	pending uint64 // lines in out
-	werr    error
+	// The writer's state, guarded by wmu: the sink goroutine writes, and so
+	// does a reader when nothing is in flight (see queue).
+	wmu      sync.Mutex
+	out      []byte
+	pending  uint64 // lines in out
+	werr     error
+	inflight atomic.Int64 // batches queued (both queues) and not yet written
 
 	seq        atomic.Uint64 // last batch sequence number handed out
 	errp       atomic.Pointer[error]
@@ -178,16 +181,20 @@ func (s *Sink) run() {
 		}
 		switch {
 		case rec != nil && (own == nil || rec.seq < own.seq):
-			s.write(rec)
+			s.written(rec)
 			rec = nil
 		case own != nil:
-			s.write(own)
+			s.written(own)
 			own = nil
 		case !recOpen:
+			s.wmu.Lock()
 			s.flush()
+			s.wmu.Unlock()
 			return
 		default:
+			s.wmu.Lock()
 			s.flush() // nothing waiting: keep latency low
+			s.wmu.Unlock()
 			select {
 			case b, ok := <-s.records:
 				rec, recOpen = b, ok
@@ -197,7 +204,15 @@ func (s *Sink) run() {
 	}
 }
 
-// write passes b's formatted lines on: small batches are gathered in the
+// written writes b for the sink goroutine.
+func (s *Sink) written(b *batch) {
+	s.wmu.Lock()
+	s.write(b)
+	s.inflight.Add(-1)
+	s.wmu.Unlock()
+}
+
+// write passes b's formatted lines on (wmu held): small batches are gathered in the
 // output buffer (written when the queue is empty or the buffer is full), big
 // ones are written as they are, saving a copy. What is buffered is flushed
 // before a big batch is written, so that nothing overtakes earlier lines.
@@ -219,7 +234,7 @@ func (s *Sink) write(b *batch) {
 	}
 }
 
-// flush writes the output buffer.
+// flush writes the output buffer (wmu held).
 func (s *Sink) flush() {
 	if len(s.out) == 0 || s.werr != nil {
 		return
