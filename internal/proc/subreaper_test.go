@@ -149,3 +149,27 @@ func TestBecomeSubreaper(t *testing.T) {
 		t.Fatalf("PR_GET_CHILD_SUBREAPER = %d", v)
 	}
 }
+
+// The sweep's shortcut agrees with the /proc walk: no children at all
+// means no descendants (as a subreaper), and a live child means a walk.
+func TestNoDescendantsShortcut(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil {
+		t.Skip(err)
+	}
+	r := newReaper(t)
+	c, err := Spawn(r, Spec{Argv: testproc.Argv("sleep", "30s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if noDescendants() {
+		t.Fatal("noDescendants with a child running")
+	}
+	if err := c.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, c, 5*time.Second)
+	// Other tests' children may linger: the shortcut must then say "walk".
+	testproc.Eventually(t, 5*time.Second, "shortcut agrees with the walk", func() bool {
+		return noDescendants() == (len(Descendants(os.Getpid())) == 0)
+	})
+}
