@@ -475,28 +475,31 @@ func TestCloseIsBounded(t *testing.T) {
 // pipeBytes is how much is waiting in the pipe on a running child's fd.
 func pipeBytes(t *testing.T, pid, fd int) int {
 	t.Helper()
-	pfd, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pfd)
-	n, err := unix.IoctlGetInt(pfd, unix.TIOCINQ) // FIONREAD
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return childPipe(t, pid, fd, unix.TIOCINQ) // FIONREAD
 }
 
-// pipeSize is the capacity of the pipe on a running child's fd, opened
-// anew through /proc (the write side: readers exist, so it does not block).
+// pipeSize is the capacity of the pipe on a running child's fd.
 func pipeSize(t *testing.T, pid, fd int) int {
+	t.Helper()
+	return childPipe(t, pid, fd, unix.F_GETPIPE_SZ)
+}
+
+// childPipe opens the pipe on a running child's fd anew through /proc (the
+// write side: readers exist, so it does not block) and asks it req: an
+// ioctl, or F_GETPIPE_SZ.
+func childPipe(t *testing.T, pid, fd int, req uint) int {
 	t.Helper()
 	pfd, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(pfd)
-	n, err := unix.FcntlInt(uintptr(pfd), unix.F_GETPIPE_SZ, 0)
+	var n int
+	if req == unix.F_GETPIPE_SZ {
+		n, err = unix.FcntlInt(uintptr(pfd), unix.F_GETPIPE_SZ, 0)
+	} else {
+		n, err = unix.IoctlGetInt(pfd, req)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
