@@ -22,6 +22,10 @@ const (
 	// sweepGrace is how long escaped descendants get between SIGTERM and
 	// SIGKILL in the final sweep, after the ordered teardown is over.
 	sweepGrace = 2 * time.Second
+	// spareThreads: idle OS threads made at start-up (proc.SpareThreads);
+	// more than podvisor keeps busy at once (loop, reaper, waitid, four
+	// spawners, HTTP, sink, a few in system calls).
+	spareThreads = 16
 	// httpShutdown bounds the HTTP server's graceful shutdown at exit.
 	httpShutdown = 2 * time.Second
 	// logDrain bounds how long exit waits for the log sink (stdout may be
@@ -102,6 +106,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+
+	// Threads the runtime may need later, made while it still can: at a
+	// pids limit reached by a child's fork bomb, a missing thread aborts
+	// podvisor (FAULTS D7).
+	proc.SpareThreads(spareThreads)
 
 	if os.Getpid() != 1 {
 		if err := proc.BecomeSubreaper(); err != nil {

@@ -1,0 +1,29 @@
+package proc
+
+import (
+	"os"
+	"testing"
+)
+
+// SpareThreads leaves at least n threads behind (more than this test
+// binary ever needs on its own), and they stay.
+func TestSpareThreadsStay(t *testing.T) {
+	const n = 48
+	SpareThreads(n)
+	if got := tasks(t); got < n {
+		t.Fatalf("%d threads after SpareThreads(%d)", got, n)
+	}
+	SpareThreads(n) // reuses them: no more are made
+	if got := tasks(t); got >= 2*n {
+		t.Fatalf("%d threads after a second SpareThreads(%d): idle ones not reused", got, n)
+	}
+}
+
+func tasks(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
