@@ -36,8 +36,8 @@ type fdTables struct {
 }
 
 // prepareFDTables runs once, before the first spawner thread starts.
-func (r *Reaper) prepareFDTables() {
-	r.fdt = fdTables{self: -1, null: -1}
+func (p *Spawners) prepareFDTables() {
+	p.fdt = fdTables{self: -1, null: -1}
 	// The netpoller's fds must exist before any unshare: a pipe is
 	// pollable, so making one initialises it.
 	if pr, pw, err := os.Pipe(); err == nil {
@@ -46,69 +46,72 @@ func (r *Reaper) prepareFDTables() {
 	}
 	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		r.nullErr = &os.PathError{Op: "open", Path: os.DevNull, Err: err}
+		p.nullErr = &os.PathError{Op: "open", Path: os.DevNull, Err: err}
 		return
 	}
-	r.fdt.null = null
+	p.fdt.null = null
 	self, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
-		r.log.Debug("spawners share podvisor's fd table", "reason", "pidfd_open: "+err.Error())
+		p.note(true, "spawners share podvisor's fd table", os.NewSyscallError("pidfd_open", err))
 		return
 	}
 	probe, err := unix.PidfdGetfd(self, null, 0)
 	if err != nil {
 		unix.Close(self)
-		r.log.Debug("spawners share podvisor's fd table", "reason", "pidfd_getfd: "+err.Error())
+		p.note(true, "spawners share podvisor's fd table", os.NewSyscallError("pidfd_getfd", err))
 		return
 	}
 	unix.Close(probe)
-	r.fdt.self = self
+	p.fdt.self = self
 }
 
 // unshareFDTable gives the calling (locked) spawner thread its own fd table;
 // false: it shares the main one.
-func (r *Reaper) unshareFDTable() bool {
-	if r.fdt.self < 0 {
+func (p *Spawners) unshareFDTable() bool {
+	if p.fdt.self < 0 {
 		return false
 	}
 	if err := unix.Unshare(unix.CLONE_FILES); err != nil {
-		r.log.Debug("spawner shares podvisor's fd table", "reason", "unshare: "+err.Error())
+		p.note(true, "a spawner shares podvisor's fd table", os.NewSyscallError("unshare", err))
 		return false
 	}
-	dropPipesAndSockets()
+	p.dropCopies()
 	return true
 }
 
-// dropPipesAndSockets closes, in the calling thread's private table, the
-// pipes and sockets copied from the main table by the unshare. A copy of a
-// pipe's write end would keep its reader from ever seeing EOF (a child's
-// output pipe made just before the spawners started), a copy of a socket
-// would keep it open after podvisor closed it. The Go runtime's own fds
-// (epoll, eventfd) are neither, and stay.
-func dropPipesAndSockets() {
+// dropCopies closes, in the calling thread's private table, what the unshare
+// copied from the main table and the spawner does not need: everything but
+// /dev/null, podvisor's pidfd and the Go runtime's own netpoller fds (an
+// epoll and an eventfd, which must keep their numbers). A copy of a pipe's
+// write end would keep its reader from ever seeing EOF (a child's output
+// pipe made just before the spawners started), a copy of a socket would keep
+// it open after podvisor closed it, and a file opened meanwhile (the config
+// being read while the spawners start) would stay open for good.
+func (p *Spawners) dropCopies() {
 	ents, err := os.ReadDir("/proc/thread-self/fd")
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd < 3 {
+		if err != nil || fd < 3 || fd == p.fdt.null || fd == p.fdt.self {
 			continue
 		}
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil {
+		target, err := os.Readlink("/proc/thread-self/fd/" + e.Name())
+		if err != nil {
 			continue // the listing's own fd, closed by now
 		}
-		if t := st.Mode & unix.S_IFMT; t == unix.S_IFIFO || t == unix.S_IFSOCK {
-			unix.Close(fd)
+		if target == "anon_inode:[eventpoll]" || target == "anon_inode:[eventfd]" {
+			continue
 		}
+		unix.Close(fd)
 	}
 }
 
 // importFDs returns files (main-table fds; ^0 for "closed") as fds of the
 // calling spawner thread's private table, and a func closing the copies it
 // made. /dev/null is in every table already.
-func (r *Reaper) importFDs(files []uintptr) ([]uintptr, func(), error) {
+func (p *Spawners) importFDs(files []uintptr) ([]uintptr, func(), error) {
 	local := make([]uintptr, len(files))
 	var made []int
 	done := func() {
@@ -117,11 +120,11 @@ func (r *Reaper) importFDs(files []uintptr) ([]uintptr, func(), error) {
 		}
 	}
 	for i, fd := range files {
-		if fd == ^uintptr(0) || int(fd) == r.fdt.null {
+		if fd == ^uintptr(0) || int(fd) == p.fdt.null {
 			local[i] = fd
 			continue
 		}
-		c, err := unix.PidfdGetfd(r.fdt.self, int(fd), 0)
+		c, err := unix.PidfdGetfd(p.fdt.self, int(fd), 0)
 		if err != nil {
 			done()
 			return nil, nil, os.NewSyscallError("pidfd_getfd", err)
@@ -146,10 +149,10 @@ type spawnReq struct {
 
 // forkExec runs q on the calling spawner thread, whose table is private if
 // private is set.
-func (r *Reaper) forkExec(q spawnReq, private bool) (int, error) {
+func (p *Spawners) forkExec(q spawnReq, private bool) (int, error) {
 	files := q.files
 	if private {
-		local, done, err := r.importFDs(files)
+		local, done, err := p.importFDs(files)
 		if err != nil {
 			return 0, err
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func TestSpawnersForkFromAPrivateFDTable(t *testing.T) {
 	r := newReaper(t)
 	c := spawn(t, r, Spec{Argv: []string{"true"}}) // starts the spawners
 	wait(t, c, 5*time.Second)
-	if r.fdt.self < 0 {
+	if r.spawners().fdt.self < 0 {
 		t.Skip("no pidfd_getfd or unshare here: spawners share the main table")
 	}
 	f, err := os.Open("/proc/self/status") // opened after the spawners unshared
@@ -35,10 +36,10 @@ func TestSpawnersForkFromAPrivateFDTable(t *testing.T) {
 	if err := unix.Fstat(fd, &mine); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 * spawners {
+	for range 2 * r.sp.n {
 		var tid int
 		var same bool
-		r.onSpawner(func(private bool) {
+		r.sp.run(func(private bool) {
 			tid = unix.Gettid()
 			if !private {
 				t.Errorf("spawner thread %d shares the main table", tid)
@@ -83,5 +84,56 @@ func TestPipeOpenWhenSpawnersStartStillReachesEOF(t *testing.T) {
 	var buf [16]byte
 	if n, err := pr.Read(buf[:]); n != 0 || err == nil || !errors.Is(err, io.EOF) {
 		t.Fatalf("read after the last writer closed: %d bytes, %v; want EOF", n, err)
+	}
+}
+
+// A file podvisor has open while the spawner threads start (podvisor run
+// reads its config meanwhile) is not kept open by their private tables once
+// podvisor closes it.
+func TestSpawnersKeepNoFileOpenAtTheirStart(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := StartSpawners()
+	sp.wait()
+	if sp.fdt.self < 0 {
+		t.Skip("no pidfd_getfd or unshare here: spawners share the main table")
+	}
+	name := f.Name()
+	f.Close()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		dir := "/proc/self/task/" + task.Name() + "/fd/"
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // the task has exited
+		}
+		for _, fd := range fds {
+			if target, _ := os.Readlink(dir + fd.Name()); target == name {
+				t.Errorf("thread %s still holds %s as fd %s after podvisor closed it", task.Name(), name, fd.Name())
+			}
+		}
+	}
+	// The pool still forks, with what its threads kept.
+	r := runReaper(t, NewReaperWith(nil, sp))
+	c := spawn(t, r, Spec{Argv: []string{"true"}})
+	if ex := wait(t, c, 5*time.Second); ex.Code() != 0 {
+		t.Fatalf("child exited %d", ex.Code())
+	}
+}
+
+// More spawner threads than Ps only add hand-offs: a fork holds its P.
+func TestSpawnerCountFollowsGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if n := spawnerCount(); n != 1 {
+		t.Errorf("GOMAXPROCS 1: %d spawners, want 1", n)
+	}
+	runtime.GOMAXPROCS(16)
+	if n := spawnerCount(); n != 4 {
+		t.Errorf("GOMAXPROCS 16: %d spawners, want 4", n)
 	}
 }

@@ -179,7 +179,12 @@ func deathSignalParent() error {
 // newReaper returns a Reaper whose Run goroutine stops when the test ends.
 func newReaper(t *testing.T) *Reaper {
 	t.Helper()
-	r := NewReaper(slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	return runReaper(t, NewReaper(slog.New(slog.NewTextHandler(testWriter{t}, nil))))
+}
+
+// runReaper runs r until the test ends.
+func runReaper(t *testing.T, r *Reaper) *Reaper {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()

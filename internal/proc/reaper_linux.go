@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -25,8 +23,7 @@ type Reaper struct {
 	log *slog.Logger
 
 	spawnOnce sync.Once
-	spawns    chan func(private bool) // run on a spawner thread; see spawner
-	fdt       fdTables                // see fdtable_linux.go
+	sp        *Spawners // see spawners; set before the first spawn
 
 	// mu keeps reaping and spawning apart. Spawns hold it for reading
 	// across fork+exec+register (several spawner threads may do so at
@@ -45,8 +42,6 @@ type Reaper struct {
 
 	orphans atomic.Uint64
 
-	nullErr error // why /dev/null could not be opened, see prepareFDTables
-
 	kickMu sync.Mutex
 	kick   chan struct{} // the running waiter's kick channel, see Run
 }
@@ -58,12 +53,37 @@ type entry struct {
 }
 
 // NewReaper returns a Reaper. It has no side effects until Start or Run is
-// called. log may be nil.
+// called; its spawner threads start with its first spawn. log may be nil.
 func NewReaper(log *slog.Logger) *Reaper {
+	return NewReaperWith(log, nil)
+}
+
+// NewReaperWith returns a Reaper that forks on sp, spawner threads started
+// earlier (nil: its own, started at its first spawn). No two Reapers may
+// share sp.
+func NewReaperWith(log *slog.Logger, sp *Spawners) *Reaper {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reaper{log: log, children: make(map[int]*entry)}
+	return &Reaper{log: log, sp: sp, children: make(map[int]*entry)}
+}
+
+// spawners returns the spawner threads, set up; the first call starts them
+// if need be and logs what their set-up had to do without.
+func (r *Reaper) spawners() *Spawners {
+	r.spawnOnce.Do(func() {
+		if r.sp == nil {
+			r.sp = StartSpawners()
+		}
+		for _, n := range r.sp.wait() {
+			if n.debug {
+				r.log.Debug(n.msg, "reason", n.err)
+			} else {
+				r.log.Warn(n.msg, "err", n.err)
+			}
+		}
+	})
+	return r.sp
 }
 
 // Orphans returns how many unknown children (orphaned descendants reparented to
@@ -95,8 +115,8 @@ func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
 // startCmd forks and execs cmd on a spawner thread with mu held and
 // registers the child before releasing it.
 func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, onExit func(Exit)) (int, *entry, error) {
-	r.spawnOnce.Do(r.startSpawners)
-	q, err := r.request(cmd)
+	sp := r.spawners()
+	q, err := sp.request(cmd)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -104,11 +124,11 @@ func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, onExit func(Exit)) (i
 		pid int
 		e   *entry
 	)
-	r.onSpawner(func(private bool) {
+	sp.run(func(private bool) {
 		err = r.withOOMScoreAdj(oomScoreAdj, func() error {
 			r.mu.RLock()
 			defer r.mu.RUnlock()
-			p, err := r.forkExec(q, private)
+			p, err := sp.forkExec(q, private)
 			if err != nil {
 				return err
 			}
@@ -136,89 +156,6 @@ func needsNoWait(cmd *exec.Cmd) error {
 		case nil, *os.File:
 		default:
 			return fmt.Errorf("proc: command stdio of type %T needs exec.Cmd.Wait; pass an *os.File", s)
-		}
-	}
-	return nil
-}
-
-// spawners is the number of spawner threads. Several let concurrent Spawn
-// calls overlap their fork/exec waits (the parent of a vfork-style clone is
-// suspended until the child has exec'd).
-const spawners = 4
-
-// onSpawner runs f on a spawner thread and waits for it to return.
-//
-// A spawner is a goroutine locked to an OS thread whose signal mask is empty.
-// Go's fork child restores the forking thread's mask, so children forked here
-// start with an empty mask even if podvisor inherited blocked signals. The
-// goroutine never returns: if it did, the locked thread would exit and the
-// kernel would send every child spawned with a Pdeathsig its death signal.
-func (r *Reaper) onSpawner(f func(private bool)) {
-	r.spawnOnce.Do(r.startSpawners)
-	done := make(chan struct{})
-	r.spawns <- func(private bool) { defer close(done); f(private) }
-	<-done
-}
-
-func (r *Reaper) startSpawners() {
-	r.prepareFDTables()
-	r.spawns = make(chan func(private bool))
-	ready := make(chan struct{})
-	for range spawners {
-		go r.spawner(ready)
-		<-ready
-	}
-}
-
-func (r *Reaper) spawner(ready chan<- struct{}) {
-	runtime.LockOSThread()
-	if r.fdt.self >= 0 && unix.Gettid() == os.Getpid() {
-		// The main thread's table is the one pidfd_getfd reads and
-		// /proc/self/fd shows: it must stay podvisor's main table. A
-		// fresh goroutine takes this one's place, on another thread
-		// once this one has let the main thread go.
-		runtime.UnlockOSThread()
-		go r.spawner(ready)
-		return
-	}
-	// Never unlocked, see onSpawner.
-	var empty unix.Sigset_t
-	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil); err != nil {
-		r.log.Warn("cannot clear the spawner thread's signal mask; children may inherit blocked signals", "err", err)
-	}
-	if err := closeOnExecAll(); err != nil {
-		r.log.Warn("cannot mark inherited file descriptors close-on-exec; children may inherit them", "err", err)
-	}
-	private := r.unshareFDTable() // after closeOnExecAll: the copy keeps its flags
-	ready <- struct{}{}
-	for f := range r.spawns {
-		f(private)
-	}
-}
-
-// closeOnExecAll marks every fd from 3 up close-on-exec. Go opens its own fds
-// that way, but podvisor may have inherited fds without the flag from a careless
-// parent (a shell, a CI runner), and those would leak into every child (B20).
-// Fds passed on purpose (Spec.NotifyFile, exec.Cmd.ExtraFiles) are unaffected:
-// the fork child dup2s them into place, which clears the flag.
-func closeOnExecAll() error {
-	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
-	if err == nil || (!errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL)) {
-		return err
-	}
-	// Before Linux 5.11: one fd at a time.
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd < 3 {
-			continue
-		}
-		// EBADF: the fd of the directory listing itself, closed by now.
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
-			return fmt.Errorf("fd %d: %w", fd, err)
 		}
 	}
 	return nil

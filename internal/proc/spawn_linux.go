@@ -154,11 +154,11 @@ func Spawn(r *Reaper, s Spec) (*Child, error) {
 // the environment on every start; podvisor needs none of that (its
 // environments are merged already and it reaps by pid), and every fd it
 // holds costs every later spawn (see fdTables).
-func (r *Reaper) request(cmd *exec.Cmd) (spawnReq, error) {
-	if r.fdt.null < 0 {
-		return spawnReq{}, r.nullErr
+func (p *Spawners) request(cmd *exec.Cmd) (spawnReq, error) {
+	if p.fdt.null < 0 {
+		return spawnReq{}, p.nullErr
 	}
-	null := uintptr(r.fdt.null)
+	null := uintptr(p.fdt.null)
 	fd := func(f any) uintptr {
 		if f, ok := f.(*os.File); ok && f != nil {
 			return f.Fd()

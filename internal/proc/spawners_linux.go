@@ -1,0 +1,151 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Spawners is the pool of threads every fork runs on.
+//
+// A spawner is a goroutine locked to an OS thread whose signal mask is empty.
+// Go's fork child restores the forking thread's mask, so children forked
+// there start with an empty mask even if podvisor inherited blocked signals.
+// Each thread also forks from a private fd table (fdtable_linux.go). The
+// goroutine never returns: if it did, the locked thread would exit and the
+// kernel would send every child spawned with a Pdeathsig its death signal.
+//
+// Setting the threads up takes a millisecond or more (thread creation, an
+// unshare, a look at the fd table each). podvisor run starts them with
+// StartSpawners while it parses its config, so the first child does not wait
+// for them; a Reaper made by NewReaper starts its own at its first spawn.
+type Spawners struct {
+	n     int
+	reqs  chan func(private bool)
+	ready chan struct{} // closed once every thread is set up
+	fdt   fdTables
+	// nullErr: why /dev/null could not be opened (every spawn fails).
+	nullErr error
+
+	mu    sync.Mutex
+	notes []setupNote // what the set-up had to do without, see wait
+}
+
+// setupNote is one thing a spawner's set-up could not do. The pool has no
+// logger (it starts before podvisor's log is configured); the Reaper that
+// uses it logs the notes at its first spawn.
+type setupNote struct {
+	debug bool // a slower path, not a risk to children
+	msg   string
+	err   error
+}
+
+// spawnerCount is how many spawner threads to start. A fork holds its P
+// until the child has exec'd (the vfork-style clone runs with the runtime's
+// scheduler paused for that thread), so more spawners than Ps add only
+// hand-offs between threads: 4 spawners on 2 Ps cost a start of 1,000
+// children 12% more of podvisor's CPU than 2 (BENCHMARKS.md).
+func spawnerCount() int {
+	return max(1, min(4, runtime.GOMAXPROCS(0)))
+}
+
+// StartSpawners starts the spawner threads in the background and returns at
+// once. Call it after Sanitize: the threads take their signal state then.
+func StartSpawners() *Spawners {
+	p := &Spawners{n: spawnerCount(), reqs: make(chan func(private bool)), ready: make(chan struct{})}
+	go p.start()
+	return p
+}
+
+func (p *Spawners) start() {
+	p.prepareFDTables()
+	var wg sync.WaitGroup
+	for range p.n {
+		wg.Add(1)
+		go p.thread(wg.Done)
+	}
+	wg.Wait()
+	close(p.ready)
+}
+
+// wait blocks until every thread is set up and returns the set-up notes.
+func (p *Spawners) wait() []setupNote {
+	<-p.ready
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.notes
+}
+
+func (p *Spawners) note(debug bool, msg string, err error) {
+	p.mu.Lock()
+	p.notes = append(p.notes, setupNote{debug, msg, err})
+	p.mu.Unlock()
+}
+
+// run runs f on a spawner thread and waits for it to return. private is
+// whether that thread's fd table is its own.
+func (p *Spawners) run(f func(private bool)) {
+	done := make(chan struct{})
+	p.reqs <- func(private bool) { defer close(done); f(private) }
+	<-done
+}
+
+func (p *Spawners) thread(ready func()) {
+	runtime.LockOSThread()
+	if p.fdt.self >= 0 && unix.Gettid() == os.Getpid() {
+		// The main thread's table is the one pidfd_getfd reads and
+		// /proc/self/fd shows: it must stay podvisor's main table. A
+		// fresh goroutine takes this one's place, on another thread
+		// once this one has let the main thread go.
+		runtime.UnlockOSThread()
+		go p.thread(ready)
+		return
+	}
+	// Never unlocked, see Spawners.
+	var empty unix.Sigset_t
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil); err != nil {
+		p.note(false, "cannot clear the spawner thread's signal mask; children may inherit blocked signals", err)
+	}
+	if err := closeOnExecAll(); err != nil {
+		p.note(false, "cannot mark inherited file descriptors close-on-exec; children may inherit them", err)
+	}
+	private := p.unshareFDTable() // after closeOnExecAll: the copy keeps its flags
+	ready()
+	for f := range p.reqs {
+		f(private)
+	}
+}
+
+// closeOnExecAll marks every fd from 3 up close-on-exec. Go opens its own fds
+// that way, but podvisor may have inherited fds without the flag from a careless
+// parent (a shell, a CI runner), and those would leak into every child (B20).
+// Fds passed on purpose (Spec.NotifyFile, exec.Cmd.ExtraFiles) are unaffected:
+// the fork child dup2s them into place, which clears the flag.
+func closeOnExecAll() error {
+	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil || (!errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL)) {
+		return err
+	}
+	// Before Linux 5.11: one fd at a time.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		// EBADF: the fd of the directory listing itself, closed by now.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("fd %d: %w", fd, err)
+		}
+	}
+	return nil
+}
