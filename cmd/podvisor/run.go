@@ -67,6 +67,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// dispositions whatever podvisor inherited, and a closed stdout must not
 	// kill podvisor with SIGPIPE.
 	_, sanitizeErr := proc.Sanitize()
+	// Set-up that needs no config runs while the config is parsed, on the
+	// other core: the spawner threads (a millisecond or more) and the spare
+	// threads the runtime may need later, made while it still can: at a
+	// pids limit reached by a child's fork bomb, a missing thread aborts
+	// podvisor (FAULTS D7).
+	spawners := proc.StartSpawners()
+	go proc.SpareThreads(spareThreads)
 
 	cfg, err := loadConfig(*path)
 	if err != nil {
@@ -107,17 +114,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	// Threads the runtime may need later, made while it still can: at a
-	// pids limit reached by a child's fork bomb, a missing thread aborts
-	// podvisor (FAULTS D7).
-	proc.SpareThreads(spareThreads)
-
 	if os.Getpid() != 1 {
 		if err := proc.BecomeSubreaper(); err != nil {
 			log.Warn("cannot become a child subreaper: orphaned grandchildren will not be reaped or swept", "err", err)
 		}
 	}
-	reaper := proc.NewReaper(log)
+	reaper := proc.NewReaperWith(log, spawners)
 	reaperCtx, stopReaper := context.WithCancel(context.Background())
 	defer stopReaper()
 	go reaper.Run(reaperCtx)

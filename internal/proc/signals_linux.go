@@ -69,9 +69,11 @@ func Sanitize() ([]syscall.Signal, error) {
 	// Notify cannot take them over. GNU make, for one, runs its recipes
 	// with them ignored. Restore their default directly: podvisor does not
 	// use them, and default is what they are in a normally started process.
-	after, err := ignoredSignals()
-	if err != nil {
-		return reset, err
+	after := ignored // nothing was ignored that Notify could have changed
+	if len(reset) > 0 {
+		if after, err = ignoredSignals(); err != nil {
+			return reset, err
+		}
 	}
 	var left []syscall.Signal
 	for _, s := range after {
