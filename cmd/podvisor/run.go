@@ -26,6 +26,11 @@ const (
 	// more than podvisor keeps busy at once (loop, reaper, waitid, four
 	// spawners, HTTP, sink, a few in system calls).
 	spareThreads = 16
+	// fdsPerProcess and fdSlack size the fd table reserved at start-up: a
+	// process's stdout and stderr pipes and its notify socket or pipe, and
+	// podvisor's own (HTTP and control connections, probes, epoll).
+	fdsPerProcess = 3
+	fdSlack       = 64
 	// httpShutdown bounds the HTTP server's graceful shutdown at exit.
 	httpShutdown = 2 * time.Second
 	// logDrain bounds how long exit waits for the log sink (stdout may be
@@ -90,6 +95,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	sink := logs.NewSink(stdout, logs.Options{Format: format, Width: width, Timestamps: cfg.Log.Timestamps})
 	log := sink.Logger()
+	// The children's pipes in one growth of the fd table, made while the
+	// rest of the set-up goes on (see proc.ReserveFDs).
+	reserveFDs := func(c *config.Config) {
+		if err := proc.ReserveFDs(fdsPerProcess*len(c.Names) + fdSlack); err != nil {
+			log.Debug("fd table left to grow as needed", "err", err)
+		}
+	}
+	go reserveFDs(cfg)
 	// Set when the supervisor returns. A stuck stdout (D9) must not stretch
 	// the teardown past shutdown_timeout: the drain gets what is left of it.
 	var drainBy time.Time
@@ -135,6 +148,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
 	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl}, log: log}
 	onReload := func(c *config.Config) {
+		go reserveFDs(c) // a reload may add processes
 		tails.SetMaxLines(c.Log.Tail)
 		if *logFormat == "" { // a --log-format flag outranks the file
 			sink.SetFormat(c.Log.Format, c.Log.Timestamps)

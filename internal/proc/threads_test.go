@@ -10,14 +10,15 @@ import (
 func TestSpareThreadsStay(t *testing.T) {
 	const n = 48
 	SpareThreads(n)
-	if got := tasks(t); got < n {
+	if got := dirEntries(t, "/proc/self/task"); got < n {
 		t.Fatalf("%d threads after SpareThreads(%d)", got, n)
 	}
 }
 
-func tasks(t *testing.T) int {
+// dirEntries counts the entries of a /proc directory (threads, fds).
+func dirEntries(t *testing.T, dir string) int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc/self/task")
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
