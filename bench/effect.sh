@@ -32,6 +32,7 @@ effect_setup() { # builds what is missing into $etmp
   fi
   SC=$etmp/stampchild
   cc -O2 -static -o "$SC" "$here/stampchild/stampchild.c" 2>/dev/null || cc -O2 -o "$SC" "$here/stampchild/stampchild.c"
+  cc -O2 -o "$etmp/chainfloor" "$here/stampchild/chainfloor.c"
 }
 
 now_ns() { date +%s%N; }
@@ -111,7 +112,21 @@ pv_stop_chain() {
       echo "  p$i: {command: [$SC, $f, p$i, none, '', '100']$([ "$i" -gt 0 ] && echo ", depends_on: {p$((i - 1)): started}")}"
     done; } > "$etmp/stop.yaml"
   run_pv "$etmp/stop.yaml" "$f" 10 > /dev/null
-  awk '{t[$1" "$2]=$3} END {for (i=1;i<10;i++) printf "%.4f\n", (t["p"(i-1)" term"]-t["p"i" exit"])/1e6}' "$f" | med
+  chain_steps "$f"
+}
+
+# chain_steps FILE: median of p(i) exit -> p(i-1) term, i = 1..9 (ms).
+chain_steps() {
+  awk '{t[$1" "$2]=$3} END {for (i=1;i<10;i++) printf "%.4f\n", (t["p"(i-1)" term"]-t["p"i" exit"])/1e6}' "$1" | med
+}
+
+# chain_floor: the same step with bench/stampchild/chainfloor as the
+# supervisor: kill, waitpid, kill, with nothing in between (ms).
+chain_floor() {
+  local f=$etmp/stop.floor
+  rm -f "$f"
+  "$etmp/chainfloor" "$SC" "$f" 10 100 200
+  chain_steps "$f"
 }
 
 # pv_stop_fanin: 200 children depending on one root exit at once on SIGTERM;
@@ -269,7 +284,7 @@ for r in $(seq 1 "$rounds"); do
     done
   fi
   if want stop; then
-    echo "stop chain10 step_ms=$(pv_stop_chain)" | tee -a "$raw"
+    echo "stop chain10 step_ms=$(pv_stop_chain) floor_ms=$(chain_floor)" | tee -a "$raw"
     echo "stop fanin200 step_ms=$(pv_stop_fanin)" | tee -a "$raw"
   fi
   if want start; then
