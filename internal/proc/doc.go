@@ -3,7 +3,8 @@
 //
 // # One reaper
 //
-// A Reaper owns every wait: Run loops on SIGCHLD calling wait4(-1, WNOHANG), so it
+// A Reaper owns every wait: Run calls wait4(-1, WNOHANG) whenever a child is
+// waitable (a goroutine blocked in waitid(WNOWAIT) tells it), so it
 // reaps managed children and orphaned descendants alike (podvisor is PID 1 or a
 // child subreaper). A second waiter would race it for exit statuses, which is why
 // nothing outside this package may call exec.Cmd.Wait, Run, Output or

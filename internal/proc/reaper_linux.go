@@ -44,6 +44,7 @@ type Reaper struct {
 
 	kickMu sync.Mutex
 	kick   chan struct{} // the running waiter's kick channel, see Run
+	w      *waiter       // the running waiter
 }
 
 // entry is one registered, not yet reaped child.
@@ -162,18 +163,15 @@ func needsNoWait(cmd *exec.Cmd) error {
 }
 
 // Run reaps children until ctx is done: once at start (children that exited
-// before Run began), then on every SIGCHLD. Managed children get their Exit;
-// unknown ones are counted as orphans. Run returns after ctx is done.
+// before Run began), then whenever one is waitable. Managed children get their
+// Exit; unknown ones are counted as orphans. Run returns after ctx is done.
 //
-// SIGCHLD alone costs several hand-offs per exit (the runtime's signal
-// handler, os/signal's goroutine, this one), about 0.1-0.3 ms on a loaded VM.
-// So a second goroutine also blocks in waitid(WNOWAIT), which the kernel wakes
-// directly when a child becomes waitable, and tells Run; SIGCHLD stays as the
-// fallback (and is what wakes that goroutine when there were no children).
+// A second goroutine, the waiter, blocks in waitid(WNOWAIT), which the kernel
+// wakes directly when a child becomes waitable, and tells Run. SIGCHLD costs
+// several hand-offs per exit (the runtime's signal handler, os/signal's
+// goroutine, a wake-up of Run with nothing new to reap), so it is listened to
+// only while podvisor has no children at all (see waiter.idle).
 func (r *Reaper) Run(ctx context.Context) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGCHLD)
-	defer signal.Stop(sigs)
 	w := r.startWaiter(ctx)
 	for {
 		r.reap()
@@ -184,11 +182,6 @@ func (r *Reaper) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-sigs:
-			select {
-			case w.kick <- struct{}{}: // children may exist again (orphans)
-			default:
-			}
 		case <-w.wake:
 		}
 	}
@@ -199,13 +192,14 @@ func (r *Reaper) Run(ctx context.Context) {
 type waiter struct {
 	wake   chan struct{} // a child is waitable
 	reaped chan struct{} // Run has reaped since the last wake
-	kick   chan struct{} // SIGCHLD or a new child after ECHILD
+	kick   chan struct{} // a new child after ECHILD
+	idling atomic.Bool   // in idle's select (for tests)
 }
 
 func (r *Reaper) startWaiter(ctx context.Context) *waiter {
 	w := &waiter{wake: make(chan struct{}), reaped: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 	r.kickMu.Lock()
-	r.kick = w.kick
+	r.kick, r.w = w.kick, w
 	r.kickMu.Unlock()
 	go func() {
 		for {
@@ -215,12 +209,10 @@ func (r *Reaper) startWaiter(ctx context.Context) *waiter {
 			case errors.Is(err, unix.EINTR):
 				continue
 			case err != nil:
-				// ECHILD: no children yet. Wait for a spawn or a SIGCHLD
-				// (an orphan reparented to us) before looking again.
-				select {
-				case <-ctx.Done():
+				// ECHILD: no children. Wait for a spawn or a SIGCHLD
+				// before looking again.
+				if !w.idle(ctx) {
 					return
-				case <-w.kick:
 				}
 				continue
 			}
@@ -241,6 +233,32 @@ func (r *Reaper) startWaiter(ctx context.Context) *waiter {
 	return w
 }
 
+// idle waits while podvisor has no children, for a spawn (kick) or a
+// SIGCHLD: a process podvisor did not start can still become its child and
+// exit (as PID 1, one that `kubectl exec` left behind, reparented when its
+// parent died). Without children nothing else can: orphans of podvisor's own
+// tree are reparented while their parent, podvisor's child, still counts. It
+// returns false when ctx is done.
+func (w *waiter) idle(ctx context.Context) bool {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	defer signal.Stop(sigs)
+	// A child that came and went before Notify sent its SIGCHLD unseen.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil); !errors.Is(err, unix.ECHILD) {
+		return true
+	}
+	w.idling.Store(true)
+	defer w.idling.Store(false)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-w.kick:
+	case <-sigs:
+	}
+	return true
+}
+
 // kickWaiter tells Run's waiter that a child was just registered.
 func (r *Reaper) kickWaiter() {
 	r.kickMu.Lock()
@@ -254,9 +272,8 @@ func (r *Reaper) kickWaiter() {
 	}
 }
 
-// reap collects every exited child. SIGCHLDs coalesce, so it loops until
-// wait4 reports nothing left; a SIGCHLD arriving meanwhile triggers another
-// pass.
+// reap collects every exited child: it loops until wait4 reports nothing
+// left; a child becoming waitable meanwhile wakes the waiter again.
 func (r *Reaper) reap() {
 	var orphans []Exit
 	type call struct {

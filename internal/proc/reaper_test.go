@@ -7,10 +7,12 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/testproc"
+	"golang.org/x/sys/unix"
 )
 
 // A child that exits at once is never lost: registration happens under the
@@ -154,4 +156,26 @@ func TestStartRejectsCommandsThatNeedWait(t *testing.T) {
 			t.Errorf("%s: process started anyway", name)
 		}
 	}
+}
+
+// A child the reaper did not start (as PID 1: a process `kubectl exec` left
+// behind, reparented to it) is reaped when it exits, even though the reaper
+// had no children and so no waitid to wake it: while idle, the waiter
+// listens for SIGCHLD.
+func TestReapsAChildItDidNotStartWhileIdle(t *testing.T) {
+	r := newReaper(t)
+	testproc.Eventually(t, 5*time.Second, "the waiter idle, with no children", func() bool {
+		r.kickMu.Lock()
+		w := r.w
+		r.kickMu.Unlock()
+		return w != nil && w.idling.Load()
+	})
+	before := r.Orphans()
+	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testproc.Eventually(t, 5*time.Second, "the stranger reaped", func() bool {
+		return r.Orphans() > before && unix.Kill(pid, 0) == unix.ESRCH
+	})
 }
