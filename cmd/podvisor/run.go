@@ -23,7 +23,7 @@ const (
 	// SIGKILL in the final sweep, after the ordered teardown is over.
 	sweepGrace = 2 * time.Second
 	// spareThreads: idle OS threads made at start-up (proc.SpareThreads);
-	// more than podvisor keeps busy at once (loop, reaper, waitid, four
+	// more than podvisor keeps busy at once (loop, reaper, waitid, up to four
 	// spawners, HTTP, sink, a few in system calls).
 	spareThreads = 16
 	// fdsPerProcess and fdSlack size the fd table reserved at start-up: a
