@@ -43,8 +43,7 @@ type Reaper struct {
 	orphans atomic.Uint64
 
 	kickMu sync.Mutex
-	kick   chan struct{} // the running waiter's kick channel, see Run
-	w      *waiter       // the running waiter
+	w      *waiter // the running waiter (see Run), for kickWaiter
 }
 
 // entry is one registered, not yet reaped child.
@@ -199,7 +198,7 @@ type waiter struct {
 func (r *Reaper) startWaiter(ctx context.Context) *waiter {
 	w := &waiter{wake: make(chan struct{}), reaped: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 	r.kickMu.Lock()
-	r.kick, r.w = w.kick, w
+	r.w = w
 	r.kickMu.Unlock()
 	go func() {
 		for {
@@ -262,11 +261,11 @@ func (w *waiter) idle(ctx context.Context) bool {
 // kickWaiter tells Run's waiter that a child was just registered.
 func (r *Reaper) kickWaiter() {
 	r.kickMu.Lock()
-	k := r.kick
+	w := r.w
 	r.kickMu.Unlock()
-	if k != nil {
+	if w != nil {
 		select {
-		case k <- struct{}{}:
+		case w.kick <- struct{}{}:
 		default:
 		}
 	}
