@@ -267,18 +267,40 @@ processes:
 	r.WaitEvent(t, "svc", "start", 5*time.Second)
 	eventually(t, 5*time.Second, func() bool { _, err := os.Stat(filepath.Join(d, "live")); return err == nil }, "liveness probe never ran")
 	pid := r.Pid()
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var old unix.Rlimit
 	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
 		t.Fatalf("prlimit: %v", err)
 	}
-	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: uint64(len(fds)), Max: old.Max}, nil); err != nil {
-		t.Fatalf("prlimit: %v", err)
-	}
-	r.Stdout.WaitFor(t, `cannot run probe`, 10*time.Second)
+	// The limit is the lowest free fd number, not the count of open fds:
+	// an fd podvisor closed while others it keeps were opened above it
+	// (its start-up runs concurrently) leaves a free number below the
+	// count, and the kernel hands out the lowest. A probe's own pipes,
+	// open at the moment of the listing, hide a free number until they
+	// close, so the limit is lowered again until podvisor is out of fds.
+	eventually(t, 10*time.Second, func() bool {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := map[string]bool{}
+		for _, f := range fds {
+			open[f.Name()] = true
+		}
+		lowest := 0
+		for open[strconv.Itoa(lowest)] {
+			lowest++
+		}
+		var cur unix.Rlimit
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &cur); err != nil {
+			t.Fatalf("prlimit: %v", err)
+		}
+		if uint64(lowest) < cur.Cur {
+			if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: uint64(lowest), Max: old.Max}, nil); err != nil {
+				t.Fatalf("prlimit: %v", err)
+			}
+		}
+		return r.Stdout.Contains("cannot run probe")
+	}, "podvisor never ran out of fds for its probe")
 	time.Sleep(scaled(time.Second)) // the window in which a wrong podvisor would kill it
 	if n := len(filterEvents(r.ReadEvents(t), "svc", "start")); n != 1 {
 		t.Fatalf("svc started %d times while podvisor was out of fds, want 1\n%s", n, r.Stdout)
