@@ -5,7 +5,7 @@ import "slices"
 // SpawnDiff says what, if anything, differs between how old and new would
 // be spawned and probed: the resolved command, environment (after
 // interpolation and env_file reading), working directory, user, type and the
-// readiness and liveness checks. It returns "" when the two are the same, else
+// readiness and liveness checks, where its output goes. It returns "" when the two are the same, else
 // the first difference in words ("command changed"). A reload restarts a
 // process exactly when SpawnDiff is not "": a reformatted file, reordered keys
 // or a moved process change nothing here, an edited .env file does.
@@ -25,6 +25,8 @@ func SpawnDiff(old, new *Process) string {
 		return "ready check changed"
 	case !sameProbe(old.Live, new.Live):
 		return "live check changed"
+	case old.Log != new.Log:
+		return "log changed" // its pipes are wired at the start
 	}
 	return ""
 }

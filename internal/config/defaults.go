@@ -11,7 +11,7 @@ func defaultConfig(file, dir string) *Config {
 		Dir:             dir,
 		Listen:          DefaultListen,
 		ShutdownTimeout: DefaultShutdownTimeout,
-		Log:             Log{Format: "text", Tail: DefaultLogTail},
+		Log:             Log{Format: "text", Tail: DefaultLogTail, Default: defaultOutput()},
 		Processes:       map[string]*Process{},
 	}
 }
