@@ -220,14 +220,16 @@ func commands() []command {
 		},
 		{
 			name:     "logs",
-			summary:  "print a process's recent output (and follow it)",
-			usage:    "NAME [--tail N] [-f] [--control PATH]",
+			summary:  "print a process's recent output, or every process's (and follow it)",
+			usage:    "[NAME] [--tail N] [-f] [--since WHEN] [--until WHEN] [--grep RE] [--reopen] [--control PATH]",
 			flags:    func(fs *flag.FlagSet) { logsFlags(fs) },
 			run:      cmdLogs,
 			procArgs: true,
 			examples: []example{
 				{"podvisor logs web --tail 50", "the last 50 lines of web"},
 				{"podvisor logs worker -f", "follow worker's output until Ctrl-C"},
+				{"podvisor logs --since 10m --grep error", "every process's lines of the last 10 minutes that match error, by time"},
+				{"podvisor logs --reopen", "reopen the log files after logrotate moved them"},
 			},
 			exits: []exitCode{{0, "printed (with -f: until interrupted)"}, {1, "unknown process or no podvisor on the socket"}, {2, "usage error"}},
 		},

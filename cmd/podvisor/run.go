@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -158,7 +159,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	tl, oomDetector := observers(cfg, log)
 	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
 	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl}, log: log}
+	var current atomic.Pointer[config.Config] // for `podvisor logs`
+	current.Store(cfg)
 	onReload := func(c *config.Config) {
+		current.Store(c)
 		go reserveFDs(c) // a reload may add processes
 		tails.SetMaxLines(c.Log.Tail)
 		if *logFormat == "" { // a --log-format flag outranks the file
@@ -189,7 +193,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// Runs after the teardown: /readyz must keep answering 503 meanwhile.
 	defer func() { web.shutdown(drainBy) }()
 	ctlPath, explicit := controlPath(*controlFlag, cfg)
-	stopControl, err := startControl(ctlPath, explicit, sup, log)
+	stopControl, err := startControl(ctlPath, explicit, logsBackend{sup, sink, &current}, log)
 	if err != nil {
 		log.Error("cannot create the control socket; nothing was started", "err", err)
 		return exitFail

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +56,7 @@ func NewServer(backend Backend, log *slog.Logger) *Server {
 		mux.HandleFunc("POST /v1/"+op, func(w http.ResponseWriter, r *http.Request) { s.command(w, r, op) })
 	}
 	mux.HandleFunc("GET /v1/logs", s.logs)
+	mux.HandleFunc("POST /v1/logs/reopen", s.reopenLogs)
 	s.http = &http.Server{
 		Handler:           s.authorize(mux),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -161,58 +161,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// logs writes the tail of one process, then, with follow, new lines as
-// they come until the client goes away or the server shuts down.
-func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	n := -1
-	if t := q.Get("tail"); t != "" {
-		v, err := strconv.Atoi(t)
-		if err != nil || v < 0 {
-			writeJSON(w, http.StatusBadRequest, Response{Error: fmt.Sprintf("bad tail %q: want a number of lines", t)})
-			return
-		}
-		n = v
-	}
-	tail, err := s.backend.Tail(q.Get("name"))
-	if err != nil {
-		writeJSON(w, http.StatusNotFound, Response{Error: err.Error()})
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	bw := bufio.NewWriter(w)
-	flusher, _ := w.(http.Flusher)
-	lines, next := tail.Last(n)
-	writeLines(bw, lines)
-	if q.Get("follow") == "" {
-		_ = bw.Flush()
-		return
-	}
-	for {
-		if bw.Flush() != nil {
-			return
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		var wake <-chan struct{}
-		lines, next, wake = tail.Since(next)
-		if len(lines) > 0 {
-			writeLines(bw, lines)
-			continue
-		}
-		select {
-		case <-wake:
-		case <-r.Context().Done():
-			return
-		}
-	}
-}
-
-func writeLines(w io.Writer, lines []logs.TailLine) {
-	for _, l := range lines {
-		fmt.Fprintf(w, "%s\n", l.Line)
-	}
 }
