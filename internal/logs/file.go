@@ -96,8 +96,16 @@ func (s *Sink) Reopen() int {
 	return n
 }
 
-// closeFiles closes every log file (Close of the sink).
-func (s *Sink) closeFiles() { s.Reopen() }
+// closeFiles closes every log file and waits for their compression and
+// pruning (Close of the sink, which its context bounds).
+func (s *Sink) closeFiles() {
+	s.Reopen()
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	for _, f := range s.files.by {
+		f.rot.millWG.Wait()
+	}
+}
 
 // fileStyle is how a file's lines look.
 type fileStyle struct{ json, stamps bool }

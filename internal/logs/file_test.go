@@ -295,6 +295,17 @@ func TestStdoutNobodyReads(t *testing.T) {
 	v := newVerifier(size)
 	copied := make(chan error, 1)
 	go func() { _, err := io.Copy(&lineFilter{v: v}, pr); copied <- err }()
+	// Lines are dropped until a write finds room: let the reader drain
+	// the pipe first.
+	rc, err := pr.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testproc.Eventually(t, 10*time.Second, "the pipe drained", func() bool {
+		n, ierr := -1, error(nil)
+		_ = rc.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		return ierr == nil && n == 0
+	})
 	c = attachChild(t, r, s, "q", testproc.Argv("lines", "1000", strconv.Itoa(size), "o"), nil, nil)
 	c.wait(t, 30*time.Second)
 	if err := s.Close(context.Background()); err != nil {

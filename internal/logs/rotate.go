@@ -67,10 +67,10 @@ func (r *rotator) Write(p []byte) (int, error) {
 
 // open opens the file for appending, creating it and its directory.
 func (r *rotator) open() error {
-	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(r.path), 0o750); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (r *rotator) rotate() error {
 	if err := os.Rename(r.path, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,16 @@ package logs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // MaxLine is the longest line passed on whole; longer lines are split into
@@ -58,14 +63,16 @@ type Options struct {
 // DefaultStallTimeout is Options.StallTimeout's default.
 const DefaultStallTimeout = time.Second
 
-// stallProbe bounds a write while writes are stalled: one quick try, so
-// that lines are dropped at once but a reader that is back is noticed.
-const stallProbe = 10 * time.Millisecond
-
 // deadliner is a writer with write deadlines (*os.File on a pipe or socket
-// in Go's poller).
+// in Go's poller). While writes are stalled, the sink does not wait at all:
+// it writes what the pipe takes at once through SyscallConn, if there is
+// one, and drops the rest.
 type deadliner interface {
 	SetWriteDeadline(t time.Time) error
+}
+
+type rawConner interface {
+	SyscallConn() (syscall.RawConn, error)
 }
 
 // Sink writes formatted lines to one io.Writer from a single goroutine.
@@ -77,9 +84,10 @@ type Sink struct {
 	own    *source
 	logger *slog.Logger
 
-	dl       deadliner   // w's deadlines, or nil: see Options.StallTimeout
-	records  chan *batch // child lines; bounded, so a slow writer pushes back
-	ownQueue chan *batch // podvisor's messages; never blocks the sender
+	dl       deadliner       // w's deadlines, or nil: see Options.StallTimeout
+	raw      syscall.RawConn // w's fd for tries without waiting, or nil
+	records  chan *batch     // child lines; bounded, so a slow writer pushes back
+	ownQueue chan *batch     // podvisor's messages; never blocks the sender
 
 	mu        sync.Mutex // guards closed and readers.Add against Close
 	closed    bool
@@ -131,6 +139,9 @@ func NewSink(w io.Writer, opts Options) *Sink {
 	}
 	if d, ok := w.(deadliner); ok && s.opts.StallTimeout > 0 && d.SetWriteDeadline(time.Time{}) == nil {
 		s.dl = d
+		if rc, ok := w.(rawConner); ok {
+			s.raw, _ = rc.SyscallConn()
+		}
 	}
 	s.json.Store(opts.Format == "json")
 	s.stamps.Store(opts.Format == "json" || opts.Timestamps)
@@ -289,16 +300,14 @@ func (s *Sink) writeOut(b *batch) {
 		return
 	}
 	if len(s.owe) > 0 {
-		s.deadline()
-		n, err := s.w.Write(s.owe)
+		n, err := s.out1(s.owe)
 		s.owe = s.owe[n:]
 		if err != nil {
 			s.outFailed(b, 0, err)
 			return
 		}
 	}
-	s.deadline()
-	n, err := s.w.Write(b.data)
+	n, err := s.out1(b.data)
 	if err == nil {
 		s.outDrops.end(s, "stdout")
 		return
@@ -326,17 +335,65 @@ func (s *Sink) outFailed(b *batch, written uint64, err error) {
 	}
 }
 
-// deadline sets the deadline of the next write (wmu held): the stall
-// timeout, or while writes are stalled, a quick try.
-func (s *Sink) deadline() {
+// out1 is one write to the writer (wmu held): bounded by the stall timeout,
+// or while writes are stalled, what the pipe takes without waiting.
+func (s *Sink) out1(p []byte) (int, error) {
 	if s.dl == nil {
-		return
+		return s.w.Write(p)
 	}
-	d := s.opts.StallTimeout
+	done := 0
 	if s.outDrops.on {
-		d = stallProbe
+		if s.raw == nil {
+			_ = s.dl.SetWriteDeadline(time.Now().Add(time.Millisecond))
+			return s.w.Write(p)
+		}
+		_ = s.dl.SetWriteDeadline(time.Time{}) // an expired one would fail the try untried
+		n, err := tryWrite(s.raw, p)
+		if n == 0 || !errors.Is(err, errStalled) {
+			return n, err
+		}
+		// The pipe took something: its reader is back. Write the rest
+		// as usual (bounded by the stall timeout).
+		s.outDrops.end(s, "stdout")
+		done, p = n, p[n:]
 	}
-	_ = s.dl.SetWriteDeadline(time.Now().Add(d))
+	_ = s.dl.SetWriteDeadline(time.Now().Add(s.opts.StallTimeout))
+	n, err := s.w.Write(p)
+	return done + n, err
+}
+
+// errStalled is a try that found the pipe full.
+var errStalled = os.ErrDeadlineExceeded
+
+// tryWrite writes what fd takes of p now, without waiting for room.
+func tryWrite(rc syscall.RawConn, p []byte) (int, error) {
+	var n int
+	var werr error
+	err := rc.Write(func(fd uintptr) bool {
+		for n < len(p) {
+			m, err := unix.Write(int(fd), p[n:])
+			if m > 0 {
+				n += m
+			}
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				werr = err
+				break
+			}
+		}
+		return true // never wait for the poller
+	})
+	switch {
+	case err != nil:
+		return n, err
+	case errors.Is(werr, unix.EAGAIN):
+		return n, errStalled
+	case werr != nil:
+		return n, os.NewSyscallError("write", werr)
+	}
+	return n, nil
 }
 
 func (s *Sink) release(b *batch) {
