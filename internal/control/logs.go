@@ -2,7 +2,6 @@ package control
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,7 +43,8 @@ type LogsQuery struct {
 	Grep   string    // regular expression (Go syntax) a line must match
 }
 
-// maxFileRead bounds how much of a log file `logs NAME` reads (its end).
+// maxFileRead bounds how much of a log file `logs NAME` reads (its end;
+// more than max_size's default, 10 MiB).
 const maxFileRead = 64 << 20
 
 func (q LogsQuery) values() url.Values {
@@ -337,9 +337,10 @@ func writeNamed(w io.Writer, lines []named, width int) {
 }
 
 // writeFileLines writes the lines of a log file that f keeps, the last tail
-// of them if tail >= 0. A timed file's lines are filtered by their time
-// (JSON "time", or the text stamp before the first space); lines without one
-// pass.
+// of them if tail >= 0, streaming: at most the file's last maxFileRead
+// bytes are read, and only the kept lines of a --tail are held. A timed
+// file's lines are filtered by their time (JSON "time", or the text stamp
+// before the first space); a line without one passes.
 func writeFileLines(w io.Writer, path string, tail int, f filter, timed bool) error {
 	file, err := os.Open(path)
 	if err != nil {
@@ -350,46 +351,59 @@ func writeFileLines(w io.Writer, path string, tail int, f filter, timed bool) er
 	if err != nil {
 		return err
 	}
+	partial := false
 	if info.Size() > maxFileRead {
 		if _, err := file.Seek(-maxFileRead, io.SeekEnd); err != nil {
 			return err
 		}
+		partial = true // the first line read is the end of one
 	}
-	data, err := io.ReadAll(io.LimitReader(file, maxFileRead))
-	if err != nil {
-		return err
-	}
-	if info.Size() > maxFileRead { // a partial first line
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			data = data[i+1:]
+	br := bufio.NewReaderSize(file, 64<<10)
+	var ring []string // the last kept lines, for --tail
+	next := 0
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" && !partial {
+			if keepFileLine(line, f, timed) {
+				if !strings.HasSuffix(line, "\n") {
+					line += "\n"
+				}
+				switch {
+				case tail < 0:
+					if _, werr := io.WriteString(w, line); werr != nil {
+						return werr
+					}
+				case tail == 0:
+				case len(ring) < tail:
+					ring = append(ring, line)
+				default:
+					ring[next] = line
+					next = (next + 1) % tail
+				}
+			}
+		}
+		partial = false
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
 		}
 	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if n := len(lines); n > 0 && lines[n-1] == "" {
-		lines = lines[:n-1]
-	}
-	kept := lines[:0]
-	for _, l := range lines {
-		if f.re != nil && !f.re.MatchString(strings.TrimSuffix(l, "\n")) {
-			continue
-		}
-		if at, ok := lineTime(l, timed); ok && !f.inRange(at) {
-			continue // a line without a time passes: nothing to judge by
-		}
-		kept = append(kept, l)
-	}
-	if tail >= 0 && len(kept) > tail {
-		kept = kept[len(kept)-tail:]
-	}
-	for _, l := range kept {
-		if !strings.HasSuffix(l, "\n") {
-			l += "\n"
-		}
-		if _, err := io.WriteString(w, l); err != nil {
+	for i := range ring {
+		if _, err := io.WriteString(w, ring[(next+i)%len(ring)]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func keepFileLine(l string, f filter, timed bool) bool {
+	if f.re != nil && !f.re.MatchString(strings.TrimSuffix(l, "\n")) {
+		return false
+	}
+	at, ok := lineTime(l, timed)
+	return !ok || f.inRange(at) // a line without a time passes: nothing to judge by
 }
 
 // lineTime finds a log file line's time.
