@@ -172,7 +172,11 @@ func newSplitter(src *source, stream string, tail *Tail, tap func([]byte)) *spli
 // The lines go to the tail at the end, all at once (Tail.AddLines).
 func (sp *splitter) feed(s *Sink, b *batch, chunk []byte, stamp []byte, at time.Time) {
 	// Room for the formatted lines, so that append rarely has to copy.
-	if !sp.off {
+	switch {
+	case sp.off:
+	case sp.file != nil && sp.file.style.Load().json:
+		b.data = slices.Grow(b.data, 2*len(chunk)+256)
+	default:
 		b.data = slices.Grow(b.data, s.formattedSize(len(chunk)))
 	}
 	for len(chunk) > 0 {

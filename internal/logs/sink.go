@@ -313,7 +313,7 @@ func (s *Sink) writeOut(b *batch) {
 		return
 	}
 	written := uint64(bytes.Count(b.data[:n], nl))
-	if n > 0 && b.data[n-1] != '\n' {
+	if why := reason(err); n > 0 && b.data[n-1] != '\n' && (why == ReasonFull || why == ReasonBlocked) {
 		end := n + bytes.IndexByte(b.data[n:], '\n') + 1
 		s.owe = append(s.owe[:0], b.data[n:end]...)
 		written++
