@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -87,5 +88,20 @@ func TestParseSize(t *testing.T) {
 		if _, err := parseSize(in); err == "" {
 			t.Errorf("parseSize(%q) accepted", in)
 		}
+	}
+}
+
+// A process whose log changes restarts on reload: its pipes are wired at
+// its start.
+func TestSpawnDiffLog(t *testing.T) {
+	src := "processes:\n  a:\n    command: x\n    log: {stdout: %s, file: /l/a.log}\n"
+	old := mustParse(t, fmt.Sprintf(src, "inherit"), nil).Processes["a"]
+	same := mustParse(t, fmt.Sprintf(src, "inherit"), nil).Processes["a"]
+	changed := mustParse(t, fmt.Sprintf(src, "file"), nil).Processes["a"]
+	if d := SpawnDiff(old, same); d != "" {
+		t.Errorf("same log: %q", d)
+	}
+	if d := SpawnDiff(old, changed); d != "log changed" {
+		t.Errorf("changed log: %q, want log changed", d)
 	}
 }

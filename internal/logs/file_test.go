@@ -352,3 +352,35 @@ func (l *lineFilter) Write(p []byte) (int, error) {
 		l.partial = l.partial[i+1:]
 	}
 }
+
+// An external logrotate renames the file, then asks for a reopen: the next
+// lines go to a new file under the name, none is lost or written to the
+// renamed one.
+func TestFileReopenAfterRename(t *testing.T) {
+	r := newReaper(t)
+	dir := t.TempDir()
+	s := NewSink(io.Discard, Options{})
+	path := filepath.Join(dir, "app.log")
+	f := s.File(FileOptions{Path: path, MaxSize: 1 << 20, MaxFiles: 2, Format: "text"})
+	run := func(text string) {
+		c := attachStreams(t, r, s, "app", testproc.Argv("print", text), Stream{File: f}, Stream{File: f})
+		c.wait(t, 30*time.Second)
+	}
+	run(`one\n`)
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	run(`two\n`) // still the open file: now app.log.1
+	if n := s.Reopen(); n != 1 {
+		t.Errorf("Reopen() = %d, want 1", n)
+	}
+	run(`three\n`)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{path + ".1": "one\ntwo\n", path: "three\n"} {
+		if got := string(readLog(t, name)); got != want {
+			t.Errorf("%s: %q, want %q", filepath.Base(name), got, want)
+		}
+	}
+}
