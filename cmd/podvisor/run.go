@@ -164,6 +164,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	onReload := func(c *config.Config) {
 		current.Store(c)
 		go reserveFDs(c) // a reload may add processes
+		files := map[string]bool{}
+		for _, p := range c.Processes {
+			for _, f := range p.Log.Files() {
+				files[f] = true
+			}
+		}
+		sink.RetainFiles(func(path string) bool { return files[path] })
 		tails.SetMaxLines(c.Log.Tail)
 		if *logFormat == "" { // a --log-format flag outranks the file
 			sink.SetFormat(c.Log.Format, c.Log.Timestamps)

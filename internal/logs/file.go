@@ -96,6 +96,26 @@ func (s *Sink) Reopen() int {
 	return n
 }
 
+// RetainFiles forgets and closes the log files whose paths keep lacks (a
+// reload removed or moved them). A stream of an old incarnation that still
+// writes one opens it again by itself.
+func (s *Sink) RetainFiles(keep func(path string) bool) {
+	s.files.mu.Lock()
+	var gone []*File
+	for path, f := range s.files.by {
+		if !keep(path) {
+			gone = append(gone, f)
+			delete(s.files.by, path)
+		}
+	}
+	s.files.mu.Unlock()
+	for _, f := range gone {
+		f.mu.Lock()
+		_ = f.rot.Close()
+		f.mu.Unlock()
+	}
+}
+
 // closeFiles closes every log file and waits for their compression and
 // pruning (Close of the sink, which its context bounds).
 func (s *Sink) closeFiles() {

@@ -384,3 +384,23 @@ func TestFileReopenAfterRename(t *testing.T) {
 		}
 	}
 }
+
+// RetainFiles closes the files a reload dropped; a later write opens again.
+func TestRetainFiles(t *testing.T) {
+	dir := t.TempDir()
+	s := NewSink(io.Discard, Options{})
+	defer s.Close(context.Background())
+	a := s.File(FileOptions{Path: filepath.Join(dir, "a.log"), MaxSize: 1 << 20, MaxFiles: 2})
+	b := s.File(FileOptions{Path: filepath.Join(dir, "b.log"), MaxSize: 1 << 20, MaxFiles: 2})
+	for _, f := range []*File{a, b} {
+		bt := &batch{data: []byte("x\n"), lines: 1}
+		s.writeFile(f, bt)
+	}
+	s.RetainFiles(func(path string) bool { return filepath.Base(path) == "a.log" })
+	if a.rot.f == nil || b.rot.f != nil {
+		t.Errorf("open after RetainFiles: a %v, b %v; want a only", a.rot.f != nil, b.rot.f != nil)
+	}
+	if got := s.File(FileOptions{Path: filepath.Join(dir, "b.log"), MaxSize: 1 << 20, MaxFiles: 2}); got == b {
+		t.Error("a dropped file was kept in the registry")
+	}
+}
