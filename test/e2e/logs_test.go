@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -74,4 +75,36 @@ processes:
 	if len(lines) != 2 || !strings.Contains(strings.Join(lines, " "), "stdout:to the file") || !strings.Contains(strings.Join(lines, " "), "stderr:also") {
 		t.Errorf("tofile.log: %v", lines)
 	}
+}
+
+// An external logrotate renames a process's log file and sends SIGUSR1:
+// podvisor opens the name again for the next lines, and still forwards the
+// signal to the process.
+func TestLogsReopenOnSIGUSR1(t *testing.T) {
+	r := startPodvisor(t, `
+processes:
+  ticker:
+    command: 'trap "echo got-usr1" USR1; i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.02; done'
+    log: {stdout: file, file: ticker.log}
+`)
+	path := filepath.Join(r.Dir, "ticker.log")
+	has := func(name, s string) bool {
+		b, err := os.ReadFile(name)
+		return err == nil && strings.Contains(string(b), s)
+	}
+	eventually(t, 5*time.Second, func() bool { return has(path, "tick 3\n") }, "no ticks in %s", path)
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	r.Signal(syscall.SIGUSR1)
+	eventually(t, 5*time.Second, func() bool { return has(path, "tick") }, "no new %s after SIGUSR1", path)
+	eventually(t, 5*time.Second, func() bool { return has(path, "got-usr1\n") || has(path+".1", "got-usr1\n") }, "SIGUSR1 not forwarded to ticker")
+	old, _ := os.ReadFile(path + ".1")
+	cur, _ := os.ReadFile(path)
+	if !strings.HasSuffix(string(old), "\n") || !strings.HasPrefix(string(cur), "tick ") && !strings.HasPrefix(string(cur), "got-usr1") {
+		t.Errorf("lines torn across the reopen: old ends %q, new starts %q", old[max(0, len(old)-20):], cur[:min(len(cur), 20)])
+	}
+	r.Signal(syscall.SIGTERM)
+	code, _ := r.Wait(10 * time.Second)
+	wantCode(t, r, code, 0)
 }
