@@ -199,15 +199,24 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	} else {
 		names = []string{q.Name}
 	}
+	// One process's file, when it writes one that can answer the query.
+	var file string
+	var timed bool
+	if q.Name != "" && lb != nil {
+		if file, timed = lb.LogFile(q.Name); f.timed() && !timed {
+			file = "" // a text file without times: the tail answers
+		}
+	}
 	tails := make([]*logs.Tail, 0, len(names))
 	for _, n := range names {
 		t, err := s.backend.Tail(n)
 		if err != nil {
-			if q.Name != "" {
+			if q.Name != "" && file == "" { // a known process has its file
+
 				writeJSON(w, http.StatusNotFound, Response{Error: err.Error()})
 				return
 			}
-			tails = append(tails, nil) // log.tail: 0
+			tails = append(tails, nil) // log.tail: 0 (or gone since LogNames)
 			continue
 		}
 		tails = append(tails, t)
@@ -224,17 +233,18 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 
 	// What is there now: the file, or the tails.
 	next := make([]uint64, len(tails))
-	var fromFile bool
-	if q.Name != "" && lb != nil && tails[0] != nil {
-		if path, timed := lb.LogFile(q.Name); path != "" && (timed || !f.timed()) {
+	if file != "" {
+		if tails[0] != nil {
 			_, next[0] = tails[0].Last(0) // follow from here
-			if err := writeFileLines(bw, path, q.Tail, f, timed); err != nil {
-				fmt.Fprintf(bw, "podvisor: reading %s: %v\n", path, err)
-			}
-			fromFile = true
 		}
-	}
-	if !fromFile {
+		if err := writeFileLines(bw, file, q.Tail, f, timed); err != nil {
+			fmt.Fprintf(bw, "podvisor: reading %s: %v\n", file, err)
+		}
+		if tails[0] == nil && q.Follow {
+			fmt.Fprintf(bw, "podvisor: cannot follow %s: no output is kept in memory (log.tail is 0)\n", q.Name)
+			q.Follow = false
+		}
+	} else {
 		var all []named
 		for i, t := range tails {
 			if t == nil {

@@ -20,6 +20,7 @@ import (
 // going to file (timed says whether its lines carry times).
 type logFake struct {
 	tails  *logs.Tails
+	noTail bool // log.tail: 0
 	file   string
 	timed  bool
 	reopen int
@@ -30,6 +31,9 @@ func (f *logFake) Command(context.Context, string, Request) Response { return Re
 func (f *logFake) Tail(name string) (*logs.Tail, error) {
 	if name != "web" && name != "db" {
 		return nil, fmt.Errorf("unknown process %q", name)
+	}
+	if f.noTail {
+		return nil, fmt.Errorf("no output is kept (log.tail is 0)")
 	}
 	return f.tails.Get(name), nil
 }
@@ -143,6 +147,15 @@ func TestLogsFromFile(t *testing.T) {
 	fb.timed = false
 	if got := query(t, c, LogsQuery{Name: "web", Tail: -1, Since: t0}); got != "only in the tail\n" {
 		t.Errorf("since on an untimed file: %q", got)
+	}
+
+	// Without a tail the file still answers.
+	fb.timed, fb.noTail = true, true
+	if got := query(t, c, LogsQuery{Name: "web", Tail: 1}); got != lines[2] {
+		t.Errorf("no tail: %q", got)
+	}
+	if err := c.LogsWith(context.Background(), io.Discard, LogsQuery{Name: "db", Tail: 1}); err == nil || !strings.Contains(err.Error(), "log.tail is 0") {
+		t.Errorf("no tail, no file: %v", err)
 	}
 
 	res, err := c.ReopenLogs(context.Background())
