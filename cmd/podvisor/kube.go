@@ -135,6 +135,13 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
+		// Searchable, not listable: a container with runAsUser reaches its
+		// volumes through here (under --volume-root the mount paths are
+		// links into it); procs.yaml and the state file stay 0600.
+		if err := os.Chmod(tmp, 0o711); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
 		defer func() {
 			if tmp != "" {
 				os.RemoveAll(tmp)

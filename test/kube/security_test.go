@@ -96,3 +96,45 @@ func runFor(cmd *exec.Cmd, timeout time.Duration) ([]byte, error) {
 		return []byte(buf.String()), os.ErrDeadlineExceeded
 	}
 }
+
+// --volume-root as root with runAsUser: the container reaches and writes
+// its own emptyDir (the run's directory was 0700 root, so "Permission
+// denied").
+func TestVolumeRootRunAsUser(t *testing.T) {
+	needRoot(t)
+	base := t.TempDir()
+	// The test's own directories must be searchable by the user too.
+	for _, d := range []string{base, filepath.Dir(base)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(base, "root")
+	file := filepath.Join(base, "pod.yaml")
+	manifest := `
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  restartPolicy: Never
+  securityContext: {runAsUser: 65534, runAsGroup: 65534}
+  volumes: [{name: scratch, emptyDir: {}}]
+  containers:
+    - name: a
+      command: [sh, -c, "echo hello > /scratch/out && cat /scratch/out && id -u"]
+      volumeMounts: [{name: scratch, mountPath: /scratch}]
+`
+	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(podvisorBin, "kube", "play", "--listen", "off", "--volume-root", root, file)
+	out, err := runFor(cmd, 30*time.Second)
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d (%v), want 0\n%s", code, err, out)
+	}
+	for _, want := range []string{"| hello\n", "| 65534\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
