@@ -121,7 +121,13 @@ func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s: %s\n", r.Name, r.Message)
 	}
 	if res.Error != "" {
-		fmt.Fprintf(stderr, "podvisor %s: %s\n", op, res.Error)
+		// Name who refused: with several podvisors on one machine, the
+		// answer may come from another one than the user meant.
+		by := ""
+		if res.By.Pid > 0 {
+			by = fmt.Sprintf(" (answered by podvisor pid %d, config %s)", res.By.Pid, res.By.Config)
+		}
+		fmt.Fprintf(stderr, "podvisor %s: %s%s\n", op, res.Error, by)
 	}
 	for _, e := range res.Errors {
 		fmt.Fprintln(stderr, e)

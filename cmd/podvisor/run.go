@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
 	"github.com/podvisor/podvisor/internal/server"
@@ -178,7 +180,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// Runs after the teardown: /readyz must keep answering 503 meanwhile.
 	defer func() { web.shutdown(drainBy) }()
 	ctlPath, explicit := controlPath(*controlFlag, cfg)
-	stopControl, err := startControl(ctlPath, explicit, sup, log)
+	cfgPath, _ := filepath.Abs(cfg.File)
+	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, sup, log)
 	if err != nil {
 		log.Error("cannot create the control socket; nothing was started", "err", err)
 		return exitFail

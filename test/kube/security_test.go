@@ -1,10 +1,12 @@
 package kube
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,7 +63,7 @@ spec:
 				t.Fatal(err)
 			}
 			cmd := exec.Command(podvisorBin, "kube", "play", "--listen", "off", file)
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "PODVISOR_CONTROL=off")
 			out, err := runFor(cmd, 30*time.Second)
 			if code := cmd.ProcessState.ExitCode(); code != 2 {
 				t.Errorf("exit %d (%v), want 2 (refused)\n%s", code, err, out)
@@ -128,6 +130,7 @@ spec:
 		t.Fatal(err)
 	}
 	cmd := exec.Command(podvisorBin, "kube", "play", "--listen", "off", "--volume-root", root, file)
+	cmd.Env = append(os.Environ(), "PODVISOR_CONTROL=off")
 	out, err := runFor(cmd, 30*time.Second)
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d (%v), want 0\n%s", code, err, out)
@@ -136,5 +139,48 @@ spec:
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// As root, kube play binds its control socket before it enters its mount
+// namespace: a volume over the socket's directory (/run, /tmp) must not
+// hide it from the operate verbs, and it is removed at the end.
+func TestControlSocketOutsideNamespace(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	sockDir := filepath.Join(dir, "run")
+	sock := filepath.Join(sockDir, "c.sock")
+	file := filepath.Join(dir, "pod.yaml")
+	manifest := fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: run, emptyDir: {}}]
+  containers:
+    - name: a
+      command: [sh, -c, "echo up; exec sleep 1000"]
+      volumeMounts: [{name: run, mountPath: %s}]
+`, sockDir)
+	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startEnv(t, []string{"PODVISOR_CONTROL=" + sock}, "kube", "play", "--listen", "off", file)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(r.stdout.String(), "| up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the container did not start\n%s\n%s", r.stdout, r.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd := exec.Command(podvisorBin, "stop", "a", "--control", sock)
+	out, err := runFor(cmd, 30*time.Second)
+	if err != nil || !strings.Contains(string(out), "a: stopped") {
+		t.Fatalf("stop over the control socket: %v\n%s\npodvisor:\n%s", err, out, r.stdout)
+	}
+	r.signal(syscall.SIGTERM)
+	r.wait(30 * time.Second)
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("control socket left behind: %v", err)
 	}
 }
