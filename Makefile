@@ -61,6 +61,7 @@ deps:
 	@./scripts/deps.sh $(TEST_DEBS)
 
 lint:
+	@./scripts/no-binaries.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
