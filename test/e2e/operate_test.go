@@ -272,7 +272,7 @@ func TestOperate_LiveAndStaleSocket(t *testing.T) {
 	first.WaitEvent(t, "a", "start", 10*time.Second)
 	second := startPodvisor(t, yaml)
 	code, _ := second.Wait(10 * time.Second)
-	if code != 1 || !second.Stdout.Contains(fmt.Sprintf("another podvisor (pid %d) is listening", first.Pid())) {
+	if code != 1 || !second.Stdout.Contains(fmt.Sprintf("another podvisor (pid %d, config %s) is listening", first.Pid(), first.Config)) {
 		t.Fatalf("second podvisor: exit %d\n%s", code, second.Stdout)
 	}
 	if len(second.ReadEvents(t)) != 0 {
