@@ -223,35 +223,18 @@ func (s *Supervisor) opSignal(w *waiter, r *record, name string) {
 	case err != nil:
 		w.resp.Error = err.Error()
 	case r.child == nil:
-		w.resp.Results = append(w.resp.Results, control.Result{Name: r.p.Name, Message: "not running (" + r.state.String() + "): no signal sent"})
+		// An item, not a bare result: settleWaiters derives OK from the
+		// items, so "not running" makes the command fail (exit 1).
+		w.done(r, false, "not running ("+r.state.String()+"): no signal sent")
 	default:
+		sigName := control.SignalName(sig)
 		if err := r.child.Signal(sig); err != nil {
-			w.resp.Results = append(w.resp.Results, control.Result{Name: r.p.Name, Message: "signal failed: " + err.Error()})
+			w.done(r, false, "signal failed: "+err.Error())
 			return
 		}
-		s.log.Info("signal sent by podvisor signal", "process", r.p.Name, "signal", sig.String(), "pid", r.pid)
-		w.resp.Results = append(w.resp.Results, control.Result{Name: r.p.Name, OK: true, Message: fmt.Sprintf("sent %s to process group %d", signalName(sig.String(), name), r.pid)})
+		s.log.Info("signal sent by podvisor signal", "process", r.p.Name, "signal", sigName, "pid", r.pid)
+		w.done(r, true, fmt.Sprintf("sent %s to process group %d", sigName, r.pid))
 	}
-}
-
-func signalName(desc, given string) string {
-	g := strings.ToUpper(given)
-	if !strings.HasPrefix(g, "SIG") && !isDigits(g) {
-		g = "SIG" + g
-	}
-	if isDigits(g) {
-		return desc
-	}
-	return g
-}
-
-func isDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // dependentsClosure returns r's dependents, transitively, in s.recs order.
