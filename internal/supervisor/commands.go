@@ -1,8 +1,10 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -58,6 +60,7 @@ type operator struct {
 	// one more queued behind it.
 	hupLoading, hupAgain bool
 	hupRead              *atomic.Bool // the load in flight has begun reading
+	outcomes             uint64       // waitItem.seq of the latest outcome
 }
 
 // ReloadObserver is implemented by an Observer that counts reloads by
@@ -82,6 +85,9 @@ type waitItem struct {
 	verb string // "stopped", "restarted", "started", ...
 	done bool
 	res  control.Result
+	// seq orders the outcomes as they happened (0: known when the command
+	// began), so the answer lists them in that order.
+	seq uint64
 }
 
 type waiter struct {
@@ -486,6 +492,9 @@ func (s *Supervisor) settleWaiters() {
 			continue
 		}
 		w.resp.OK = w.resp.Error == ""
+		// In the order the outcomes happened (stop: dependents first),
+		// not the order the command listed the processes in.
+		slices.SortStableFunc(w.items, func(a, b *waitItem) int { return cmp.Compare(a.seq, b.seq) })
 		for _, it := range w.items {
 			w.resp.Results = append(w.resp.Results, it.res)
 			w.resp.OK = w.resp.OK && it.res.OK
@@ -507,7 +516,8 @@ func (s *Supervisor) settleWaiters() {
 func (s *Supervisor) evaluate(it *waitItem) {
 	r := it.r
 	finish := func(ok bool, msg string) {
-		it.done = true
+		s.ops.outcomes++
+		it.done, it.seq = true, s.ops.outcomes
 		it.res = control.Result{Name: r.p.Name, OK: ok, Message: msg}
 	}
 	if it.goal == goalStopped {
