@@ -285,13 +285,22 @@ func flagHelp(c command) []flagLine {
 	return lines
 }
 
-// withDefault appends a non-zero default to a flag's description.
+// withDefault appends a non-zero default to a flag's description, unless
+// the description already says what the default is ("..., else procs.yaml",
+// "default: all"): help must not show a default twice.
 func withDefault(usage string, f *flag.Flag) string {
-	switch f.DefValue {
-	case "", "false", "0":
+	switch {
+	case f.DefValue == "", f.DefValue == "false", f.DefValue == "0":
+		return usage
+	case statesDefault(usage):
 		return usage
 	}
 	return fmt.Sprintf("%s (default %s)", usage, f.DefValue)
+}
+
+// statesDefault reports whether a flag's description says its default.
+func statesDefault(usage string) bool {
+	return strings.Contains(usage, "default") || strings.Contains(usage, ", else ")
 }
 
 // groupOf returns the two-word commands whose first word is word ("kube").
