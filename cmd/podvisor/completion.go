@@ -253,9 +253,9 @@ _podvisor() {
                 -*)
                     if [[ " $vflags " == *" $w "* ]]; then
                         (( cfgflag )) && [[ $w == -c || $w == --config ]] && cfg=(-c "${COMP_WORDS[j+1]}")
-                        (( j++ ))
+                        j=$((j + 1))
                     fi ;;
-                *) (( npos++ )) ;;
+                *) npos=$((npos + 1)) ;;
             esac
         done
         if (( sigarg && npos == 1 )); then
@@ -361,9 +361,9 @@ _podvisor() {
                 -*)
                     if (( ${vflags[(Ie)$w]} )); then
                         (( cfgflag )) && [[ $w == -c || $w == --config ]] && cfg=(-c "${words[j+1]}")
-                        (( j++ ))
+                        j=$((j + 1))
                     fi ;;
-                *) (( npos++ )) ;;
+                *) npos=$((npos + 1)) ;;
             esac
         done
         if (( sigarg && npos == 1 )); then
