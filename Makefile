@@ -14,8 +14,10 @@ FUZZTIME  ?= 10s
 # tests, file checks that the Dockerfile.base binary is static, and curl and
 # ps serve the soak (bench/soak.sh, which CI runs for 3 min); zsh and fish run
 # the generated completion scripts (cmd/podvisor/completion_test.go);
-# rsvg-convert (librsvg2-bin) renders the timeline SVG in its tests.
-TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin
+# rsvg-convert (librsvg2-bin) renders the timeline SVG in its tests; gcc is
+# the C compiler go test -race needs (the race detector runs through cgo).
+# README.md names every package here and in IMAGE_DEBS (a test checks).
+TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc
 
 .PHONY: all build run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 
@@ -61,6 +63,7 @@ deps:
 	@./scripts/deps.sh $(TEST_DEBS)
 
 lint:
+	@./scripts/no-binaries.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...

@@ -26,6 +26,9 @@ type command struct {
 	// procArgs: the positional arguments are process names, so completion
 	// offers the names in the config (for the operate verbs).
 	procArgs bool
+	// signalArg: one process name, then a signal; completion offers
+	// signal names for the second argument (podvisor signal).
+	signalArg bool
 	// flagWords are the values completion offers for a flag, by flag name.
 	flagWords map[string][]string
 	// argWords are the fixed words completion offers as the first
@@ -193,12 +196,13 @@ func commands() []command {
 			exits: []exitCode{{0, "done: every process reached the outcome (one line each)"}, {1, "refused or failed, saying why (unknown process, no podvisor on the socket, timeout)"}, {2, "usage error"}},
 		},
 		{
-			name:     "signal",
-			summary:  "send a signal to a process's group",
-			usage:    "NAME SIGNAL [--control PATH] [--timeout 60s]",
-			flags:    func(fs *flag.FlagSet) { operateFlags("signal", fs) },
-			run:      operate("signal"),
-			procArgs: true,
+			name:      "signal",
+			summary:   "send a signal to a process's group",
+			usage:     "NAME SIGNAL [--control PATH] [--timeout 60s]",
+			flags:     func(fs *flag.FlagSet) { operateFlags("signal", fs) },
+			run:       operate("signal"),
+			procArgs:  true,
+			signalArg: true,
 			examples: []example{
 				{"podvisor signal nginx HUP", "make nginx re-read its config"},
 				{"podvisor signal worker SIGUSR1", "signal names with or without SIG"},
@@ -290,8 +294,8 @@ func commands() []command {
 			summary: "print a shell completion script (bash, zsh or fish)",
 			usage:   "(bash | zsh | fish | names [-c FILE])",
 			about: "The script completes commands, flags, the values of --format and\n" +
-				"--log-format, and process names for the commands that take them (read from\n" +
-				"the config given with -c, else $PODVISOR_CONFIG, else ./procs.yaml).\n" +
+				"--log-format, process names for the commands that take them (read from\n" +
+				"$PODVISOR_CONFIG, else ./procs.yaml) and signal names after signal NAME.\n" +
 				"`completion names` prints those names, one per line; the scripts call it.",
 			flags:    func(fs *flag.FlagSet) { completionFlags(fs) },
 			run:      cmdCompletion,

@@ -77,8 +77,26 @@ type compCommand struct {
 	summary   string
 	flags     []compFlag
 	procArgs  bool
+	signalArg bool // one process name, then a signal
+	config    bool // takes -c: process names come from the config it names
 	argWords  []string
 	firstWord string // name's first word; commands sharing it form a group ("kube")
+}
+
+// completionSignals are the signals completion offers after `signal NAME`,
+// as the examples write them (podvisor signal takes SIGHUP, hup and 1 too).
+var completionSignals = []string{"HUP", "INT", "QUIT", "KILL", "USR1", "USR2", "TERM", "CONT", "STOP", "TSTP", "WINCH"}
+
+// valueFlags returns the dashed names of c's flags that take a value: the
+// scripts skip their values when they count positional arguments.
+func (c compCommand) valueFlags() []string {
+	var out []string
+	for _, f := range c.flags {
+		if f.value {
+			out = append(out, f.dashed())
+		}
+	}
+	return out
 }
 
 // compFlag is one flag as a completion script offers it.
@@ -96,7 +114,7 @@ func (f compFlag) dashed() string { return dashed(f.name) }
 func compCommands(cmds []command) []compCommand {
 	var out []compCommand
 	for _, c := range cmds {
-		cc := compCommand{name: c.name, summary: c.summary, procArgs: c.procArgs, firstWord: strings.Fields(c.name)[0]}
+		cc := compCommand{name: c.name, summary: c.summary, procArgs: c.procArgs, signalArg: c.signalArg, firstWord: strings.Fields(c.name)[0]}
 		if c.argWords != nil {
 			cc.argWords = c.argWords()
 		}
@@ -112,6 +130,7 @@ func compCommands(cmds []command) []compCommand {
 				cf := compFlag{name: f.Name, usage: usage, value: !isBool || !bf.IsBoolFlag(), words: c.flagWords[f.Name]}
 				cf.file = cf.value && (arg == "FILE" || arg == "PATH")
 				cc.flags = append(cc.flags, cf)
+				cc.config = cc.config || f.Name == "c"
 			})
 		}
 		out = append(out, cc)
@@ -192,7 +211,7 @@ _podvisor() {
 	b.WriteString(`    # Go's flag package takes -name and --name alike.
     local p=$prev
     [[ $p == -[!-]?* ]] && p=-$p
-    local flags="" procs=0 words=""
+    local flags="" vflags="" procs=0 sigarg=0 cfgflag=0 words=""
     case "$cmd" in
 `)
 	for _, c := range cmds {
@@ -202,7 +221,13 @@ _podvisor() {
 		}
 		fmt.Fprintf(&b, "        %s)\n            flags=%s\n", shellQuote(c.name), shellQuote(strings.Join(names, " ")))
 		if c.procArgs {
-			b.WriteString("            procs=1\n")
+			fmt.Fprintf(&b, "            procs=1 vflags=%s\n", shellQuote(strings.Join(c.valueFlags(), " ")))
+		}
+		if c.signalArg {
+			b.WriteString("            sigarg=1\n")
+		}
+		if c.config {
+			b.WriteString("            cfgflag=1\n")
 		}
 		if len(c.argWords) > 0 {
 			fmt.Fprintf(&b, "            words=%s\n", shellQuote(strings.Join(c.argWords, " ")))
@@ -216,15 +241,28 @@ _podvisor() {
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     elif (( procs )); then
-        # Process names come from the config on the command line, else
-        # $PODVISOR_CONFIG, else ./procs.yaml.
-        local cfg=() j
+        # Count the arguments before this one (flag values skipped). Process
+        # names come from the config given with -c when the command takes
+        # -c, else $PODVISOR_CONFIG, else ./procs.yaml.
+        local cfg=() j w npos=0
         for (( j = n + 1; j < COMP_CWORD; j++ )); do
-            case "${COMP_WORDS[j]}" in
-                -c|-config|--config) cfg=(-c "${COMP_WORDS[j+1]}") ;;
+            w=${COMP_WORDS[j]}
+            [[ $w == -[!-]?* ]] && w=-$w
+            case "$w" in
+                --*=*) ;;
+                -*)
+                    if [[ " $vflags " == *" $w "* ]]; then
+                        (( cfgflag )) && [[ $w == -c || $w == --config ]] && cfg=(-c "${COMP_WORDS[j+1]}")
+                        j=$((j + 1))
+                    fi ;;
+                *) npos=$((npos + 1)) ;;
             esac
         done
-        COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" completion names "${cfg[@]}" 2>/dev/null)" -- "$cur"))
+        if (( sigarg && npos == 1 )); then
+            COMPREPLY=($(compgen -W ` + shellQuote(strings.Join(completionSignals, " ")) + ` -- "$cur"))
+        elif (( ! sigarg || npos == 0 )); then
+            COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" completion names "${cfg[@]}" 2>/dev/null)" -- "$cur"))
+        fi
     elif [[ -n $words ]]; then
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
     fi
@@ -280,8 +318,8 @@ _podvisor() {
 	b.WriteString("        fi\n        return 0\n    fi\n")
 	b.WriteString(`    local p=$prev
     [[ $p == -[^-]?* ]] && p=-$p
-    local -a flags argwords
-    local procs=0
+    local -a flags vflags argwords
+    local procs=0 sigarg=0 cfgflag=0
     case "$cmd" in
 `)
 	for _, c := range cmds {
@@ -291,7 +329,13 @@ _podvisor() {
 		}
 		fmt.Fprintf(&b, "        %s)\n            flags=(%s)\n", shellQuote(c.name), strings.Join(names, " "))
 		if c.procArgs {
-			b.WriteString("            procs=1\n")
+			fmt.Fprintf(&b, "            procs=1 vflags=(%s)\n", strings.Join(c.valueFlags(), " "))
+		}
+		if c.signalArg {
+			b.WriteString("            sigarg=1\n")
+		}
+		if c.config {
+			b.WriteString("            cfgflag=1\n")
 		}
 		if len(c.argWords) > 0 {
 			fmt.Fprintf(&b, "            argwords=(%s)\n", strings.Join(c.argWords, " "))
@@ -305,14 +349,28 @@ _podvisor() {
     if [[ $cur == -* ]]; then
         compadd -- $flags
     elif (( procs )); then
+        # As in bash: count the arguments before this one; -c only where
+        # the command takes it.
         local -a cfg
-        local j
+        local j w npos=0
         for (( j = n + 2; j < CURRENT; j++ )); do
-            case "${words[j]}" in
-                -c|-config|--config) cfg=(-c "${words[j+1]}") ;;
+            w=${words[j]}
+            [[ $w == -[^-]?* ]] && w=-$w
+            case "$w" in
+                --*=*) ;;
+                -*)
+                    if (( ${vflags[(Ie)$w]} )); then
+                        (( cfgflag )) && [[ $w == -c || $w == --config ]] && cfg=(-c "${words[j+1]}")
+                        j=$((j + 1))
+                    fi ;;
+                *) npos=$((npos + 1)) ;;
             esac
         done
-        compadd -- ${(f)"$(${words[1]} completion names $cfg 2>/dev/null)"}
+        if (( sigarg && npos == 1 )); then
+            compadd -- ` + strings.Join(completionSignals, " ") + `
+        elif (( ! sigarg || npos == 0 )); then
+            compadd -- ${(f)"$(${words[1]} completion names $cfg 2>/dev/null)"}
+        fi
     elif (( ${#argwords} )); then
         compadd -- $argwords
     else
@@ -352,18 +410,46 @@ function __podvisor_at
     test (count $tokens) -eq $argv[1]; and test "$tokens[2]" = "$argv[2]"
 end
 
-# __podvisor_names: the process names of the config on the command line,
-# else $PODVISOR_CONFIG, else ./procs.yaml.
+# __podvisor_names [-c]: the process names of $PODVISOR_CONFIG, else
+# ./procs.yaml; with -c (for a command that takes it), of the config given
+# with -c on the command line.
 function __podvisor_names
     set -l tokens (commandline -opc)
     set -l cfg
-    for i in (seq (count $tokens))
-        if contains -- $tokens[$i] -c -config --config
-            set -l j (math $i + 1)
-            test $j -le (count $tokens); and set cfg -c $tokens[$j]
+    if test "$argv[1]" = -c
+        for i in (seq (count $tokens))
+            if contains -- $tokens[$i] -c -config --config
+                set -l j (math $i + 1)
+                test $j -le (count $tokens); and set cfg -c $tokens[$j]
+            end
         end
     end
     $tokens[1] completion names $cfg 2>/dev/null
+end
+
+# __podvisor_npos N CMD VFLAG...: the command line so far has N arguments
+# after "podvisor CMD", not counting flags and the values of the VFLAGs.
+function __podvisor_npos
+    set -l tokens (commandline -opc)
+    set -l first (math (count (string split ' ' -- $argv[2])) + 2)
+    set -l vflags $argv[3..-1]
+    set -l npos 0
+    set -l skip 0
+    for t in $tokens[$first..-1]
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        switch $t
+            case '--*=*'
+            case '-*'
+                string match -q -r -- '^-[^-].' $t; and set t -$t
+                contains -- $t $vflags; and set skip 1
+            case '*'
+                set npos (math $npos + 1)
+        end
+    end
+    test $npos -eq $argv[1]
 end
 
 complete -c podvisor -f
@@ -408,8 +494,19 @@ complete -c podvisor -f
 			}
 			fmt.Fprintf(&b, "complete -c podvisor -n %s %s -d %s\n", cond, opt, fishQuote(f.usage))
 		}
-		if c.procArgs {
-			fmt.Fprintf(&b, "complete -c podvisor -n %s -a '(__podvisor_names)'\n", cond)
+		names := "'(__podvisor_names)'"
+		if c.config {
+			names = "'(__podvisor_names -c)'"
+		}
+		switch {
+		case c.signalArg:
+			npos := func(n int) string {
+				return fishQuote(fmt.Sprintf("__podvisor_using %s; and __podvisor_npos %d %s %s", shellQuote(c.name), n, shellQuote(c.name), strings.Join(c.valueFlags(), " ")))
+			}
+			fmt.Fprintf(&b, "complete -c podvisor -n %s -a %s\n", npos(0), names)
+			fmt.Fprintf(&b, "complete -c podvisor -n %s -a %s\n", npos(1), fishQuote(strings.Join(completionSignals, " ")))
+		case c.procArgs:
+			fmt.Fprintf(&b, "complete -c podvisor -n %s -a %s\n", cond, names)
 		}
 		if len(c.argWords) > 0 {
 			fmt.Fprintf(&b, "complete -c podvisor -n %s -a %s\n", cond, fishQuote(strings.Join(c.argWords, " ")))

@@ -105,8 +105,17 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor help wa", []string{"wait"}},
 		{"podvisor restart ''", []string{"web", "worker"}},
 		{"podvisor restart web w", []string{"web", "worker"}},
-		{"podvisor restart -c other.yaml ''", []string{"db"}},
+		// restart takes no -c: the names come from ./procs.yaml.
+		{"podvisor restart -c other.yaml ''", []string{"web", "worker"}},
+		{"podvisor restart -", []string{"--control", "--timeout"}},
 		{"podvisor restart --control ''", nil},
+		{"podvisor signal ''", []string{"web", "worker"}},
+		{"podvisor signal web ''", completionSignals},
+		{"podvisor signal web U", []string{"USR1", "USR2"}},
+		{"podvisor signal --timeout 5s web ''", completionSignals},
+		{"podvisor signal -timeout=5s web H", []string{"HUP"}},
+		{"podvisor signal web HUP ''", nil},
+		{"podvisor logs --tail 5 w", []string{"web", "worker"}},
 		{"podvisor nosuch ''", nil},
 	}
 	for _, tt := range tests {
@@ -152,7 +161,11 @@ func TestFishCompletion(t *testing.T) {
 		{"podvisor run --l", []string{"--listen", "--log-format"}},
 		{"podvisor completion ", []string{"bash", "fish", "names", "zsh"}},
 		{"podvisor restart ", []string{"web", "worker"}},
-		{"podvisor restart -c other.yaml ", []string{"db"}},
+		{"podvisor restart -c other.yaml ", []string{"web", "worker"}},
+		{"podvisor signal ", []string{"web", "worker"}},
+		{"podvisor signal web ", completionSignals},
+		{"podvisor signal --timeout 5s web U", []string{"USR1", "USR2"}},
+		{"podvisor signal web HUP ", nil},
 		{"podvisor help ", nil}, // filled below
 	}
 	tests[len(tests)-1].want = commandWords()
@@ -200,7 +213,11 @@ func TestZshCompletion(t *testing.T) {
 		{"podvisor run -c ''", []string{"FILES"}},
 		{"podvisor run --config ''", []string{"FILES"}},
 		{"podvisor restart ''", []string{"web", "worker"}},
-		{"podvisor restart --config other.yaml ''", []string{"db"}},
+		{"podvisor restart --config other.yaml ''", []string{"web", "worker"}},
+		{"podvisor signal ''", []string{"web", "worker"}},
+		{"podvisor signal web ''", completionSignals},
+		{"podvisor signal --control /tmp/x.sock web ''", completionSignals},
+		{"podvisor signal web HUP ''", nil},
 	}
 	for _, tt := range tests {
 		prog := `compdef() { :; }

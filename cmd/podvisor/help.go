@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
 )
@@ -34,7 +37,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		writeCommandHelp(stdout, cmd)
 		return exitOK
 	}
-	if msg := unknownFlag(cmd, flagPart); msg != "" {
+	if msg := flagProblem(cmd, flagPart); msg != "" {
 		fmt.Fprintf(stderr, "podvisor %s: %s\nRun 'podvisor %s --help' for usage.\n", cmd.name, msg, cmd.name)
 		return exitUsage
 	}
@@ -72,27 +75,85 @@ func wantsHelp(flagPart []string) bool {
 	return false
 }
 
-// unknownFlag parses the flags with the command's own definitions and, for
-// a flag it does not define, returns a message with a suggestion. Other
-// parse errors are left to the command, which reports them itself.
-func unknownFlag(cmd command, flagPart []string) string {
+// flagProblem parses the flags with the command's own definitions, flags
+// between and after positional arguments included (as the commands that
+// take arguments parse them), and returns the message for the first flag
+// the command cannot take: an unknown flag (with a suggestion), a bad value
+// (naming what is expected, with an example) or a missing value. The
+// command's own parsing then never fails, so Go's raw flag error and usage
+// dump are never shown.
+func flagProblem(cmd command, flagPart []string) string {
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
-	err := fs.Parse(flagPart)
+	_, err := parseInterleaved(fs, flagPart)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return ""
 	}
-	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
-	if !ok {
-		return ""
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		return fmt.Sprintf("unknown flag %s%s", dashed(name), suggestion(name, names, "flag"))
 	}
-	name = strings.TrimLeft(name, "-")
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	return fmt.Sprintf("unknown flag %s%s", dashed(name), suggestion(name, names, "flag"))
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		name = strings.TrimLeft(name, "-")
+		want, example := flagExpects(fs.Lookup(name))
+		if want == "" {
+			return fmt.Sprintf("%s needs a value, such as %s", dashed(name), example)
+		}
+		return fmt.Sprintf("%s needs a value: %s, such as %s", dashed(name), want, example)
+	}
+	if m := badValue.FindStringSubmatch(msg); m != nil {
+		value, _ := strconv.Unquote(m[1])
+		name, why := m[2], m[3]
+		want, example := flagExpects(fs.Lookup(name))
+		if want == "" {
+			// A flag with its own parser explains itself.
+			return fmt.Sprintf("invalid value %q for %s: %s", value, dashed(name), why)
+		}
+		return fmt.Sprintf("invalid value %q for %s: want %s, such as %s", value, dashed(name), want, example)
+	}
+	return msg
+}
+
+// badValue matches the flag package's error for a value its parser refused.
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
+
+// flagExpects describes the values a flag takes, from the type of its
+// value, with an example of the flag given right (--timeout 5s). For a
+// string flag or one of its own type, want is "" (its parser explains a bad
+// value itself) and the example shows its argument as help names it
+// (-c FILE, --image-command IMAGE=CMD).
+func flagExpects(f *flag.Flag) (want, example string) {
+	if f == nil {
+		return "", "VALUE"
+	}
+	arg, _ := flag.UnquoteUsage(f)
+	if arg == "" || arg == "value" || arg == "string" {
+		arg = "VALUE"
+	}
+	with := func(v string) string { return dashed(f.Name) + " " + v }
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return "", with(strings.ToUpper(arg))
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return "a duration with a unit (ms, s, m or h)", with("5s")
+	case int, int64:
+		return "a whole number", with("10")
+	case uint, uint64:
+		return "a whole number, 0 or more", with("10")
+	case float64:
+		return "a number", with("1.5")
+	case bool:
+		return "true or false (or the flag alone for true)", dashed(f.Name) + "=false"
+	}
+	return "", with(strings.ToUpper(arg))
 }
 
 // suggestion returns ` (did you mean "X"?)` for the closest candidate, or "".
@@ -224,13 +285,22 @@ func flagHelp(c command) []flagLine {
 	return lines
 }
 
-// withDefault appends a non-zero default to a flag's description.
+// withDefault appends a non-zero default to a flag's description, unless
+// the description already says what the default is ("..., else procs.yaml",
+// "default: all"): help must not show a default twice.
 func withDefault(usage string, f *flag.Flag) string {
-	switch f.DefValue {
-	case "", "false", "0":
+	switch {
+	case f.DefValue == "", f.DefValue == "false", f.DefValue == "0":
+		return usage
+	case statesDefault(usage):
 		return usage
 	}
 	return fmt.Sprintf("%s (default %s)", usage, f.DefValue)
+}
+
+// statesDefault reports whether a flag's description says its default.
+func statesDefault(usage string) bool {
+	return strings.Contains(usage, "default") || strings.Contains(usage, ", else ")
 }
 
 // groupOf returns the two-word commands whose first word is word ("kube").

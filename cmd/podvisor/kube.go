@@ -135,6 +135,13 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
+		// Searchable, not listable: a container with runAsUser reaches its
+		// volumes through here (under --volume-root the mount paths are
+		// links into it); procs.yaml and the state file stay 0600.
+		if err := os.Chmod(tmp, 0o711); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
 		defer func() {
 			if tmp != "" {
 				os.RemoveAll(tmp)
@@ -173,7 +180,8 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	if tmp != "" {
 		procsPath = filepath.Join(tmp, "procs.yaml")
 	}
-	if _, err := config.Parse(procsPath, procs, nil); err != nil {
+	pcfg, err := config.Parse(procsPath, procs, nil)
+	if err != nil {
 		// A translation podvisor cannot load is podvisor's bug: say so.
 		fmt.Fprintf(stderr, "podvisor kube play: internal error: the generated procs.yaml does not load:\n%v\n%s", err, procs)
 		return exitFail
@@ -225,7 +233,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	}
 	// The run continues in a private mount namespace: this process execs
 	// itself there (same pid), binds the volumes, runs, and cleans up.
-	return execMounted(mountedState{Mounts: res.Mounts, Tmp: tmp, RunArgs: runArgs}, stderr)
+	return execMounted(mountedState{Mounts: res.Mounts, Tmp: tmp, RunArgs: runArgs}, pcfg, stderr)
 }
 
 // tempBase returns the first usual temporary directory outside every mount
@@ -297,7 +305,7 @@ type mountedState struct {
 // podvisor there: after execve the whole process lives in the namespace,
 // keeping its pid (PID 1 in a container stays PID 1). It returns only on
 // failure.
-func execMounted(st mountedState, stderr io.Writer) int {
+func execMounted(st mountedState, cfg *config.Config, stderr io.Writer) int {
 	statePath := filepath.Join(st.Tmp, "mounts.json")
 	b, _ := json.Marshal(st)
 	if err := os.WriteFile(statePath, b, 0o600); err != nil {
@@ -309,12 +317,24 @@ func execMounted(st mountedState, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
 	}
+	// The control socket is bound here, outside the namespace, so the
+	// operate verbs reach it even when a volume covers its directory.
+	ctlPath, explicit := controlPath("", cfg)
+	ctlEnv, err := bindControlForNamespace(ctlPath, explicit)
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: cannot create the control socket; nothing was started: %v\n", err)
+		return exitFail
+	}
+	env := append(os.Environ(), mountedEnv+"="+statePath)
+	if ctlEnv != "" {
+		env = append(env, ctlEnv)
+	}
 	runtime.LockOSThread() // never unlocked: this thread becomes the process
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: cannot create a mount namespace: %v\n", err)
 		return exitFail
 	}
-	err = syscall.Exec(self, []string{self, "kube", "play"}, append(os.Environ(), mountedEnv+"="+statePath))
+	err = syscall.Exec(self, []string{self, "kube", "play"}, env)
 	fmt.Fprintf(stderr, "podvisor kube play: exec %s: %v\n", self, err)
 	return exitFail
 }

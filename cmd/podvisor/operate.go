@@ -21,7 +21,7 @@ func controlFlags(fs *flag.FlagSet) (path *string, timeout *time.Duration) {
 	if def == "" {
 		def = control.DefaultPath(os.Geteuid(), os.Getenv)
 	}
-	path = fs.String("control", def, "control socket of the podvisor to act on ($PODVISOR_CONTROL, else the default for this user)")
+	path = fs.String("control", def, "control socket of the podvisor to act on ($PODVISOR_CONTROL, else "+control.DefaultPath(os.Geteuid(), os.Getenv)+")")
 	timeout = fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the outcome")
 	return path, timeout
 }
@@ -118,7 +118,13 @@ func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s: %s\n", r.Name, r.Message)
 	}
 	if res.Error != "" {
-		fmt.Fprintf(stderr, "podvisor %s: %s\n", op, res.Error)
+		// Name who refused: with several podvisors on one machine, the
+		// answer may come from another one than the user meant.
+		by := ""
+		if res.By.Pid > 0 {
+			by = fmt.Sprintf(" (answered by podvisor pid %d, config %s)", res.By.Pid, res.By.Config)
+		}
+		fmt.Fprintf(stderr, "podvisor %s: %s%s\n", op, res.Error, by)
 	}
 	for _, e := range res.Errors {
 		fmt.Fprintln(stderr, e)

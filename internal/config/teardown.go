@@ -14,12 +14,38 @@ import (
 // only after its dependents, so such a chain can run out of budget and end
 // in SIGKILL.
 //
-// A oneshot or job counts as 0 when it has dependents and all of them wait
-// for it to complete (condition ready or completed): it has exited before any
-// of them starts, so it never stops after them in teardown.
+// A oneshot or job that a dependent waits for to complete (condition ready
+// or completed) has exited before that dependent starts: the dependent
+// never holds it up in teardown, and it never holds up its own
+// dependencies after the dependent, so no chain runs through that edge
+// (kube play's postStart hooks are such oneshots: the containers around
+// them stop in parallel). Such a oneshot counts as 0 when all its
+// dependents wait for it so; one awaited only as started counts, and so
+// does the chain through it.
 func (c *Config) TeardownWarning() string {
 	if c.Graph == nil {
 		return ""
+	}
+	g := c.Graph
+	names := g.Names()
+	var edges []graph.Edge
+	cut := false
+	for _, n := range names {
+		for _, e := range g.Dependencies(n) {
+			if c.finishedBefore(e) {
+				cut = true
+				continue
+			}
+			edges = append(edges, e)
+		}
+	}
+	if cut {
+		// The same nodes without some of the edges of an acyclic graph:
+		// acyclic too.
+		var err error
+		if g, err = graph.New(names, edges); err != nil {
+			return ""
+		}
 	}
 	weight := func(name string) int64 {
 		p := c.Processes[name]
@@ -28,12 +54,19 @@ func (c *Config) TeardownWarning() string {
 		}
 		return int64(p.Stop.Timeout)
 	}
-	path, total := c.Graph.LongestPath(weight)
+	path, total := g.LongestPath(weight)
 	if total <= int64(c.ShutdownTimeout) {
 		return ""
 	}
 	return fmt.Sprintf("warning: stop timeouts along the longest teardown chain %s add up to %s, more than shutdown_timeout %s",
 		strings.Join(path, " -> "), formatDuration(time.Duration(total)), formatDuration(c.ShutdownTimeout))
+}
+
+// finishedBefore reports whether e's dependency has exited before e's
+// dependent starts: a oneshot or job awaited as ready or completed.
+func (c *Config) finishedBefore(e graph.Edge) bool {
+	p := c.Processes[e.To]
+	return p != nil && p.Type != Service && e.Cond != graph.Started
 }
 
 func finishesFirst(dependents []graph.Edge) bool {

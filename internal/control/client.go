@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -59,7 +60,32 @@ func (c *Client) Do(ctx context.Context, op string, req Request, timeout time.Du
 	if res.StatusCode != http.StatusOK && out.Error == "" {
 		out.Error = "HTTP " + res.Status
 	}
+	out.By = identityOf(res.Header)
 	return out, nil
+}
+
+// identityOf reads who answered from a reply's headers.
+func identityOf(h http.Header) Identity {
+	pid, _ := strconv.Atoi(h.Get(HeaderPid))
+	return Identity{Pid: pid, Config: h.Get(HeaderConfig)}
+}
+
+// Identity asks the podvisor on the socket which one it is.
+func (c *Client) Identity(ctx context.Context) (Identity, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podvisor/v1/identity", nil)
+	if err != nil {
+		return Identity{}, err
+	}
+	res, err := c.http.Do(hr)
+	if err != nil {
+		return Identity{}, c.dialError(err)
+	}
+	defer res.Body.Close()
+	var id Identity
+	if err := json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&id); err != nil {
+		return identityOf(res.Header), fmt.Errorf("control socket %s: bad identity (HTTP %d): %w", c.Path, res.StatusCode, err)
+	}
+	return id, nil
 }
 
 // Logs copies a process's tail (the last tail lines; all kept lines if tail

@@ -377,3 +377,31 @@ func TestParseSignal(t *testing.T) {
 		}
 	}
 }
+
+// Every reply names the podvisor that answered, and a second Listen on a
+// live socket names the first podvisor's pid and config.
+func TestRepliesNameWhoAnswered(t *testing.T) {
+	path := filepath.Join(shortDir(t), "c.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(&fakeBackend{tails: logs.NewTails(10, 1<<10)}, nil)
+	srv.Identity = Identity{Pid: os.Getpid(), Config: "/srv/procs.yaml"}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	c := NewClient(path)
+	res, err := c.Do(context.Background(), "stop", Request{Names: []string{"wbe"}}, time.Minute)
+	if err != nil || res.By != srv.Identity {
+		t.Errorf("reply by %+v (%v), want %+v", res.By, err, srv.Identity)
+	}
+	if id, err := c.Identity(context.Background()); err != nil || id != srv.Identity {
+		t.Errorf("identity %+v (%v), want %+v", id, err, srv.Identity)
+	}
+	_, err = Listen(path)
+	var inUse *InUseError
+	if !errors.As(err, &inUse) || inUse.Pid != os.Getpid() || inUse.Config != "/srv/procs.yaml" ||
+		!strings.Contains(err.Error(), "config /srv/procs.yaml") || !strings.Contains(err.Error(), "--control PATH") {
+		t.Errorf("second Listen: %v, want an InUseError naming pid %d and its config", err, os.Getpid())
+	}
+}

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -61,14 +62,19 @@ func clearStale(path string) error {
 	}
 	c, err := net.DialTimeout("unix", path, time.Second)
 	if err == nil {
-		who := "another process"
+		inUse := &InUseError{Path: path}
 		if uc, ok := c.(*net.UnixConn); ok {
 			if cred, err := peerCred(uc); err == nil {
-				who = fmt.Sprintf("another podvisor (pid %d)", cred.Pid)
+				inUse.Pid = int(cred.Pid)
 			}
 		}
 		c.Close()
-		return fmt.Errorf("%w: %s is listening on %s; stop it, or give this one another control: path", ErrInUse, who, path)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		if id, err := NewClient(path).Identity(ctx); err == nil && id.Pid > 0 {
+			inUse.Pid, inUse.Config = id.Pid, id.Config
+		}
+		cancel()
+		return inUse
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("control socket %s exists and cannot be checked: %w", path, err)
@@ -98,3 +104,25 @@ func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
 	}
 	return cred, cerr
 }
+
+// InUseError says which process answers on a control socket that Listen
+// was asked to bind. It matches ErrInUse.
+type InUseError struct {
+	Path   string
+	Pid    int    // 0 if unknown
+	Config string // the other podvisor's config, if it said
+}
+
+func (e *InUseError) Error() string {
+	who := "another process"
+	switch {
+	case e.Pid > 0 && e.Config != "":
+		who = fmt.Sprintf("another podvisor (pid %d, config %s)", e.Pid, e.Config)
+	case e.Pid > 0:
+		who = fmt.Sprintf("another podvisor (pid %d)", e.Pid)
+	}
+	return fmt.Sprintf("%v: %s is listening on %s; stop it, or give this one its own socket: --control PATH, "+
+		"control: in its config or $PODVISOR_CONTROL (control: off for none)", ErrInUse, who, e.Path)
+}
+
+func (e *InUseError) Unwrap() error { return ErrInUse }

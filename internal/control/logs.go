@@ -110,6 +110,7 @@ func (c *Client) ReopenLogs(ctx context.Context) (Response, error) {
 	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out); err != nil {
 		return Response{}, fmt.Errorf("control socket %s: HTTP %s", c.Path, res.Status)
 	}
+	out.By = identityOf(res.Header)
 	return out, nil
 }
 

@@ -9,12 +9,22 @@ package control
 //	                              text/plain, one line per output line; without
 //	                              name every process's, prefixed, by time
 //	POST /v1/logs/reopen          reopen the log files (after logrotate)
+//	GET  /v1/identity             {"pid": N, "config": PATH}
+//
+// Every reply carries the headers Podvisor-Pid and Podvisor-Config: which
+// podvisor answered.
 //
 // Commands take ?timeout=DURATION: the most the server waits for the outcome
 // before answering with what it knows (the command goes on regardless). A
 // command answers 200 with a Response whose OK says whether everything was
 // done; 400 for a malformed request, 403 for a peer that is neither root nor
 // podvisor's uid, 404 for an unknown path.
+
+// The reply headers naming the podvisor that answered.
+const (
+	HeaderPid    = "Podvisor-Pid"
+	HeaderConfig = "Podvisor-Config"
+)
 
 // Ops are the command names, as in the CLI and the URL.
 var Ops = []string{"restart", "stop", "start", "signal", "reload"}
@@ -46,4 +56,6 @@ type Response struct {
 	// now in effect (unchanged by a dry run or a refusal).
 	Plan       []string `json:"plan,omitempty"`
 	Generation uint64   `json:"generation,omitempty"`
+	// Who answered: filled in by the Client from the reply's headers.
+	By Identity `json:"-"`
 }

@@ -43,6 +43,16 @@ type Server struct {
 	log     *slog.Logger
 	uid     int
 	http    *http.Server
+	// Identity names this podvisor in every reply (headers Podvisor-Pid
+	// and Podvisor-Config, and GET /v1/identity), so that a client never
+	// mistakes another podvisor's answer for this one's.
+	Identity Identity
+}
+
+// Identity is which podvisor answers on a socket.
+type Identity struct {
+	Pid    int    `json:"pid"`
+	Config string `json:"config"`
 }
 
 // NewServer returns a server for backend.
@@ -57,6 +67,7 @@ func NewServer(backend Backend, log *slog.Logger) *Server {
 	}
 	mux.HandleFunc("GET /v1/logs", s.logs)
 	mux.HandleFunc("POST /v1/logs/reopen", s.reopenLogs)
+	mux.HandleFunc("GET /v1/identity", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Identity) })
 	s.http = &http.Server{
 		Handler:           s.authorize(mux),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -96,6 +107,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // (SO_PEERCRED), not the socket file's mode.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(HeaderPid, strconv.Itoa(s.Identity.Pid))
+		w.Header().Set(HeaderConfig, s.Identity.Config)
 		uid, ok := r.Context().Value(credKey{}).(uint32)
 		if !ok || (uid != 0 && int(uid) != s.uid) {
 			who := "unknown peer"

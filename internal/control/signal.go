@@ -27,3 +27,18 @@ func ParseSignal(s string) (syscall.Signal, error) {
 	}
 	return 0, fmt.Errorf("unknown signal %q (use a name such as HUP, USR1, TERM, or a number)", s)
 }
+
+// SignalName names a signal the way `podvisor signal` reports it, whether it
+// was given by name or by number: SIGHUP, SIGUSR1, SIGRTMIN+2 (never Go's
+// descriptions such as "hangup").
+func SignalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	// glibc's SIGRTMIN is 34 (the kernel's 32 and 33 are its own), as in
+	// `kill -l`.
+	if sig >= 34 && sig <= 64 {
+		return fmt.Sprintf("SIGRTMIN+%d", sig-34)
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}

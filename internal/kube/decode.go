@@ -140,6 +140,7 @@ func (d *decoder) object(m *Manifest, n *yaml.Node) {
 			d.object(m, &obj.Items[i])
 		}
 	case "ConfigMap":
+		d.checkKeys(n, obj.Kind, obj.Metadata.Name, "data", "binaryData")
 		data := map[string]string{}
 		for k, v := range obj.Data {
 			data[k] = v
@@ -153,6 +154,7 @@ func (d *decoder) object(m *Manifest, n *yaml.Node) {
 		}
 		m.ConfigMaps[obj.Metadata.Name] = data
 	case "Secret":
+		d.checkKeys(n, obj.Kind, obj.Metadata.Name, "data", "stringData")
 		data := map[string]string{}
 		for k, v := range obj.Data {
 			b, err := base64.StdEncoding.DecodeString(v)
@@ -183,6 +185,36 @@ func (d *decoder) object(m *Manifest, n *yaml.Node) {
 		// the pod: skipped, as the caller's warning says.
 		m.Skipped = append(m.Skipped, obj.Kind+"/"+obj.Metadata.Name)
 	}
+}
+
+// checkKeys refuses the keys of a ConfigMap's or Secret's data maps that
+// the API server refuses: a key becomes a file name in a volume.
+func (d *decoder) checkKeys(n *yaml.Node, kind, name string, fields ...string) {
+	for _, field := range fields {
+		data := mapValue(n, field)
+		if data == nil || data.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i+1 < len(data.Content); i += 2 {
+			k := data.Content[i]
+			if p := keyProblem(k.Value); p != "" {
+				d.errorf(k, "%s %q: %s key %q %s (the API server refuses it; a key is a file name in a volume)", kind, name, field, k.Value, p)
+			}
+		}
+	}
+}
+
+// mapValue returns the value of key in mapping n, or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {

@@ -16,28 +16,33 @@ import (
 
 // Materialise creates each planned volume: a fresh directory for emptyDir
 // (mode 0777, as the kubelet makes it), the files of configMap and secret
-// volumes, and the checks of a hostPath's type.
+// volumes, and the checks of a hostPath's type. A volume's directory is one
+// element (its name) under the run's volume directory, and its files are
+// written without following any symlink (beneath_linux.go).
 func Materialise(vols []*VolumePlan) error {
 	for _, v := range vols {
 		switch v.Kind {
-		case "emptyDir":
-			if err := mkdirMode(v.Source, 0o777); err != nil {
+		case "emptyDir", "configMap", "secret":
+			dir, name := filepath.Split(v.Source)
+			if name != v.Name || !dnsLabel(name) {
+				return fmt.Errorf("volume %q: its directory %s is not named after it", v.Name, v.Source)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}
-		case "configMap", "secret":
-			if err := mkdirMode(v.Source, 0o755); err != nil {
+			mode := os.FileMode(0o777)
+			if v.Kind != "emptyDir" {
+				mode = 0o755
+			}
+			if err := mkdirBeneath(dir, name, mode); err != nil {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}
-			for _, name := range sortedKeys(v.Files) {
-				f := v.Files[name]
-				p := filepath.Join(v.Source, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					return fmt.Errorf("volume %s: %w", v.Name, err)
+			for _, rel := range sortedKeys(v.Files) {
+				f := v.Files[rel]
+				if prob := localPathProblem(rel, true); prob != "" {
+					return fmt.Errorf("volume %s: file %q %s", v.Name, rel, prob)
 				}
-				if err := os.WriteFile(p, []byte(f.Data), f.Mode); err != nil {
-					return fmt.Errorf("volume %s: %w", v.Name, err)
-				}
-				if err := os.Chmod(p, f.Mode); err != nil {
+				if err := writeBeneath(v.Source, rel, []byte(f.Data), f.Mode); err != nil {
 					return fmt.Errorf("volume %s: %w", v.Name, err)
 				}
 			}
@@ -114,15 +119,23 @@ func Bind(mounts []Mount) (*Bound, error) {
 		return b, fmt.Errorf("making mounts private: %w", err)
 	}
 	for _, m := range mounts {
-		fi, err := os.Stat(m.Source)
+		src, done, err := openSource(m)
 		if err != nil {
 			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
 		}
+		fi, err := os.Stat(src)
+		if err != nil {
+			done()
+			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
+		}
 		if err := b.mountPoint(m.Target, fi.IsDir()); err != nil {
+			done()
 			return b, fmt.Errorf("volume %s: mount point %s: %w", m.Volume, m.Target, err)
 		}
-		if err := unix.Mount(m.Source, m.Target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return b, fmt.Errorf("volume %s: bind %s at %s: %w", m.Volume, m.Source, m.Target, err)
+		err = unix.Mount(src, m.Target, "", unix.MS_BIND|unix.MS_REC, "")
+		done()
+		if err != nil {
+			return b, fmt.Errorf("volume %s: bind %s at %s: %w", m.Volume, m.sourcePath(), m.Target, err)
 		}
 		b.Mounted = append(b.Mounted, m.Target)
 		if m.ReadOnly {
@@ -132,6 +145,30 @@ func Bind(mounts []Mount) (*Bound, error) {
 		}
 	}
 	return b, nil
+}
+
+// openSource returns the path to bind for m: the volume's directory, or for
+// a subPath, /proc/self/fd/N of the subPath opened beneath the volume
+// without following symlinks (created as a directory if missing, as the
+// kubelet does), so that a symlink planted in the volume cannot make the
+// bind expose anything outside it. done closes what it opened.
+func openSource(m Mount) (string, func(), error) {
+	if m.SubPath == "" {
+		return m.Source, func() {}, nil
+	}
+	if prob := localPathProblem(m.SubPath, false); prob != "" {
+		return "", nil, fmt.Errorf("subPath %q %s", m.SubPath, prob)
+	}
+	root, err := openDir(m.Source)
+	if err != nil {
+		return "", nil, err
+	}
+	defer unix.Close(root)
+	fd, err := walkBeneath(root, m.Source, m.SubPath, true)
+	if err != nil {
+		return "", nil, fmt.Errorf("subPath %s: %w", m.SubPath, err)
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", fd), func() { unix.Close(fd) }, nil
 }
 
 // mountPoint creates target (a directory, or an empty file for a file
@@ -193,10 +230,28 @@ func Link(mounts []Mount) (*Bound, error) {
 		if err := b.mountPoint(filepath.Dir(m.Target), true); err != nil {
 			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
 		}
-		if err := os.Symlink(m.Source, m.Target); err != nil {
+		if m.SubPath != "" {
+			// Checked (and created) without following symlinks; the link
+			// itself is a path, resolved when used.
+			_, done, err := openSource(m)
+			if err != nil {
+				return b, fmt.Errorf("volume %s: %w", m.Volume, err)
+			}
+			done()
+		}
+		if err := os.Symlink(m.sourcePath(), m.Target); err != nil {
 			return b, fmt.Errorf("volume %s: %w (the --volume-root must not hold it yet)", m.Volume, err)
 		}
 		b.Created = append(b.Created, m.Target)
 	}
 	return b, nil
+}
+
+// sourcePath is the volume path m binds, subPath included, for messages and
+// for the links of --volume-root.
+func (m Mount) sourcePath() string {
+	if m.SubPath == "" {
+		return m.Source
+	}
+	return filepath.Join(m.Source, m.SubPath)
 }

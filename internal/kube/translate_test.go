@@ -243,7 +243,7 @@ items:
   - apiVersion: v1
     kind: ConfigMap
     metadata: {name: cfg}
-    data: {MODE: fast, "bad key": x}
+    data: {MODE: fast, "1bad": x}
   - apiVersion: v1
     kind: Secret
     metadata: {name: sec}
@@ -290,7 +290,7 @@ spec:
 		t.Errorf("command %q", got)
 	}
 	joined := strings.Join(res.Warnings, "\n")
-	for _, want := range []string{`"bad key"`, "Service/web"} {
+	for _, want := range []string{`"1bad"`, "Service/web"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %s: %s", want, joined)
 		}
@@ -474,7 +474,7 @@ spec:
 	res := play(t, pod, Options{})
 	var got []string
 	for _, m := range res.Mounts {
-		got = append(got, fmt.Sprintf("%s->%s ro=%v", m.Source, m.Target, m.ReadOnly))
+		got = append(got, fmt.Sprintf("%s->%s ro=%v", m.sourcePath(), m.Target, m.ReadOnly))
 	}
 	want := []string{"/srv/data/part->/data ro=false", "/vol/conf->/etc/app ro=true", "/vol/work->/opt/workspace ro=false"}
 	if !slices.Equal(got, want) {

@@ -24,9 +24,11 @@ type File struct {
 	Mode os.FileMode
 }
 
-// Mount binds Source at Target (Target is remapped under --volume-root).
+// Mount binds Source (or SubPath beneath it) at Target (Target is
+// remapped under --volume-root).
 type Mount struct {
 	Source, Target string
+	SubPath        string // relative, cleaned, no ".."; opened without following symlinks
 	ReadOnly       bool
 	Volume         string
 }
@@ -36,6 +38,15 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 	plans := map[string]*VolumePlan{}
 	for i, v := range t.w.Spec.Volumes {
 		where := fmt.Sprintf("spec.volumes[%d] (%s)", i, v.Name)
+		// The name is a directory under the run's volume directory.
+		if !dnsLabel(v.Name) {
+			t.errorf("spec.volumes[%d]: name %q is not a DNS label (a-z, 0-9, '-', at most 63 characters), as the API server requires", i, v.Name)
+			continue
+		}
+		if _, dup := plans[v.Name]; dup {
+			t.errorf("%s: two volumes named %q", where, v.Name)
+			continue
+		}
 		p := &VolumePlan{Name: v.Name, Source: filepath.Join(t.opts.VolumeDir, v.Name)}
 		switch {
 		case v.EmptyDir != nil:
@@ -47,6 +58,8 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 			p.Kind, p.Source, p.HostType = "hostPath", v.HostPath.Path, v.HostPath.Type
 			if !filepath.IsAbs(p.Source) {
 				t.errorf("%s: hostPath.path %q must be absolute", where, p.Source)
+			} else if prob := backstepProblem(p.Source); prob != "" {
+				t.errorf("%s: hostPath.path %q %s", where, p.Source, prob)
 			}
 		case v.ConfigMap != nil:
 			p.Kind = "configMap"
@@ -81,6 +94,10 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 					t.errorf("%s: mountPath %q must be an absolute path other than /", where, vm.MountPath)
 					continue
 				}
+				if prob := backstepProblem(vm.MountPath); prob != "" {
+					t.errorf("%s: mountPath %q %s", where, vm.MountPath, prob)
+					continue
+				}
 				if vm.SubPathExpr.Kind != 0 {
 					t.errorf("%s: subPathExpr is not supported (use subPath)", where)
 					continue
@@ -88,18 +105,21 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 				if vm.RecursiveReadOnly.Kind != 0 || vm.BindMountOptions.Kind != 0 {
 					t.warnFor(c.Name, "volumeMounts recursiveReadOnly, bindMountOptions: ignored (readOnly is honoured)")
 				}
-				src := p.Source
+				var sub string
 				if vm.SubPath != "" {
-					if strings.Contains("/"+vm.SubPath+"/", "/../") || path.IsAbs(vm.SubPath) {
-						t.errorf("%s: subPath %q must be a relative path inside the volume", where, vm.SubPath)
+					if prob := localPathProblem(vm.SubPath, false); prob != "" {
+						t.errorf("%s: subPath %q %s: it must be a path inside the volume", where, vm.SubPath, prob)
 						continue
 					}
-					src = filepath.Join(src, vm.SubPath)
+					sub = path.Clean(vm.SubPath)
+					if sub == "." {
+						sub = ""
+					}
 				}
 				target := path.Clean(vm.MountPath)
-				m := Mount{Source: src, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name}
+				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name}
 				if prev, dup := byTarget[target]; dup {
-					if prev.Source != m.Source {
+					if prev.Source != m.Source || prev.SubPath != m.SubPath {
 						t.errorf("%s: %s is already the mount point of volume %q in another container; "+
 							"the local pod has one filesystem view, so one path holds one volume", where, target, prev.Volume)
 					}
@@ -156,7 +176,13 @@ func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, de
 	}
 	files := map[string]File{}
 	if len(items) == 0 {
+		// Each key is a file name: only keys the API server allows
+		// (keys from --from-dir are file names, not checked by anyone).
 		for k, v := range data {
+			if prob := keyProblem(k); prob != "" {
+				t.errorf("%s: %s %q: key %q %s, so it cannot be a file name in the volume (map it to a path with items)", where, objKind(secret), name, k, prob)
+				continue
+			}
 			files[k] = File{Data: v, Mode: mode}
 		}
 		return files
@@ -169,8 +195,11 @@ func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, de
 			}
 			continue
 		}
-		if it.Path == "" || path.IsAbs(it.Path) || strings.Contains("/"+it.Path+"/", "/../") {
-			t.errorf("%s: items path %q must be a relative path inside the volume", where, it.Path)
+		if prob := localPathProblem(it.Path, true); it.Path == "" || prob != "" {
+			if it.Path == "" {
+				prob = "is empty"
+			}
+			t.errorf("%s: items path %q %s: it must be a relative path inside the volume", where, it.Path, prob)
 			continue
 		}
 		if it.User.Kind != 0 {

@@ -121,7 +121,10 @@ func KillDescendants(ctx context.Context, grace time.Duration, log *slog.Logger)
 	}
 	termed := make(map[procID]bool)
 	killed := make(map[procID]bool)
-	deadline := time.Now().Add(grace)
+	// The grace period starts when the first SIGTERMs have gone out, not
+	// before the first walk: on a loaded machine that walk can take longer
+	// than the grace, and nobody would get a SIGTERM at all.
+	var deadline time.Time
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -129,7 +132,7 @@ func KillDescendants(ctx context.Context, grace time.Duration, log *slog.Logger)
 		if len(live) == 0 {
 			return sw
 		}
-		escalate := !time.Now().Before(deadline)
+		escalate := !deadline.IsZero() && !time.Now().Before(deadline)
 		var newTerm, newKill int
 		for _, p := range live {
 			id := procID{p.pid, p.start}
@@ -150,6 +153,9 @@ func KillDescendants(ctx context.Context, grace time.Duration, log *slog.Logger)
 		}
 		if newKill > 0 {
 			log.Warn("final sweep: descendants outlived the grace period, killing", "count", newKill, "grace", grace)
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(grace)
 		}
 		sw.Terminated += newTerm
 		sw.Killed += newKill

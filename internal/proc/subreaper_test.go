@@ -61,6 +61,52 @@ func TestDescendants(t *testing.T) {
 // within grace, and with SIGKILL after grace if they ignore SIGTERM.
 func TestKillDescendantsSweepsDaemons(t *testing.T) {
 	r := newReaper(t)
+	daemons := startDaemons(t, r)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	sw := KillDescendants(ctx, 300*time.Millisecond, nil)
+	took := time.Since(start)
+	// At least: other tests' children may still be on their way out.
+	if sw.Terminated < 2 || sw.Killed < 1 || sw.Remaining != 0 {
+		t.Errorf("sweep %+v, want 2 terminated, 1 killed, 0 remaining", sw)
+	}
+	if took < 300*time.Millisecond {
+		t.Errorf("sweep took %v: SIGKILL came before the grace period ended", took)
+	}
+	for _, d := range daemons {
+		if !gone(d) {
+			t.Errorf("daemon %d survived the sweep", d)
+		}
+	}
+	if left := Descendants(os.Getpid()); len(alive(statsOf(left))) != 0 {
+		t.Errorf("descendants left: %v", left)
+	}
+}
+
+// Every descendant gets a SIGTERM before any SIGKILL, however short the
+// grace and however long the first walk of /proc takes (a loaded machine
+// once made the sweep kill both daemons without a SIGTERM).
+func TestKillDescendantsTermsFirst(t *testing.T) {
+	r := newReaper(t)
+	daemons := startDaemons(t, r)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sw := KillDescendants(ctx, time.Nanosecond, nil)
+	if sw.Terminated < 2 || sw.Remaining != 0 {
+		t.Errorf("sweep %+v, want both daemons sent SIGTERM first, 0 remaining", sw)
+	}
+	for _, d := range daemons {
+		if !gone(d) {
+			t.Errorf("daemon %d survived the sweep", d)
+		}
+	}
+}
+
+// startDaemons starts two daemonized grandchildren, one of which ignores
+// SIGTERM, and waits until both are reparented to the test process.
+func startDaemons(t *testing.T, r *Reaper) []int {
+	t.Helper()
 	var daemons []int
 	for _, args := range [][]string{{}, {"ignore-term"}} {
 		c, out := spawnOut(t, r, Spec{Argv: testproc.Argv("daemonize", args...)})
@@ -83,26 +129,7 @@ func TestKillDescendantsSweepsDaemons(t *testing.T) {
 			return err == nil && st.ppid == os.Getpid() && st.session == d
 		})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	start := time.Now()
-	sw := KillDescendants(ctx, 300*time.Millisecond, nil)
-	took := time.Since(start)
-	// At least: other tests' children may still be on their way out.
-	if sw.Terminated < 2 || sw.Killed < 1 || sw.Remaining != 0 {
-		t.Errorf("sweep %+v, want 2 terminated, 1 killed, 0 remaining", sw)
-	}
-	if took < 300*time.Millisecond {
-		t.Errorf("sweep took %v: SIGKILL came before the grace period ended", took)
-	}
-	for _, d := range daemons {
-		if !gone(d) {
-			t.Errorf("daemon %d survived the sweep", d)
-		}
-	}
-	if left := Descendants(os.Getpid()); len(alive(statsOf(left))) != 0 {
-		t.Errorf("descendants left: %v", left)
-	}
+	return daemons
 }
 
 func statsOf(pids []int) []stat {

@@ -32,6 +32,16 @@ func needPython(t *testing.T) string {
 		}
 		t.Skip("python3 not installed")
 	}
+	// The python3 on PATH may be a wrapper (a pyenv shim is a bash script
+	// that forks helpers before it execs the interpreter); the figures below
+	// are about the interpreter, so the tests run it by its real path.
+	out, err := exec.Command(p, "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatalf("%s cannot say where its interpreter is: %v", p, err)
+	}
+	if real := strings.TrimSpace(string(out)); real != "" {
+		return real
+	}
 	return p
 }
 
@@ -98,7 +108,7 @@ func procRSS(t *testing.T, pid int) uint64 {
 	return 0
 }
 
-// procCPU is utime+stime of pid per its /proc/<pid>/stat, in seconds.
+// procCPU is the CPU time of pid per its /proc/<pid>/stat, in seconds.
 func procCPU(t *testing.T, pid int) float64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -106,9 +116,15 @@ func procCPU(t *testing.T, pid int) float64 {
 		t.Fatal(err)
 	}
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	u, _ := strconv.ParseFloat(f[14-3], 64)
-	s, _ := strconv.ParseFloat(f[15-3], 64)
-	return (u + s) / clockTicks
+	// utime, stime and the reaped children's cutime, cstime: what the
+	// sampler counts for a member (a process's CPU includes its waited-for
+	// children's).
+	var sum float64
+	for _, field := range []int{14, 15, 16, 17} {
+		v, _ := strconv.ParseFloat(f[field-3], 64)
+		sum += v
+	}
+	return sum / clockTicks
 }
 
 func within(got, want, frac float64) bool {

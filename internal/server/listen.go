@@ -37,7 +37,8 @@ func Listen(addr string) (net.Listener, error) {
 // opts.Logger. The caller owns Serve and Shutdown.
 func NewHTTPServer(h http.Handler, opts Options) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           Serving(h),
+		ConnContext:       connContext,
 		ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, defaultReadHeaderTimeout),
 		ReadTimeout:       orDefault(opts.ReadTimeout, defaultReadTimeout),
 		WriteTimeout:      orDefault(opts.WriteTimeout, defaultWriteTimeout),

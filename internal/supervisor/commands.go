@@ -1,8 +1,10 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -58,6 +60,7 @@ type operator struct {
 	// one more queued behind it.
 	hupLoading, hupAgain bool
 	hupRead              *atomic.Bool // the load in flight has begun reading
+	outcomes             uint64       // waitItem.seq of the latest outcome
 }
 
 // ReloadObserver is implemented by an Observer that counts reloads by
@@ -82,6 +85,9 @@ type waitItem struct {
 	verb string // "stopped", "restarted", "started", ...
 	done bool
 	res  control.Result
+	// seq orders the outcomes as they happened (0: known when the command
+	// began), so the answer lists them in that order.
+	seq uint64
 }
 
 type waiter struct {
@@ -223,35 +229,18 @@ func (s *Supervisor) opSignal(w *waiter, r *record, name string) {
 	case err != nil:
 		w.resp.Error = err.Error()
 	case r.child == nil:
-		w.resp.Results = append(w.resp.Results, control.Result{Name: r.p.Name, Message: "not running (" + r.state.String() + "): no signal sent"})
+		// An item, not a bare result: settleWaiters derives OK from the
+		// items, so "not running" makes the command fail (exit 1).
+		w.done(r, false, "not running ("+r.state.String()+"): no signal sent")
 	default:
+		sigName := control.SignalName(sig)
 		if err := r.child.Signal(sig); err != nil {
-			w.resp.Results = append(w.resp.Results, control.Result{Name: r.p.Name, Message: "signal failed: " + err.Error()})
+			w.done(r, false, "signal failed: "+err.Error())
 			return
 		}
-		s.log.Info("signal sent by podvisor signal", "process", r.p.Name, "signal", sig.String(), "pid", r.pid)
-		w.resp.Results = append(w.resp.Results, control.Result{Name: r.p.Name, OK: true, Message: fmt.Sprintf("sent %s to process group %d", signalName(sig.String(), name), r.pid)})
+		s.log.Info("signal sent by podvisor signal", "process", r.p.Name, "signal", sigName, "pid", r.pid)
+		w.done(r, true, fmt.Sprintf("sent %s to process group %d", sigName, r.pid))
 	}
-}
-
-func signalName(desc, given string) string {
-	g := strings.ToUpper(given)
-	if !strings.HasPrefix(g, "SIG") && !isDigits(g) {
-		g = "SIG" + g
-	}
-	if isDigits(g) {
-		return desc
-	}
-	return g
-}
-
-func isDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // dependentsClosure returns r's dependents, transitively, in s.recs order.
@@ -503,6 +492,9 @@ func (s *Supervisor) settleWaiters() {
 			continue
 		}
 		w.resp.OK = w.resp.Error == ""
+		// In the order the outcomes happened (stop: dependents first),
+		// not the order the command listed the processes in.
+		slices.SortStableFunc(w.items, func(a, b *waitItem) int { return cmp.Compare(a.seq, b.seq) })
 		for _, it := range w.items {
 			w.resp.Results = append(w.resp.Results, it.res)
 			w.resp.OK = w.resp.OK && it.res.OK
@@ -524,7 +516,8 @@ func (s *Supervisor) settleWaiters() {
 func (s *Supervisor) evaluate(it *waitItem) {
 	r := it.r
 	finish := func(ok bool, msg string) {
-		it.done = true
+		s.ops.outcomes++
+		it.done, it.seq = true, s.ops.outcomes
 		it.res = control.Result{Name: r.p.Name, OK: ok, Message: msg}
 	}
 	if it.goal == goalStopped {

@@ -102,11 +102,12 @@ func CleanBaseEnv(environ []string) []string {
 // through the reaper in the process's environment and working directory.
 func (l *ProcLauncher) Checkers() CheckerFactory {
 	return func(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error) {
-		c, err := health.NewChecker(probe, credRunner{l.Reaper, cred(p)}, l.Env(p), p.WorkingDir, since)
+		env := l.Env(p)
+		c, err := health.NewChecker(probe, credRunner{l.Reaper, cred(p)}, env, p.WorkingDir, since)
 		if err != nil {
 			return nil, err
 		}
-		return redactingChecker{c, envRedactor(p)}, nil
+		return redactingChecker{c, envRedactor(env)}, nil
 	}
 }
 

@@ -943,7 +943,10 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	r.startedAt = now
 	r.reason = ""
 	s.tl.Started(r.p.Name, r.gen, r.pid, time.Now())
-	s.log.Debug("started", "process", r.p.Name, "pid", r.pid)
+	// At info, so the start order shows in the log (a process without a
+	// readiness check logs nothing else when it starts). LogAttrs: no
+	// boxing of the attributes into a []any on this per-start path.
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "started", slog.String("process", r.p.Name), slog.Int("pid", r.pid))
 
 	ready := r.p.Ready
 	switch {

@@ -54,7 +54,7 @@ func ffRunArgvErr(dir string, timeout time.Duration, argv ...string) (ffCLI, err
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(environWithout("PODVISOR_CONFIG"), "E2E_DIR="+dir)
+	cmd.Env = append(environWithout("PODVISOR_CONFIG"), "E2E_DIR="+dir, "PODVISOR_CONTROL=off") // tests run side by side
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = time.Second
 	start := time.Now()

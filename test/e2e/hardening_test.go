@@ -385,8 +385,8 @@ processes:
 	if strings.Contains(st.Raw, secret) {
 		t.Errorf("/status shows an environment value:\n%s", st.Raw)
 	}
-	if !strings.Contains(st.proc("a").Reason, "${API_TOKEN}") {
-		t.Errorf("reason %q, want the value replaced by ${API_TOKEN}", st.proc("a").Reason)
+	if !strings.Contains(st.proc("a").Reason, "[redacted: API_TOKEN]") {
+		t.Errorf("reason %q, want the value replaced by [redacted: API_TOKEN]", st.proc("a").Reason)
 	}
 }
 

@@ -257,7 +257,10 @@ func startPodvisor(t testing.TB, yaml string, opts ...option) *Run {
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(environWithout("PODVISOR_CONFIG"), "E2E_DIR="+dir, "E2E_EVENTS="+r.Events)
+	// No control socket unless the test asks for one (control: in its
+	// config, or PODVISOR_CONTROL in withEnv): tests run side by side, and
+	// two podvisors may not share the default socket.
+	cmd.Env = append(environWithout("PODVISOR_CONFIG"), "E2E_DIR="+dir, "E2E_EVENTS="+r.Events, "PODVISOR_CONTROL=off")
 	cmd.Env = append(cmd.Env, o.env...)
 	cmd.WaitDelay = 2 * time.Second // never hang on a pipe some leftover holds
 	var pts *os.File

@@ -272,7 +272,7 @@ func TestOperate_LiveAndStaleSocket(t *testing.T) {
 	first.WaitEvent(t, "a", "start", 10*time.Second)
 	second := startPodvisor(t, yaml)
 	code, _ := second.Wait(10 * time.Second)
-	if code != 1 || !second.Stdout.Contains(fmt.Sprintf("another podvisor (pid %d) is listening", first.Pid())) {
+	if code != 1 || !second.Stdout.Contains(fmt.Sprintf("another podvisor (pid %d, config %s) is listening", first.Pid(), first.Config)) {
 		t.Fatalf("second podvisor: exit %d\n%s", code, second.Stdout)
 	}
 	if len(second.ReadEvents(t)) != 0 {
@@ -369,6 +369,37 @@ func TestOperate_NonRootDefaultSocket(t *testing.T) {
 	if b, err := client.CombinedOutput(); err != nil || !strings.Contains(string(b), "a: restarted") {
 		t.Fatalf("restart as the same user: %v: %s", err, b)
 	}
+	// A second podvisor at the same default place fails at once, naming the
+	// first: it must not run on with the first answering for it.
+	second := exec.Command(podvisorBin, "run", "-c", cfg)
+	second.Env = env()
+	second.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
+	b, err := second.CombinedOutput()
+	if code := second.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("a second podvisor at the same default socket: exit %d (%v), want 1\n%s", code, err, b)
+	}
+	for _, want := range []string{fmt.Sprintf("pid %d", cmd.Process.Pid), "config " + cfg, sock, "--control PATH"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the second podvisor's refusal lacks %q:\n%s", want, b)
+		}
+	}
+	// A podvisor run by this one (a fat pod's entrypoint under kube play)
+	// leaves the default socket to its parent and runs.
+	nested := filepath.Join(base, "nested.yaml")
+	if err := os.WriteFile(nested, []byte("listen: \"off\"\nprocesses:\n  n: {command: [sleep, \"1000\"]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("listen: \"off\"\nprocesses:\n  a: {command: [sleep, \"1000\"]}\n  inner: {command: [%q, run, -c, %q]}\n", podvisorBin, nested)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := ctlAt(t, sock, "reload"); code != 0 {
+		t.Fatalf("reload adding a nested podvisor: exit %d: %s", code, errOut)
+	}
+	out.WaitFor(t, "belongs to the podvisor this one runs under", 10*time.Second)
+	// A refusal names who answered.
+	if code, _, errOut := ctlAt(t, sock, "stop", "nosuch"); code != 1 || !strings.Contains(errOut, fmt.Sprintf("answered by podvisor pid %d, config %s", cmd.Process.Pid, cfg)) {
+		t.Errorf("stop nosuch: exit %d, stderr %q: want the answering podvisor named", code, errOut)
+	}
 	// root is served too.
 	rootClient := exec.Command(podvisorBin, "stop", "a", "--control", sock)
 	if b, err := rootClient.CombinedOutput(); err != nil || !strings.Contains(string(b), "a: stopped") {
@@ -389,4 +420,14 @@ func TestOperate_NonRootDefaultSocket(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("podvisor without a socket: %v\n%s", err, out)
 	}
+}
+
+// ctlAt runs `podvisor ARGS... --control SOCK` as root.
+func ctlAt(t *testing.T, sock string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(podvisorBin, append(args, "--control", sock)...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	_ = cmd.Run()
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }

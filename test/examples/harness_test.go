@@ -236,7 +236,9 @@ func startInNamespace(t *testing.T, argv []string, env ...string) *Run {
 	}
 	r := &Run{t: t, State: state, done: make(chan struct{})}
 	r.cmd = exec.Command("unshare", append([]string{"--pid", "--fork", "--mount-proc"}, argv...)...)
-	r.cmd.Env = append(append(os.Environ(), "STATE_DIR="+state), env...)
+	// No control socket (unless env asks): suites run side by side, and two
+	// podvisors may not share the default one.
+	r.cmd.Env = append(append(os.Environ(), "STATE_DIR="+state, "PODVISOR_CONTROL=off"), env...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

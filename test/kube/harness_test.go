@@ -93,14 +93,28 @@ func start(t *testing.T, args ...string) *run {
 	return startProg(t, podvisorBin, args...)
 }
 
+// startEnv is start with extra environment entries (which win).
+func startEnv(t *testing.T, env []string, args ...string) *run {
+	t.Helper()
+	return startProgEnv(t, env, podvisorBin, args...)
+}
+
 // startProg runs PROG ARGS... (a wrapper that execs podvisor) the same way.
 func startProg(t *testing.T, prog string, args ...string) *run {
+	t.Helper()
+	return startProgEnv(t, nil, prog, args...)
+}
+
+func startProgEnv(t *testing.T, env []string, prog string, args ...string) *run {
 	t.Helper()
 	r := &run{t: t, dir: t.TempDir(), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	r.events = filepath.Join(r.dir, "events")
 	r.cmd = exec.Command(prog, args...)
 	r.cmd.Dir = r.dir
-	r.cmd.Env = append(os.Environ(), "E2E_DIR="+r.dir, "E2E_EVENTS="+r.events)
+	// No control socket: tests run side by side, and two podvisors may not
+	// share the default one.
+	r.cmd.Env = append(os.Environ(), "E2E_DIR="+r.dir, "E2E_EVENTS="+r.events, "PODVISOR_CONTROL=off")
+	r.cmd.Env = append(r.cmd.Env, env...)
 	r.cmd.Stdout, r.cmd.Stderr = r.stdout, r.stderr
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
