@@ -21,7 +21,8 @@ const (
 const (
 	DefaultLogMaxSize  = 10 << 20
 	DefaultLogMaxFiles = 5
-	// MinLogMaxSize is the smallest max_size: files rotate in whole MiB.
+	// MinLogMaxSize is the smallest max_size: smaller files would rotate every
+	// few reads of a busy stream.
 	MinLogMaxSize = 1 << 20
 	// NamePlaceholder in log.file is replaced by the process's name.
 	NamePlaceholder = "{name}"
@@ -113,7 +114,7 @@ func (l *loader) output(f fieldSet, path *keyPath, base Output, topLevel bool) O
 	if p, ok := f.get("max_size"); ok {
 		if v, ok := l.size(p.val, path.field("max_size")); ok {
 			if v < MinLogMaxSize {
-				l.errorf(p.val, path.field("max_size"), "log max_size %s is below 1MiB", p.val.Value).Hint = "files rotate in whole MiB; use 1MiB or more"
+				l.errorf(p.val, path.field("max_size"), "log max_size %s is below 1MiB", p.val.Value).Hint = "use 1MiB or more"
 			} else {
 				out.MaxSize = v
 			}

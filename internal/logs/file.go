@@ -13,7 +13,7 @@ import (
 // FileOptions describes one process's log file.
 type FileOptions struct {
 	Path       string
-	MaxSize    int64 // bytes; rotated in whole MiB (at least 1)
+	MaxSize    int64 // bytes: the file is rotated before it grows past this
 	MaxFiles   int   // files kept, the current one included (at least 2)
 	Compress   bool
 	Format     string // "text": the bare line; "json": one object per line
