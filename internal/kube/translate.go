@@ -105,6 +105,9 @@ func Translate(m *Manifest, w *Workload, opts Options) (*Result, error) {
 	if len(t.errs) > 0 {
 		return nil, t.errs
 	}
+	if len(w.ServerSet) > 0 {
+		t.warnf("%s: set by the API server (a %s taken from a cluster), ignored; metadata.uid, if set, is the downward API's uid", strings.Join(w.ServerSet, ", "), w.Kind)
+	}
 	t.ignoredFields()
 	for _, s := range m.Skipped {
 		t.warnf("%s: not used by kube play (it concerns the cluster, not the pod)", s)

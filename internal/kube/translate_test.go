@@ -620,3 +620,48 @@ spec:
 		t.Error("user set without root")
 	}
 }
+
+const clusterMeta = `apiVersion: v1
+kind: Pod
+metadata:
+  creationTimestamp: "2026-11-20T10:00:00Z"
+  generateName: web-7d4b9c-
+  labels: {app: web}
+  name: web-7d4b9c-x2x9z
+  namespace: shop
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: ReplicaSet, name: web-7d4b9c, uid: 0d7c2c9e-2d8a-4e0b-9f0e-2b1f1c4c1a11, controller: true}
+  resourceVersion: "123456"
+  uid: 5f9d3b1a-1111-4c2d-8e3f-abcdefabcdef
+  managedFields:
+  - {apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {f:metadata: {}}, manager: kubectl, operation: Update, time: "2026-11-20T10:00:00Z"}
+spec:
+  containers:
+  - name: app
+    command: [app]
+status:
+  phase: Running
+  podIP: 10.0.0.5
+  conditions: [{type: Ready, status: "True"}]
+`
+
+// A pod taken from a cluster (kubectl get pod -o yaml) decodes: the fields
+// the API server set are ignored with one notice, and other errors are
+// still each reported with their position.
+func TestClusterPod(t *testing.T) {
+	res := play(t, clusterMeta, Options{})
+	var notices []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "set by the API server") {
+			notices = append(notices, w)
+		}
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "metadata.managedFields") || !strings.Contains(notices[0], "status") {
+		t.Errorf("notices %q, want one naming managedFields and status", notices)
+	}
+	bad := strings.Replace(clusterMeta, "command: [app]", "command: [app]\n    comand: [x]", 1)
+	_, err := playErr(bad, Options{})
+	if err == nil || err.Error() != `pod.yaml:19:5: Pod.spec.containers[0]: unknown field "comand" (did you mean "command"?)` {
+		t.Errorf("err = %v, want only the misspelt field, with its position", err)
+	}
+}

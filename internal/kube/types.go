@@ -12,7 +12,8 @@ import (
 // 6.6 MB of RSS at start, see docs/BENCHMARKS.md). Every field the API
 // defines is listed, so that strictCheck can tell a known field podvisor does
 // not honour (a warning, or a refusal) from a misspelt one (an error). Fields
-// podvisor never reads are *yaml.Node: present or not, anything goes inside.
+// podvisor never reads are yaml.Node (a value: yaml.v3 cannot decode into
+// a *yaml.Node field): present or not, anything goes inside.
 
 // Object is one document: a workload, a ConfigMap, a Secret or a List.
 type Object struct {
@@ -25,7 +26,7 @@ type Object struct {
 	Data       map[string]string `yaml:"data"`
 	StringData map[string]string `yaml:"stringData"`
 	BinaryData map[string]string `yaml:"binaryData"`
-	Immutable  *yaml.Node        `yaml:"immutable"`
+	Immutable  yaml.Node         `yaml:"immutable"`
 	Type       string            `yaml:"type"`
 	// List
 	Items []yaml.Node `yaml:"items"`
@@ -38,16 +39,16 @@ type ObjectMeta struct {
 	UID                        string            `yaml:"uid"`
 	Labels                     map[string]string `yaml:"labels"`
 	Annotations                map[string]string `yaml:"annotations"`
-	GenerateName               *yaml.Node        `yaml:"generateName"`
-	ResourceVersion            *yaml.Node        `yaml:"resourceVersion"`
-	Generation                 *yaml.Node        `yaml:"generation"`
-	CreationTimestamp          *yaml.Node        `yaml:"creationTimestamp"`
-	DeletionTimestamp          *yaml.Node        `yaml:"deletionTimestamp"`
-	DeletionGracePeriodSeconds *yaml.Node        `yaml:"deletionGracePeriodSeconds"`
-	OwnerReferences            *yaml.Node        `yaml:"ownerReferences"`
-	Finalizers                 *yaml.Node        `yaml:"finalizers"`
-	ManagedFields              *yaml.Node        `yaml:"managedFields"`
-	SelfLink                   *yaml.Node        `yaml:"selfLink"`
+	GenerateName               yaml.Node         `yaml:"generateName"`
+	ResourceVersion            yaml.Node         `yaml:"resourceVersion"`
+	Generation                 yaml.Node         `yaml:"generation"`
+	CreationTimestamp          yaml.Node         `yaml:"creationTimestamp"`
+	DeletionTimestamp          yaml.Node         `yaml:"deletionTimestamp"`
+	DeletionGracePeriodSeconds yaml.Node         `yaml:"deletionGracePeriodSeconds"`
+	OwnerReferences            yaml.Node         `yaml:"ownerReferences"`
+	Finalizers                 yaml.Node         `yaml:"finalizers"`
+	ManagedFields              yaml.Node         `yaml:"managedFields"`
+	SelfLink                   yaml.Node         `yaml:"selfLink"`
 }
 
 // WorkloadSpec is the union of the specs of Deployment, ReplicaSet,
@@ -214,7 +215,7 @@ type Container struct {
 type Resources struct {
 	Limits   map[string]Quantity `yaml:"limits"`
 	Requests map[string]Quantity `yaml:"requests"`
-	Claims   *yaml.Node          `yaml:"claims"`
+	Claims   yaml.Node           `yaml:"claims"`
 }
 
 // ContainerPort is one of a container's ports.
@@ -256,7 +257,7 @@ type EnvVarSource struct {
 	ResourceFieldRef *ResourceFieldRef `yaml:"resourceFieldRef"`
 	ConfigMapKeyRef  *KeyRef           `yaml:"configMapKeyRef"`
 	SecretKeyRef     *KeyRef           `yaml:"secretKeyRef"`
-	FileKeyRef       *yaml.Node        `yaml:"fileKeyRef"`
+	FileKeyRef       yaml.Node         `yaml:"fileKeyRef"`
 }
 
 // FieldRef is valueFrom.fieldRef.
@@ -384,13 +385,13 @@ type Probe struct {
 	Exec                          *ExecAction      `yaml:"exec"`
 	HTTPGet                       *HTTPGetAction   `yaml:"httpGet"`
 	TCPSocket                     *TCPSocketAction `yaml:"tcpSocket"`
-	GRPC                          *yaml.Node       `yaml:"grpc"`
+	GRPC                          yaml.Node        `yaml:"grpc"`
 	InitialDelaySeconds           int              `yaml:"initialDelaySeconds"`
 	TimeoutSeconds                int              `yaml:"timeoutSeconds"`
 	PeriodSeconds                 int              `yaml:"periodSeconds"`
 	SuccessThreshold              int              `yaml:"successThreshold"`
 	FailureThreshold              int              `yaml:"failureThreshold"`
-	TerminationGracePeriodSeconds *yaml.Node       `yaml:"terminationGracePeriodSeconds"`
+	TerminationGracePeriodSeconds yaml.Node        `yaml:"terminationGracePeriodSeconds"`
 }
 
 // ExecAction runs a command.
