@@ -589,6 +589,16 @@ func (b *builder) probe(c *Container, in *Probe, where string) *Check {
 	if p.InitialDelaySeconds > 0 {
 		ch.InitialDelay = secs(p.InitialDelaySeconds)
 	}
+	var handlers []string
+	for name, set := range map[string]bool{"exec": p.Exec != nil, "httpGet": p.HTTPGet != nil, "tcpSocket": p.TCPSocket != nil, "grpc": p.GRPC.Kind != 0} {
+		if set {
+			handlers = append(handlers, name)
+		}
+	}
+	if len(handlers) > 1 {
+		sort.Strings(handlers)
+		b.t.errorf("%s: more than one handler (%s): the API allows exactly one", where, strings.Join(handlers, ", "))
+	}
 	switch {
 	case p.Exec != nil:
 		ch.Exec = b.remapAll(p.Exec.Command)
