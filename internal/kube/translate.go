@@ -433,7 +433,7 @@ func (b *builder) base(c *Container, where string) *Proc {
 	} else {
 		// The image's entrypoint, stood in for by a shell command; args
 		// reach it as "$@".
-		argv = []string{"/bin/sh", "-c", t.imageCommand(c) + ` "$@"`, c.Name}
+		argv = []string{"/bin/sh", "-c", withArgs(t.imageCommand(c)), c.Name}
 	}
 	for _, s := range c.Args {
 		argv = append(argv, expand(s, lookup))
@@ -459,6 +459,19 @@ func (b *builder) base(c *Container, where string) *Proc {
 	}
 	q.Stop = stop
 	return q
+}
+
+// withArgs appends "$@" to a shell command standing for an entrypoint,
+// unless it already ends with the arguments ("$@", $@ or "${@}"): the
+// container's args must reach it once.
+func withArgs(cmd string) string {
+	trimmed := strings.TrimRight(cmd, " \t\n;")
+	for _, end := range []string{`"$@"`, `$@`, `"${@}"`, `${@}`} {
+		if strings.HasSuffix(trimmed, end) {
+			return cmd
+		}
+	}
+	return cmd + ` "$@"`
 }
 
 func validSignal(s string) bool {

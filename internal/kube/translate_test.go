@@ -665,3 +665,24 @@ func TestClusterPod(t *testing.T) {
 		t.Errorf("err = %v, want only the misspelt field, with its position", err)
 	}
 }
+
+// --image-command CMD gets the container's args once: "$@" is appended
+// only when CMD does not already end with it.
+func TestImageCommandArgsOnce(t *testing.T) {
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: [{name: app, image: img, args: [x]}]\n"
+	for cmd, want := range map[string]string{
+		`exec app`:            `exec app "$@"`,
+		`exec app "$@"`:       `exec app "$@"`,
+		`exec app $@`:         `exec app $@`,
+		`exec app "${@}"`:     `exec app "${@}"`,
+		`exec app "$@"; `:     `exec app "$@"; `,
+		`echo "$@x"`:          `echo "$@x" "$@"`,
+		`exec app --flag=$@a`: `exec app --flag=$@a "$@"`,
+	} {
+		res := play(t, pod, Options{ImageCommands: map[string]string{"img": cmd}})
+		got := res.Procs.Processes[0].Command
+		if !slices.Equal(got, []string{"/bin/sh", "-c", want, "app", "x"}) {
+			t.Errorf("--image-command img=%s: command %q, want %q", cmd, got, want)
+		}
+	}
+}
