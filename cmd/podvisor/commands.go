@@ -240,7 +240,7 @@ func commands() []command {
 		{
 			name:    "kube play",
 			summary: "run a Kubernetes Pod (or workload) manifest as local processes",
-			usage:   "[--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]... [--from-dir DIR] [--volume-root DIR] FILE|-",
+			usage:   "[--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]... [--from-dir DIR] [--ca-file FILE] [--volume-root DIR] FILE|-",
 			about: "Runs the pod template of a Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet,\n" +
 				"Job or CronJob (with the ConfigMaps and Secrets in the same file) under podvisor,\n" +
 				"in the kubelet's order by default, or podvisor's with --ordered. Details and\n" +

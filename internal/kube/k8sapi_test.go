@@ -101,6 +101,14 @@ func TestTypesMatchTheAPI(t *testing.T) {
 		{FieldRef{}, corev1.ObjectFieldSelector{}},
 		{ResourceFieldRef{}, corev1.ResourceFieldSelector{}},
 		{PodTemplate{}, corev1.PodTemplateSpec{}},
+		{DownwardAPIVolume{}, corev1.DownwardAPIVolumeSource{}},
+		{DownwardAPIFile{}, corev1.DownwardAPIVolumeFile{}},
+		{ProjectedVolume{}, corev1.ProjectedVolumeSource{}},
+		{VolumeProjection{}, corev1.VolumeProjection{}},
+		{ObjectProjection{}, corev1.ConfigMapProjection{}},
+		{ObjectProjection{}, corev1.SecretProjection{}},
+		{DownwardAPIProjection{}, corev1.DownwardAPIProjection{}},
+		{TokenProjection{}, corev1.ServiceAccountTokenProjection{}},
 	}
 	for _, p := range pairs {
 		ours, api := yamlFields(reflect.TypeOf(p.ours)), jsonFields(reflect.TypeOf(p.api))

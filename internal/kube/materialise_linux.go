@@ -22,7 +22,7 @@ import (
 func Materialise(vols []*VolumePlan) error {
 	for _, v := range vols {
 		switch v.Kind {
-		case "emptyDir", "configMap", "secret":
+		case "emptyDir", "configMap", "secret", "downwardAPI", "projected":
 			dir, name := filepath.Split(v.Source)
 			if name != v.Name || !dnsLabel(name) {
 				return fmt.Errorf("volume %q: its directory %s is not named after it", v.Name, v.Source)

@@ -23,6 +23,7 @@ type Options struct {
 	VolumeDir     string            // where volumes are materialised
 	VolumeRoot    string            // remap mount paths under this directory (no namespace)
 	Hostname      string
+	CACert        string // --ca-file: the cluster CA for kube-root-ca.crt
 	CPUs          int
 	MemoryBytes   int64
 	DiskBytes     int64

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -683,6 +684,115 @@ func TestImageCommandArgsOnce(t *testing.T) {
 		got := res.Procs.Processes[0].Command
 		if !slices.Equal(got, []string{"/bin/sh", "-c", want, "app", "x"}) {
 			t.Errorf("--image-command img=%s: command %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+const projectedPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: shop
+  uid: 5f9d3b1a-1111-4c2d-8e3f-abcdefabcdef
+  labels: {app: web, tier: "front end"}
+  annotations: {note: "say \"hi\""}
+spec:
+  serviceAccountName: web-sa
+  containers:
+  - name: app
+    command: [app]
+    resources: {limits: {memory: 64Mi}}
+    volumeMounts:
+    - {name: kube-api-access-x2x9z, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}
+    - {name: podinfo, mountPath: /etc/podinfo}
+  volumes:
+  - name: kube-api-access-x2x9z
+    projected:
+      defaultMode: 420
+      sources:
+      - serviceAccountToken: {expirationSeconds: 3607, path: token}
+      - configMap:
+          name: kube-root-ca.crt
+          items: [{key: ca.crt, path: ca.crt}]
+      - downwardAPI:
+          items:
+          - path: namespace
+            fieldRef: {apiVersion: v1, fieldPath: metadata.namespace}
+  - name: podinfo
+    downwardAPI:
+      defaultMode: 0600
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: annotations, fieldRef: {fieldPath: metadata.annotations}}
+      - {path: name, fieldRef: {fieldPath: metadata.name}}
+      - {path: uid, fieldRef: {fieldPath: metadata.uid}}
+      - {path: sub/app, fieldRef: {fieldPath: "metadata.labels['app']"}, mode: 0644}
+      - {path: mem, resourceFieldRef: {containerName: app, resource: limits.memory, divisor: 1Mi}}
+`
+
+// The kube-api-access-* volume every pod from a cluster has, and a
+// downwardAPI volume, become local files.
+func TestProjectedAndDownwardAPIVolumes(t *testing.T) {
+	res := play(t, projectedPod, Options{CACert: "CERT\n"})
+	files := map[string]map[string]File{}
+	for _, v := range res.Volumes {
+		files[v.Name] = v.Files
+	}
+	api := files["kube-api-access-x2x9z"]
+	if api["ca.crt"].Data != "CERT\n" || api["namespace"].Data != "shop" || api["token"].Mode != 0o644 {
+		t.Errorf("kube-api-access files %+v", api)
+	}
+	tok := api["token"].Data
+	if !strings.HasPrefix(tok, PlaceholderToken) || strings.Count(tok, ".") != 2 {
+		t.Errorf("token %q is not an unsigned JWT", tok)
+	}
+	if hdr, _ := base64.RawURLEncoding.DecodeString(strings.TrimSuffix(PlaceholderToken, ".")); string(hdr) != `{"alg":"none","typ":"JWT"}` {
+		t.Errorf("token header %s", hdr)
+	}
+	claims, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+	if !strings.Contains(string(claims), `"sub":"system:serviceaccount:shop:web-sa"`) {
+		t.Errorf("token claims %s", claims)
+	}
+	info := files["podinfo"]
+	want := map[string]File{
+		"labels":      {Data: "app=\"web\"\ntier=\"front end\"", Mode: 0o600},
+		"annotations": {Data: `note="say \"hi\""`, Mode: 0o600},
+		"name":        {Data: "web", Mode: 0o600},
+		"uid":         {Data: "5f9d3b1a-1111-4c2d-8e3f-abcdefabcdef", Mode: 0o600},
+		"sub/app":     {Data: "web", Mode: 0o644},
+		"mem":         {Data: "64", Mode: 0o600},
+	}
+	if !reflect.DeepEqual(info, want) {
+		t.Errorf("podinfo files\n got %+v\nwant %+v", info, want)
+	}
+	// Without --ca-file, the CA is left out with a warning.
+	res = play(t, projectedPod, Options{})
+	if _, ok := res.Volumes[0].Files["ca.crt"]; ok || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "--ca-file") }) {
+		t.Errorf("without --ca-file: files %v, warnings %q", res.Volumes[0].Files, res.Warnings)
+	}
+}
+
+// Paths and fields of downwardAPI and projected volumes are checked as the
+// API server checks them.
+func TestProjectedRefused(t *testing.T) {
+	pod := func(vol string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes: [{name: v, " + vol + "}]\n" +
+			"  containers: [{name: app, command: [x], volumeMounts: [{name: v, mountPath: /v}]}]\n"
+	}
+	for vol, want := range map[string]string{
+		`downwardAPI: {items: [{path: ../x, fieldRef: {fieldPath: metadata.name}}]}`:                 `path "../x" must not start with '..'`,
+		`downwardAPI: {items: [{path: /x, fieldRef: {fieldPath: metadata.name}}]}`:                   `path "/x" must be relative`,
+		`downwardAPI: {items: [{path: a/../../x, fieldRef: {fieldPath: metadata.name}}]}`:            `must not contain '..'`,
+		`downwardAPI: {items: [{path: ip, fieldRef: {fieldPath: status.podIP}}]}`:                    `fieldRef "status.podIP" is not allowed in a volume`,
+		`downwardAPI: {items: [{path: m, resourceFieldRef: {resource: limits.memory}}]}`:             `containerName is required`,
+		`projected: {sources: [{serviceAccountToken: {path: ..t}}]}`:                                 `path "..t" must not start with '..'`,
+		`projected: {sources: [{serviceAccountToken: {path: t, expirationSeconds: 60}}]}`:            `expirationSeconds 60`,
+		`projected: {sources: [{serviceAccountToken: {path: t}}, {serviceAccountToken: {path: t}}]}`: `conflicting duplicate paths`,
+		`projected: {sources: [{clusterTrustBundle: {path: b}}]}`:                                    `need a cluster`,
+		`projected: {sources: [{configMap: {name: missing}}]}`:                                       `ConfigMap "missing" not found`,
+	} {
+		if _, err := playErr(pod(vol), Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", vol, err, want)
 		}
 	}
 }

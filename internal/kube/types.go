@@ -313,32 +313,33 @@ type Volume struct {
 	ConfigMap *ConfigMapVolume `yaml:"configMap"`
 	Secret    *SecretVolume    `yaml:"secret"`
 
-	PersistentVolumeClaim yaml.Node `yaml:"persistentVolumeClaim"`
-	Projected             yaml.Node `yaml:"projected"`
-	DownwardAPI           yaml.Node `yaml:"downwardAPI"`
-	Ephemeral             yaml.Node `yaml:"ephemeral"`
-	Image                 yaml.Node `yaml:"image"`
-	NFS                   yaml.Node `yaml:"nfs"`
-	CSI                   yaml.Node `yaml:"csi"`
-	ISCSI                 yaml.Node `yaml:"iscsi"`
-	FC                    yaml.Node `yaml:"fc"`
-	GitRepo               yaml.Node `yaml:"gitRepo"`
-	AWSElasticBlockStore  yaml.Node `yaml:"awsElasticBlockStore"`
-	GCEPersistentDisk     yaml.Node `yaml:"gcePersistentDisk"`
-	AzureDisk             yaml.Node `yaml:"azureDisk"`
-	AzureFile             yaml.Node `yaml:"azureFile"`
-	CephFS                yaml.Node `yaml:"cephfs"`
-	RBD                   yaml.Node `yaml:"rbd"`
-	Cinder                yaml.Node `yaml:"cinder"`
-	Flocker               yaml.Node `yaml:"flocker"`
-	FlexVolume            yaml.Node `yaml:"flexVolume"`
-	Glusterfs             yaml.Node `yaml:"glusterfs"`
-	Quobyte               yaml.Node `yaml:"quobyte"`
-	VsphereVolume         yaml.Node `yaml:"vsphereVolume"`
-	PhotonPersistentDisk  yaml.Node `yaml:"photonPersistentDisk"`
-	PortworxVolume        yaml.Node `yaml:"portworxVolume"`
-	ScaleIO               yaml.Node `yaml:"scaleIO"`
-	StorageOS             yaml.Node `yaml:"storageos"`
+	PersistentVolumeClaim yaml.Node          `yaml:"persistentVolumeClaim"`
+	Projected             *ProjectedVolume   `yaml:"projected"`
+	DownwardAPI           *DownwardAPIVolume `yaml:"downwardAPI"`
+
+	Ephemeral            yaml.Node `yaml:"ephemeral"`
+	Image                yaml.Node `yaml:"image"`
+	NFS                  yaml.Node `yaml:"nfs"`
+	CSI                  yaml.Node `yaml:"csi"`
+	ISCSI                yaml.Node `yaml:"iscsi"`
+	FC                   yaml.Node `yaml:"fc"`
+	GitRepo              yaml.Node `yaml:"gitRepo"`
+	AWSElasticBlockStore yaml.Node `yaml:"awsElasticBlockStore"`
+	GCEPersistentDisk    yaml.Node `yaml:"gcePersistentDisk"`
+	AzureDisk            yaml.Node `yaml:"azureDisk"`
+	AzureFile            yaml.Node `yaml:"azureFile"`
+	CephFS               yaml.Node `yaml:"cephfs"`
+	RBD                  yaml.Node `yaml:"rbd"`
+	Cinder               yaml.Node `yaml:"cinder"`
+	Flocker              yaml.Node `yaml:"flocker"`
+	FlexVolume           yaml.Node `yaml:"flexVolume"`
+	Glusterfs            yaml.Node `yaml:"glusterfs"`
+	Quobyte              yaml.Node `yaml:"quobyte"`
+	VsphereVolume        yaml.Node `yaml:"vsphereVolume"`
+	PhotonPersistentDisk yaml.Node `yaml:"photonPersistentDisk"`
+	PortworxVolume       yaml.Node `yaml:"portworxVolume"`
+	ScaleIO              yaml.Node `yaml:"scaleIO"`
+	StorageOS            yaml.Node `yaml:"storageos"`
 }
 
 // EmptyDir is volumes[].emptyDir.
@@ -378,6 +379,59 @@ type SecretVolume struct {
 	DefaultMode *int32      `yaml:"defaultMode"`
 	Optional    bool        `yaml:"optional"`
 	DefaultUser yaml.Node   `yaml:"defaultUser"`
+}
+
+// DownwardAPIVolume is volumes[].downwardAPI.
+type DownwardAPIVolume struct {
+	Items       []DownwardAPIFile `yaml:"items"`
+	DefaultMode *int32            `yaml:"defaultMode"`
+	DefaultUser yaml.Node         `yaml:"defaultUser"`
+}
+
+// DownwardAPIFile is one file of a downwardAPI volume or projection.
+type DownwardAPIFile struct {
+	Path             string            `yaml:"path"`
+	FieldRef         *FieldRef         `yaml:"fieldRef"`
+	ResourceFieldRef *ResourceFieldRef `yaml:"resourceFieldRef"`
+	Mode             *int32            `yaml:"mode"`
+	User             yaml.Node         `yaml:"user"`
+}
+
+// ProjectedVolume is volumes[].projected.
+type ProjectedVolume struct {
+	Sources     []VolumeProjection `yaml:"sources"`
+	DefaultMode *int32             `yaml:"defaultMode"`
+	DefaultUser yaml.Node          `yaml:"defaultUser"`
+}
+
+// VolumeProjection is one source of a projected volume.
+type VolumeProjection struct {
+	Secret              *ObjectProjection      `yaml:"secret"`
+	ConfigMap           *ObjectProjection      `yaml:"configMap"`
+	DownwardAPI         *DownwardAPIProjection `yaml:"downwardAPI"`
+	ServiceAccountToken *TokenProjection       `yaml:"serviceAccountToken"`
+	ClusterTrustBundle  yaml.Node              `yaml:"clusterTrustBundle"`
+	PodCertificate      yaml.Node              `yaml:"podCertificate"`
+}
+
+// ObjectProjection is a projected configMap or secret.
+type ObjectProjection struct {
+	Name     string      `yaml:"name"`
+	Items    []KeyToPath `yaml:"items"`
+	Optional bool        `yaml:"optional"`
+}
+
+// DownwardAPIProjection is a projected downwardAPI.
+type DownwardAPIProjection struct {
+	Items []DownwardAPIFile `yaml:"items"`
+}
+
+// TokenProjection is a projected serviceAccountToken.
+type TokenProjection struct {
+	Audience          string    `yaml:"audience"`
+	ExpirationSeconds *int64    `yaml:"expirationSeconds"`
+	Path              string    `yaml:"path"`
+	User              yaml.Node `yaml:"user"`
 }
 
 // Probe is a startup, readiness or liveness probe.
