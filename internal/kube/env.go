@@ -266,8 +266,8 @@ func (t *translator) resourceFieldRef(c *Container, r *ResourceFieldRef, at stri
 	div := 1.0
 	if r.Divisor != "" && err == nil {
 		div, err = parseQuantity(string(r.Divisor))
-		if err == nil && div <= 0 {
-			err = fmt.Errorf("divisor must be positive")
+		if err == nil && div == 0 {
+			div = 1 // the kubelet takes a zero divisor (Istio writes "0") for 1
 		}
 	}
 	if err != nil {
