@@ -109,6 +109,10 @@ func TestTypesMatchTheAPI(t *testing.T) {
 		{ObjectProjection{}, corev1.SecretProjection{}},
 		{DownwardAPIProjection{}, corev1.DownwardAPIProjection{}},
 		{TokenProjection{}, corev1.ServiceAccountTokenProjection{}},
+		{FileKeyRef{}, corev1.FileKeySelector{}},
+		{PodOS{}, corev1.PodOS{}},
+		{RestartRule{}, corev1.ContainerRestartRule{}},
+		{RestartRuleExitCodes{}, corev1.ContainerRestartRuleOnExitCodes{}},
 	}
 	for _, p := range pairs {
 		ours, api := yamlFields(reflect.TypeOf(p.ours)), jsonFields(reflect.TypeOf(p.api))

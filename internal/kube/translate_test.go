@@ -63,6 +63,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: web}
 spec:
+  os: {name: linux}
   terminationGracePeriodSeconds: 20
   initContainers:
     - name: setup
@@ -386,7 +387,7 @@ func TestRefusedAndWarned(t *testing.T) {
 	base := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n%s  containers:\n  - name: app\n    command: [x]\n%s"
 	refused := map[string][2]string{
 		"grpc probe":  {"", "    livenessProbe: {grpc: {port: 9000}}\n"},
-		"https probe": {"", "    readinessProbe: {httpGet: {port: 443, scheme: HTTPS}}\n"},
+		"ftp probe":   {"", "    readinessProbe: {httpGet: {port: 443, scheme: FTP}}\n"},
 		"named port":  {"", "    readinessProbe: {httpGet: {port: web}}\n"},
 		"pvc":         {"  volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]\n", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
 		"no volume":   {"", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
@@ -795,4 +796,112 @@ func TestProjectedRefused(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", vol, err, want)
 		}
 	}
+}
+
+// Fields of Kubernetes 1.33-1.35 that the API server accepts: translated as
+// far as podvisor's settings express them, refused as the API refuses them.
+func TestKube135Fields(t *testing.T) {
+	pod := func(spec, container string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n" + spec +
+			"  volumes: [{name: work, emptyDir: {}}]\n  containers:\n  - name: app\n    command: [x]\n" + container
+	}
+	proc := func(t *testing.T, doc string) (*Proc, []string) {
+		t.Helper()
+		res := play(t, doc, Options{})
+		load(t, res)
+		return res.Procs.proc("app"), res.Warnings
+	}
+	warned := func(ws []string, s string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, s) })
+	}
+
+	t.Run("https probe", func(t *testing.T) {
+		q, _ := proc(t, pod("", "    readinessProbe: {httpGet: {port: 8443, path: /ready, scheme: HTTPS}}\n"))
+		if q.Ready.HTTP != "https://127.0.0.1:8443/ready" {
+			t.Errorf("ready %+v", q.Ready)
+		}
+	})
+	t.Run("restart rules", func(t *testing.T) {
+		for _, tc := range []struct {
+			pod, container, policy string
+			codes                  []int
+			warn                   string
+		}{
+			// First match wins: 42 restarts, every other failure ends the container.
+			{"Never", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]",
+				"on-failure", append([]int{0}, append(seq(1, 41), seq(43, 255)...)...), "exit codes 1-41, 43-255 end the container"},
+			{"Never", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [0, 3]}}]",
+				"on-failure", []int{0, 3}, "exit codes 3 end"},
+			{"Always", "restartPolicy: Never", "never", nil, "restartPolicy Never in a pod with restartPolicy Always"},
+			{"Never", "restartPolicy: OnFailure", "on-failure", nil, ""},
+			{"Always", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [7]}}]",
+				"always", nil, "exit codes 7 end the container without a restart in the kubelet"},
+			{"Always", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [300]}}]",
+				"always", nil, ""},
+		} {
+			q, ws := proc(t, pod("  restartPolicy: "+tc.pod+"\n", "    "+tc.container+"\n"))
+			if q.Restart.Policy != tc.policy || !slices.Equal(q.SuccessCodes, tc.codes) {
+				t.Errorf("%s / %s: restart %+v, success codes %v; want %s %v", tc.pod, tc.container, q.Restart, q.SuccessCodes, tc.policy, tc.codes)
+			}
+			if tc.warn != "" && !warned(ws, tc.warn) {
+				t.Errorf("%s / %s: warnings %q, want %q", tc.pod, tc.container, ws, tc.warn)
+			}
+		}
+	})
+	t.Run("file key ref", func(t *testing.T) {
+		q, _ := proc(t, pod("", "    env: [{name: TOKEN, valueFrom: {fileKeyRef: {volumeName: work, path: cfg/app.env, key: TOKEN}}}, "+
+			"{name: OPT, valueFrom: {fileKeyRef: {volumeName: work, path: app.env, key: OPT, optional: true}}}]\n"))
+		want := []string{"/bin/sh", "-c", envFileScript, "app", "/vol/work/cfg/app.env", "TOKEN", "TOKEN", "required",
+			"/vol/work/app.env", "OPT", "OPT", "optional", "--", "x"}
+		if !slices.Equal(q.Command, want) {
+			t.Errorf("command %q\nwant %q", q.Command, want)
+		}
+	})
+	t.Run("probe grace", func(t *testing.T) {
+		q, ws := proc(t, pod("", "    livenessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 5}\n"))
+		if !strings.Contains(q.Comment, "livenessProbe.terminationGracePeriodSeconds: 5s") || !warned(ws, "livenessProbe.terminationGracePeriodSeconds 5") {
+			t.Errorf("comment %q, warnings %q", q.Comment, ws)
+		}
+	})
+	t.Run("tcpSocket hooks", func(t *testing.T) {
+		res := play(t, pod("", "    lifecycle: {postStart: {tcpSocket: {port: 80}}, preStop: {tcpSocket: {port: 80}}}\n"), Options{})
+		cfg := load(t, res)
+		hook := cfg.Processes["app.post-start"]
+		if hook == nil || !strings.Contains(strings.Join(hook.Command, " "), "exit 1") || cfg.Processes["app"].Stop.Command != nil {
+			t.Errorf("postStart %+v, preStop %q: want a failing postStart and no preStop", hook, cfg.Processes["app"].Stop.Command)
+		}
+	})
+	refused := map[string]string{
+		pod("", "    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [1]}}]\n"):                                        "need the container's own restartPolicy",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: In, values: [1]}}]\n"): "RestartAllContainers (alpha) is not supported",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: Is, values: [1]}}]\n"):              "operator \"Is\": want In or NotIn",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart}]\n"):                                                      "exitCodes is required",
+		pod("", "    restartPolicy: Sometimes\n"):                                                             `restartPolicy "Sometimes"`,
+		pod("", "    readinessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 5}\n"):            "must not be set on a readinessProbe",
+		pod("", "    livenessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 0}\n"):             "must be greater than 0",
+		pod("  terminationGracePeriodSeconds: 10\n", "    lifecycle: {preStop: {sleep: {seconds: 11}}}\n"):    "sleep.seconds 11: must be non-negative and at most terminationGracePeriodSeconds (10)",
+		pod("", "    lifecycle: {stopSignal: SIGINT}\n"):                                                      "stopSignal: needs spec.os.name",
+		pod("  os: {name: windows}\n", ""):                                                                    `spec.os.name "windows"`,
+		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: nope, path: p, key: A}}}]\n"):       `volumeName "nope" is not a volume`,
+		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: work, path: ../p, key: A}}}]\n"):    `path "../p" must not start with '..'`,
+		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: work, path: p, key: \"A=B\"}}}]\n"): `key "A=B"`,
+		pod("", "    livenessProbe: {grpc: {port: 9000}}\n"):                                                  "would add 4-6 MB",
+	}
+	for doc, want := range refused {
+		if _, err := playErr(doc, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q\n%s", err, want, doc)
+		}
+	}
+	// stopSignal with spec.os.name linux is accepted.
+	if q, _ := proc(t, pod("  os: {name: linux}\n", "    lifecycle: {stopSignal: SIGINT}\n")); q.Stop.Signal != "SIGINT" {
+		t.Errorf("stop %+v", q.Stop)
+	}
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
 }

@@ -153,7 +153,7 @@ type PodSpec struct {
 	Overhead                     yaml.Node `yaml:"overhead"`
 	TopologySpreadConstraints    yaml.Node `yaml:"topologySpreadConstraints"`
 	SetHostnameAsFQDN            yaml.Node `yaml:"setHostnameAsFQDN"`
-	OS                           yaml.Node `yaml:"os"`
+	OS                           *PodOS    `yaml:"os"`
 	HostUsers                    yaml.Node `yaml:"hostUsers"`
 	SchedulingGates              yaml.Node `yaml:"schedulingGates"`
 	ResourceClaims               yaml.Node `yaml:"resourceClaims"`
@@ -200,15 +200,15 @@ type Container struct {
 	Lifecycle       *Lifecycle       `yaml:"lifecycle"`
 	SecurityContext *SecurityContext `yaml:"securityContext"`
 
-	ResizePolicy             yaml.Node `yaml:"resizePolicy"`
-	RestartPolicyRules       yaml.Node `yaml:"restartPolicyRules"`
-	VolumeDevices            yaml.Node `yaml:"volumeDevices"`
-	TerminationMessagePath   yaml.Node `yaml:"terminationMessagePath"`
-	TerminationMessagePolicy yaml.Node `yaml:"terminationMessagePolicy"`
-	ImagePullPolicy          yaml.Node `yaml:"imagePullPolicy"`
-	Stdin                    yaml.Node `yaml:"stdin"`
-	StdinOnce                yaml.Node `yaml:"stdinOnce"`
-	TTY                      yaml.Node `yaml:"tty"`
+	ResizePolicy             yaml.Node     `yaml:"resizePolicy"`
+	RestartPolicyRules       []RestartRule `yaml:"restartPolicyRules"`
+	VolumeDevices            yaml.Node     `yaml:"volumeDevices"`
+	TerminationMessagePath   yaml.Node     `yaml:"terminationMessagePath"`
+	TerminationMessagePolicy yaml.Node     `yaml:"terminationMessagePolicy"`
+	ImagePullPolicy          yaml.Node     `yaml:"imagePullPolicy"`
+	Stdin                    yaml.Node     `yaml:"stdin"`
+	StdinOnce                yaml.Node     `yaml:"stdinOnce"`
+	TTY                      yaml.Node     `yaml:"tty"`
 }
 
 // Resources is a container's resources.
@@ -257,7 +257,33 @@ type EnvVarSource struct {
 	ResourceFieldRef *ResourceFieldRef `yaml:"resourceFieldRef"`
 	ConfigMapKeyRef  *KeyRef           `yaml:"configMapKeyRef"`
 	SecretKeyRef     *KeyRef           `yaml:"secretKeyRef"`
-	FileKeyRef       yaml.Node         `yaml:"fileKeyRef"`
+	FileKeyRef       *FileKeyRef       `yaml:"fileKeyRef"`
+}
+
+// FileKeyRef is valueFrom.fileKeyRef (KEP-3721): a key of an env file in
+// one of the pod's volumes, read when the container starts.
+type FileKeyRef struct {
+	VolumeName string `yaml:"volumeName"`
+	Path       string `yaml:"path"`
+	Key        string `yaml:"key"`
+	Optional   *bool  `yaml:"optional"`
+}
+
+// PodOS is spec.os.
+type PodOS struct {
+	Name string `yaml:"name"`
+}
+
+// RestartRule is one of a container's restartPolicyRules (KEP-5307).
+type RestartRule struct {
+	Action    string                `yaml:"action"`
+	ExitCodes *RestartRuleExitCodes `yaml:"exitCodes"`
+}
+
+// RestartRuleExitCodes is a restart rule's exitCodes.
+type RestartRuleExitCodes struct {
+	Operator string  `yaml:"operator"`
+	Values   []int32 `yaml:"values"`
 }
 
 // FieldRef is valueFrom.fieldRef.
@@ -445,7 +471,7 @@ type Probe struct {
 	PeriodSeconds                 int              `yaml:"periodSeconds"`
 	SuccessThreshold              int              `yaml:"successThreshold"`
 	FailureThreshold              int              `yaml:"failureThreshold"`
-	TerminationGracePeriodSeconds yaml.Node        `yaml:"terminationGracePeriodSeconds"`
+	TerminationGracePeriodSeconds *int64           `yaml:"terminationGracePeriodSeconds"`
 }
 
 // ExecAction runs a command.
