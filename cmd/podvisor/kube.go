@@ -304,6 +304,10 @@ func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot, caFile s
 // that the re-exec needs no command or flag of its own.
 const mountedEnv = "PODVISOR_KUBE_MOUNTED"
 
+// kubeStateEnv overrides kube.DefaultStateDir, where runs as root record the
+// mount points they create.
+const kubeStateEnv = "PODVISOR_KUBE_STATE"
+
 type mountedState struct {
 	Mounts  []kube.Mount
 	Tmp     string
@@ -374,7 +378,28 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	defer os.RemoveAll(st.Tmp)
-	bound, err := kube.Bind(st.Mounts)
+	// Mount points are created on the real filesystem: written down first,
+	// so that a run killed with SIGKILL leaves a record the next run cleans.
+	stateDir := os.Getenv(kubeStateEnv)
+	if stateDir == "" {
+		stateDir = kube.DefaultStateDir
+	}
+	removed, errs := kube.CleanStale(stateDir)
+	if len(removed) > 0 {
+		fmt.Fprintf(stderr, "podvisor kube play: removed what a killed run left: %s\n", strings.Join(removed, ", "))
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "podvisor kube play: cleaning what a killed run left: %v\n", e)
+	}
+	rec, err := kube.OpenRecord(stateDir)
+	if err == nil {
+		err = rec.Tmp(st.Tmp)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: cannot record the mount points it creates in %s (%v); nothing was started\n", stateDir, err)
+		return exitFail
+	}
+	bound, err := kube.Bind(st.Mounts, rec)
 	defer func() {
 		for _, e := range kube.Unbind(bound) {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
