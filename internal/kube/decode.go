@@ -50,6 +50,9 @@ type Workload struct {
 	BackoffLimit *int // Job and CronJob
 	Line         int
 	Ignored      []string // workload spec fields set that kube play ignores
+	// SpecNode is the pod spec as parsed, for the positions of Translate's
+	// errors; nil when unknown.
+	SpecNode *yaml.Node
 	// ServerSet lists the fields the API server sets that the object holds
 	// (it was taken from a cluster: kubectl get -o yaml), for one notice.
 	ServerSet []string
@@ -190,7 +193,7 @@ func (d *decoder) object(m *Manifest, n *yaml.Node) {
 		}
 		m.Secrets[obj.Metadata.Name] = data
 	case "Pod":
-		w := &Workload{Kind: obj.Kind, Name: obj.Metadata.Name, Meta: obj.Metadata, Line: n.Line, ServerSet: serverSet(n)}
+		w := &Workload{Kind: obj.Kind, Name: obj.Metadata.Name, Meta: obj.Metadata, Line: n.Line, ServerSet: serverSet(n), SpecNode: mapValue(n, "spec")}
 		if obj.Spec.Kind == 0 {
 			d.errorf(n, "Pod %q has no spec", obj.Metadata.Name)
 			return
@@ -289,6 +292,11 @@ func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {
 		}
 	}
 	w.Spec = tmpl.Spec
+	if kind == "CronJob" {
+		w.SpecNode = mapValue(mapValue(mapValue(mapValue(&obj.Spec, "jobTemplate"), "spec"), "template"), "spec")
+	} else {
+		w.SpecNode = mapValue(mapValue(&obj.Spec, "template"), "spec")
+	}
 	m.Workloads = append(m.Workloads, w)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -63,7 +64,46 @@ type translator struct {
 }
 
 func (t *translator) errorf(format string, args ...any) {
-	t.errs = append(t.errs, &Error{File: t.m.File, Msg: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	e := &Error{File: t.m.File, Msg: msg}
+	if n := locate(t.w.SpecNode, msg); n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	} else if t.w.Line > 0 {
+		e.Line, e.Col = t.w.Line, 1 // the object's start
+	}
+	t.errs = append(t.errs, e)
+}
+
+// wherePath matches the place an error message starts with:
+// "containers[0] (app).lifecycle.postStart", "spec.volumes[2] (data)...",
+// "initContainers[1] (proxy).env[3] (X).valueFrom".
+var wherePath = regexp.MustCompile(`^(?:spec\.)?((?:initContainers|containers|volumes)\[\d+\](?: \([^)]*\))?(?:\.[A-Za-z]+(?:\[\d+\](?: \([^)]*\))?)?)*)`)
+
+// locate finds the deepest node of spec that the place at the start of msg
+// names, for the error's line and column; nil when msg names none.
+func locate(spec *yaml.Node, msg string) *yaml.Node {
+	m := wherePath.FindStringSubmatch(msg)
+	if spec == nil || m == nil {
+		return nil
+	}
+	var found *yaml.Node
+	n := spec
+	for _, el := range strings.Split(m[1], ".") {
+		name, rest, _ := strings.Cut(el, "[")
+		if n = mapValue(n, name); n == nil {
+			break
+		}
+		found = n
+		if rest != "" {
+			i, err := strconv.Atoi(rest[:strings.IndexByte(rest, ']')])
+			if err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+				break
+			}
+			n = n.Content[i]
+			found = n
+		}
+	}
+	return found
 }
 
 func (t *translator) warnf(format string, args ...any) {

@@ -905,3 +905,43 @@ func seq(from, to int) []int {
 	}
 	return out
 }
+
+// Translate's errors carry the line and column of the field they are
+// about, all of them at once.
+func TestTranslateErrorPositions(t *testing.T) {
+	_, err := playErr(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      volumes:
+      - name: info
+        downwardAPI:
+          items:
+          - {path: ../x, fieldRef: {fieldPath: metadata.name}}
+      containers:
+      - name: app
+        command: [x]
+        env:
+        - name: A
+          valueFrom: {fileKeyRef: {volumeName: nope, path: p, key: A}}
+        lifecycle:
+          stopSignal: SIGINT
+          preStop: {sleep: {seconds: 99}}
+        readinessProbe: {exec: {command: [x]}, terminationGracePeriodSeconds: 3}
+        volumeMounts: [{name: info, mountPath: /info}]
+`, Options{})
+	want := []string{
+		`pod.yaml:11:13: spec.volumes[0] (info).downwardAPI.items[0]: path "../x" must not start with '..'`,
+		`pod.yaml:17:35: containers[0] (app).env[0] (A).valueFrom.fileKeyRef: volumeName "nope"`,
+		`pod.yaml:19:23: containers[0] (app).lifecycle.stopSignal: needs spec.os.name`,
+		`pod.yaml:20:38: containers[0] (app).lifecycle.preStop.sleep.seconds 99`,
+		`pod.yaml:21:79: containers[0] (app).readinessProbe.terminationGracePeriodSeconds: must not be set`,
+	}
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("errors:\n%v\nwant a line starting %q", err, w)
+		}
+	}
+}
