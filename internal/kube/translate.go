@@ -38,6 +38,10 @@ type Result struct {
 	Mounts   []Mount // bind mounts for the private mount namespace
 }
 
+// orderedStartInterval is how often --ordered tries a readiness gate until
+// it first passes: podvisor's own default start_interval.
+const orderedStartInterval = "100ms"
+
 // Kubelet defaults (pkg/kubelet/kubelet.go, pkg/apis/core/v1/defaults.go).
 const (
 	defaultGrace      = 30
@@ -591,6 +595,14 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 			what = ".startupProbe"
 		}
 		q.Ready = b.probe(c, ready, where+what)
+		if b.t.opts.Ordered {
+			// The gate of the containers after it: tried at once, then every
+			// orderedStartInterval until it first passes, then by the period.
+			// The kubelet does not wait for readiness at all, so a gate that
+			// waited a whole period after a first failure would make the
+			// stricter order the slower one (an Istio-style proxy: 15s).
+			q.Ready.StartInterval = orderedStartInterval
+		}
 	}
 	if startup != nil {
 		// The startupProbe's budget: failureThreshold periods after its

@@ -945,3 +945,18 @@ spec:
 		}
 	}
 }
+
+// --ordered gates on readiness: the gate is tried at once, then every
+// 100ms until it first passes, then by periodSeconds; the kubelet's order
+// keeps the period throughout (its readiness gates nothing).
+func TestOrderedGateStartInterval(t *testing.T) {
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n" +
+		"  - {name: proxy, command: [p], readinessProbe: {exec: {command: [ok]}, periodSeconds: 15}}\n  - {name: app, command: [a]}\n"
+	for ordered, want := range map[bool][2]string{true: {"100ms", "15s"}, false: {"15s", "15s"}} {
+		cfg := load(t, play(t, pod, Options{Ordered: ordered}))
+		r := cfg.Processes["proxy"].Ready
+		if got := [2]string{r.StartInterval.String(), r.Interval.String()}; got != want {
+			t.Errorf("ordered %v: start_interval, interval = %q, want %q", ordered, got, want)
+		}
+	}
+}

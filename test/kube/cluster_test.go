@@ -97,3 +97,37 @@ func TestIstioInjectedPod(t *testing.T) {
 		}
 	}
 }
+
+// With --ordered, an Istio-style pod (a proxy whose readinessProbe has a
+// 15s period, and a postStart that waits for it) starts its app no later
+// than in the kubelet's order: the readiness gate is tried every 100ms
+// until it first passes, not every 15s.
+func TestOrderedStartsNoLater(t *testing.T) {
+	manifest := filepath.Join(t.TempDir(), "pod.yaml")
+	if err := os.WriteFile(manifest, []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: proxied}
+spec:
+  containers:
+  - name: proxy
+    command: [sh, -c, 'sleep 0.5; touch "$E2E_DIR/ready"; echo "proxy ready $(date +%s%N)" >> "$E2E_EVENTS"; exec sleep 600']
+    readinessProbe: {exec: {command: [sh, -c, 'test -e "$E2E_DIR/ready"']}, periodSeconds: 15}
+    lifecycle:
+      postStart: {exec: {command: [sh, -c, 'until [ -e "$E2E_DIR/ready" ]; do sleep 0.1; done']}}
+  - name: app
+    command: [sh, -c, 'echo "app start $(date +%s%N)" >> "$E2E_EVENTS"; exec sleep 600']
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			r := start(t, append(append([]string{"kube", "play", "--listen", "off"}, m.args...), manifest)...)
+			evs := r.waitEvents(30*time.Second, "proxy ready", "app start")
+			if lag := time.Duration(evs["app start"] - evs["proxy ready"]); lag > 3*time.Second {
+				t.Errorf("the app started %s after the proxy was ready, want well under the probe's 15s period", lag)
+			}
+			r.signal(syscall.SIGTERM)
+			r.wait(30 * time.Second)
+		})
+	}
+}
