@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/testharness"
 )
 
 // ffCLI is the outcome of one podvisor invocation run to completion.
@@ -54,7 +56,7 @@ func ffRunArgvErr(dir string, timeout time.Duration, argv ...string) (ffCLI, err
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(environWithout("PODVISOR_CONFIG"), "E2E_DIR="+dir, "PODVISOR_CONTROL=off") // tests run side by side
+	cmd.Env = testharness.Environ([]string{"PODVISOR_CONFIG"}, "E2E_DIR="+dir) // PODVISOR_CONTROL=off: tests run side by side
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = time.Second
 	start := time.Now()
@@ -185,38 +187,19 @@ func ffCPU(t testing.TB, pid int) time.Duration {
 
 // ffCPUErr is ffCPU for a process that may be gone.
 func ffCPUErr(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// After the comm field: state is f[0], so utime (field 14) is f[11].
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
-	}
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / hz, nil
+	st, err := readStat(pid)
+	return st.CPU, err
 }
 
 // ffStartTime is when pid started, as time since boot (field 22 of
 // /proc/PID/stat, in clock ticks of 10 ms).
 func ffStartTime(t testing.TB, pid int) time.Duration {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := readStat(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	ticks, err := strconv.ParseInt(f[19], 10, 64) // f[0] is field 3
-	if err != nil {
-		t.Fatalf("/proc/%d/stat: bad starttime", pid)
-	}
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ticks) * time.Second / hz
+	return st.Start
 }
 
 // ffStatusKiB reads a "NNN kB" field (VmRSS, VmHWM) of /proc/PID/status.
