@@ -253,3 +253,20 @@ func TestBuildCached(t *testing.T) {
 		t.Errorf("rebuilt binary says %q", out)
 	}
 }
+
+func TestSharedTempDir(t *testing.T) {
+	var dir string
+	t.Run("make", func(t *testing.T) {
+		var err error
+		if dir, err = SharedTempDir(t, "testharness-", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(dir)
+		if err != nil || fi.Mode().Perm() != 0o755 {
+			t.Errorf("mode %v, %v", fi.Mode(), err)
+		}
+	})
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s still there after cleanup: %v", dir, err)
+	}
+}

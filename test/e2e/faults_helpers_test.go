@@ -8,7 +8,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -92,49 +91,21 @@ func ffStartHTTP(t testing.TB, yaml string, opts ...option) *Run {
 }
 
 // ffProc is one process of /status, including the reason podvisor gives.
-type ffProc struct {
-	Name     string `json:"name"`
-	State    string `json:"state"`
-	Pid      int    `json:"pid"`
-	Ready    bool   `json:"ready"`
-	Restarts int    `json:"restarts"`
-	ExitCode *int   `json:"exit_code"`
-	Reason   string `json:"reason"`
-
-	StartedAt  *time.Time `json:"started_at"`
-	ReadyAt    *time.Time `json:"ready_at"`
-	WaitingFor []string   `json:"waiting_for"`
-}
+type ffProc = testharness.ProcessStatus
 
 // ffStatus is the /status document and its raw text.
 type ffStatus struct {
-	Phase     string   `json:"phase"`
-	Ready     bool     `json:"ready"`
-	Processes []ffProc `json:"processes"`
-	Raw       string   `json:"-"`
+	testharness.Status
+	Raw string `json:"-"`
 }
 
-func (s ffStatus) proc(name string) ffProc {
-	for _, p := range s.Processes {
-		if p.Name == name {
-			return p
-		}
-	}
-	return ffProc{Name: name, State: "absent"}
-}
+func (s ffStatus) proc(name string) ffProc { return s.Process(name) }
 
 // ffGetStatus fetches /status; a failed request fails the test.
 func ffGetStatus(t testing.TB, r *Run) ffStatus {
 	t.Helper()
-	code, body := r.Get(t, "/status")
-	if code != http.StatusOK {
-		t.Fatalf("GET /status: %d %s", code, body)
-	}
 	var st ffStatus
-	if err := json.Unmarshal([]byte(body), &st); err != nil {
-		t.Fatalf("GET /status: %v\n%s", err, body)
-	}
-	st.Raw = body
+	st.Raw = getJSON(t, r, "/status", &st)
 	return st
 }
 

@@ -86,8 +86,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,21 +112,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	f, err := testharness.Slowdown()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 2
-	}
-	slowdown = f
-	if podvisorBin, err = testharness.Binary(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build podvisor:", err)
-		return 2
-	}
-	return m.Run()
+	testharness.Main(m, "e2e", func(bin string, f float64) error {
+		podvisorBin, slowdown = bin, f
+		return nil
+	})
 }
 
 // scaled stretches a deadline for slow machines.
@@ -368,6 +359,20 @@ func (r *Run) Get(t testing.TB, path string) (int, string) {
 		return 0, err.Error()
 	}
 	return code, body
+}
+
+// getJSON fetches path, fails the test unless it answers 200 with JSON, and
+// decodes that into v; it returns the body.
+func getJSON(t testing.TB, r *Run, path string, v any) string {
+	t.Helper()
+	code, body := r.Get(t, path)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("GET %s: %v\n%s", path, err, body)
+	}
+	return body
 }
 
 // environWithout is the test's environment without key.

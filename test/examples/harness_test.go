@@ -36,29 +36,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	f, err := testharness.Slowdown()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "examples:", err)
-		return 2
-	}
-	slowdown = f
-	if repoRoot, err = testharness.ModuleRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, "examples:", err)
-		return 2
-	}
 	// The shared binary is built with the flags of Dockerfile.base's build
 	// (less -ldflags, which only the link step sees), so that
-	// TestDockerfileBuildsStaticBinary reuses the compiled packages from the
-	// build cache.
-	if podvisorBin, err = testharness.Binary(); err != nil {
-		fmt.Fprintln(os.Stderr, "examples:", err)
-		return 2
-	}
-	return m.Run()
+	// TestDockerfileBuildsStaticBinary reuses the compiled packages.
+	testharness.Main(m, "examples", func(bin string, f float64) (err error) {
+		podvisorBin, slowdown = bin, f
+		repoRoot, err = testharness.ModuleRoot()
+		return err
+	})
 }
 
 // scaled stretches a deadline by PODVISOR_TEST_SLOWDOWN.
@@ -198,12 +183,8 @@ func startInNamespace(t *testing.T, argv []string, env ...string) *Run {
 	t.Helper()
 	// Not t.TempDir: its 0700 parents would keep the postgres, redis and
 	// nginx users out.
-	state, err := os.MkdirTemp("", "podvisor-ex-")
+	state, err := testharness.SharedTempDir(t, "podvisor-ex-", 0o755)
 	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(state) })
-	if err := os.Chmod(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r := &Run{t: t, State: state, done: make(chan struct{})}
@@ -445,17 +426,7 @@ func (r *Run) WaitReady(timeout time.Duration) {
 }
 
 // processStatus is one process in podvisor's /status.
-type processStatus struct {
-	Name      string     `json:"name"`
-	State     string     `json:"state"`
-	Pid       int        `json:"pid"`
-	Ready     bool       `json:"ready"`
-	Restarts  int        `json:"restarts"`
-	ExitCode  *int       `json:"exit_code"`
-	StartedAt *time.Time `json:"started_at"`
-	ReadyAt   *time.Time `json:"ready_at"`
-	Status    string     `json:"status"`
-}
+type processStatus = testharness.ProcessStatus
 
 // Status fetches /status and returns its processes by name.
 func (r *Run) Status() map[string]processStatus {

@@ -9,7 +9,6 @@
 package kube
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,20 +21,14 @@ import (
 
 var podvisorBin string
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
-
-func testMain(m *testing.M) int {
+func TestMain(m *testing.M) {
 	// The shared binary's directory is searchable by every user: one test
 	// runs podvisor as nobody.
-	bin, err := testharness.Binary()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kube tests:", err)
-		return 2
-	}
-	podvisorBin = bin
-	// A fat pod's entrypoint is "podvisor": the one just built.
-	os.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return m.Run()
+	testharness.Main(m, "kube tests", func(bin string, _ float64) error {
+		podvisorBin = bin
+		// A fat pod's entrypoint is "podvisor": the one just built.
+		return os.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	})
 }
 
 // syncBuffer is a goroutine-safe output buffer.
