@@ -178,53 +178,56 @@ func isExecutable(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// SourceKey hashes what the podvisor binary is built from: go.mod, go.sum and
-// every file (test files aside) of every directory of root holding Go source,
-// which takes in files a //go:embed names, plus the Go version and the build
-// flags. test/, testdata, hidden and underscore directories are not read.
+// SourceKey hashes what the podvisor binary is built from: go.mod, go.sum
+// and every file (test files aside) of each package of the module that
+// ./cmd/podvisor imports, directly or not, which takes in the files a
+// //go:embed names; plus the Go version and the build flags. Packages of
+// other modules are pinned by go.sum.
 func SourceKey(root string) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", runtime.Version(), strings.Join(buildArgs, " "), strings.Join(buildEnv, " "))
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			rel, _ := filepath.Rel(root, path)
-			if path != root && (rel == "test" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && !strings.HasSuffix(name, "_test.go") {
-			files = append(files, path)
-		}
-		return nil
-	})
+	gobin, err := goCommand()
 	if err != nil {
 		return "", err
 	}
-	sourceDirs := map[string]bool{}
-	for _, f := range files {
-		if strings.HasSuffix(f, ".go") {
-			sourceDirs[filepath.Dir(f)] = true
+	list := exec.Command(gobin, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./cmd/podvisor")
+	list.Dir = root
+	list.Env = append(os.Environ(), buildEnv...)
+	out, err := list.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list ./cmd/podvisor: %v\n%s", err, stderrOf(err))
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", runtime.Version(), strings.Join(buildArgs, " "), strings.Join(buildEnv, " "))
+	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
+	for _, dir := range strings.Fields(string(out)) {
+		if rel, err := filepath.Rel(root, dir); err != nil || strings.HasPrefix(rel, "..") {
+			continue // another module's package
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range ents {
+			if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), "_test.go") {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		base := filepath.Base(f)
-		if !sourceDirs[filepath.Dir(f)] && !(filepath.Dir(f) == root && (base == "go.mod" || base == "go.sum")) {
-			continue
-		}
 		rel, _ := filepath.Rel(root, f)
 		fmt.Fprintf(h, "%s\x00", rel)
-		if err := hashFile(h, f); err != nil {
+		if err := hashFile(h, f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:20], nil
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
 }
 
 func hashFile(w io.Writer, path string) error {

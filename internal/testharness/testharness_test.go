@@ -209,7 +209,9 @@ func TestBuildCached(t *testing.T) {
 		}
 	}
 	write("go.mod", "module example.com/m\n\ngo 1.22\n")
-	write("cmd/podvisor/main.go", "package main\n\nfunc main() { println(\"one\") }\n")
+	write("cmd/podvisor/main.go", "package main\n\nimport _ \"example.com/m/lib\"\n\nfunc main() { println(\"one\") }\n")
+	write("lib/lib.go", "package lib\n")
+	write("other/other.go", "package other\n")
 	write("cmd/podvisor/main_test.go", "package main\n")
 	write("test/e2e/x.go", "package e2e\n")
 
@@ -238,10 +240,15 @@ func TestBuildCached(t *testing.T) {
 	key, _ := SourceKey(root)
 	write("cmd/podvisor/main_test.go", "package main\n\n// changed\n")
 	write("test/e2e/x.go", "package e2e\n\n// changed\n")
+	write("other/other.go", "package other\n\n// changed\n")
 	if k, _ := SourceKey(root); k != key {
-		t.Error("a test file changed the source key")
+		t.Error("a test file or a package podvisor does not import changed the source key")
 	}
-	write("cmd/podvisor/main.go", "package main\n\nfunc main() { println(\"two\") }\n")
+	write("lib/data.txt", "embedded, say\n")
+	if k, _ := SourceKey(root); k == key {
+		t.Error("a new file in an imported package left the source key as it was")
+	}
+	write("cmd/podvisor/main.go", "package main\n\nimport _ \"example.com/m/lib\"\n\nfunc main() { println(\"two\") }\n")
 	bin, err := buildCached(root, cache)
 	if err != nil {
 		t.Fatal(err)
