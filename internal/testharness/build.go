@@ -140,8 +140,8 @@ func lockFile(path string) (func(), error) {
 }
 
 // pruneCache removes the cached binaries other than keep that nobody has
-// used since maxAge, each under its own lock so that a build in progress is
-// never pulled from under its user.
+// taken for cacheMaxAge (Binary touches its directory each time), so that a
+// directory in use by a slow run elsewhere is left alone.
 func pruneCache(cache, keep string, now time.Time) {
 	ents, err := os.ReadDir(cache)
 	if err != nil {
@@ -239,29 +239,4 @@ func hashFile(w io.Writer, path string) error {
 	n, err := io.Copy(w, f)
 	fmt.Fprintf(w, "\x00%d\x00", n)
 	return err
-}
-
-// Setup is what a suite's TestMain needs before m.Run: the slowdown factor
-// (see Slowdown) and the podvisor binary (see Binary).
-func Setup() (bin string, slowdown float64, err error) {
-	if slowdown, err = Slowdown(); err != nil {
-		return "", 1, err
-	}
-	bin, err = Binary()
-	return bin, slowdown, err
-}
-
-// Cleaner is the part of testing.TB that SharedTempDir needs.
-type Cleaner interface{ Cleanup(func()) }
-
-// SharedTempDir makes a fresh directory with mode under os.TempDir(), a path
-// every user can reach (t.TempDir's parents are 0700), and removes it on
-// c's cleanup.
-func SharedTempDir(c Cleaner, pattern string, mode os.FileMode) (string, error) {
-	dir, err := os.MkdirTemp("", pattern)
-	if err != nil {
-		return "", err
-	}
-	c.Cleanup(func() { os.RemoveAll(dir) })
-	return dir, os.Chmod(dir, mode)
 }

@@ -21,3 +21,28 @@ func Main(m *testing.M, suite string, use func(bin string, slowdown float64) err
 	}
 	os.Exit(m.Run())
 }
+
+// Setup is what a suite's TestMain needs before m.Run: the slowdown factor
+// (see Slowdown) and the podvisor binary (see Binary).
+func Setup() (bin string, slowdown float64, err error) {
+	if slowdown, err = Slowdown(); err != nil {
+		return "", 1, err
+	}
+	bin, err = Binary()
+	return bin, slowdown, err
+}
+
+// Cleaner is the part of testing.TB that SharedTempDir needs.
+type Cleaner interface{ Cleanup(func()) }
+
+// SharedTempDir makes a fresh directory with mode under os.TempDir(), a path
+// every user can reach (t.TempDir's parents are 0700), and removes it on
+// c's cleanup.
+func SharedTempDir(c Cleaner, pattern string, mode os.FileMode) (string, error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		return "", err
+	}
+	c.Cleanup(func() { os.RemoveAll(dir) })
+	return dir, os.Chmod(dir, mode)
+}

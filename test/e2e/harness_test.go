@@ -53,6 +53,7 @@
 //	r.Exited() bool
 //	r.WriteTTY(b)                       write to the pty master (withPTY)
 //	r.URL(path) string, r.Get(t, path) (status int, body string)   HTTP (withHTTP)
+//	getJSON(t, r, path, &v) string      GET path: 200 and JSON decoded into v, or t.Fatalf
 //	r.WaitEvent(t, name, event, timeout) event      first matching event line
 //	r.ReadEvents(t) []event
 //	findEvent(evs, name, event) (event, bool), filterEvents(evs, name, event) []event
