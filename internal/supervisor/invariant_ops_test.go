@@ -27,7 +27,7 @@ func (c *chaos) operate() bool {
 	if c.ops.IntN(6) != 0 {
 		return false
 	}
-	name := fmt.Sprintf("p%d", c.ops.IntN(len(c.procs)))
+	name := fmt.Sprintf("p%d", c.ops.IntN(c.n))
 	var op string
 	req := control.Request{Names: []string{name}}
 	switch r := c.ops.IntN(10); {
@@ -45,6 +45,14 @@ func (c *chaos) operate() bool {
 		if c.ops.IntN(2) == 0 { // change one command; else reload as is
 			old := fmt.Sprintf("command: [%s", name)
 			next = strings.Replace(next, old, old+", x", 1)
+		} else if c.ops.IntN(2) == 0 { // or rename the last process (nothing depends on it)
+			last := c.n - 1
+			p, r := fmt.Sprintf("  p%d:\n", last), fmt.Sprintf("  r%d:\n", last)
+			if strings.Contains(next, p) {
+				next = strings.Replace(next, p, r, 1)
+			} else {
+				next = strings.Replace(next, r, p, 1)
+			}
 		}
 		c.next.Store(&next)
 	}
@@ -70,4 +78,42 @@ func (c *chaos) checkHeld(r *record) {
 	default:
 		c.violate("%s stopped by podvisor stop but %s (wantStop %d)", r.p.Name, r.state, r.wantStop)
 	}
+}
+
+// rec is the record a chaos child named name belongs to: the current one,
+// or one a reload removed that is still stopping.
+func (c *chaos) rec(name string) *record {
+	if r, ok := c.sup.byName[name]; ok {
+		return r
+	}
+	for _, r := range c.sup.recs {
+		if r.gone && r.p.Name == name && (r.child != nil || r.lingering != nil) {
+			return r
+		}
+	}
+	return nil
+}
+
+// checkRename: a renamed process (pN <-> rN) never starts while a removed
+// incarnation under either name is still alive (issue 22 item 3).
+func (c *chaos) checkRename(name string) {
+	if len(name) < 2 || name[0] != 'p' && name[0] != 'r' {
+		return
+	}
+	for _, r := range c.sup.recs {
+		if r.gone && r.p.Name[1:] == name[1:] && (r.child != nil || r.lingering != nil) {
+			c.violate("%s started while %s, removed by a reload, is still %s", name, r.p.Name, r.state)
+		}
+	}
+}
+
+// waitsForReloadStops: a pending record of a reload that waits for the
+// processes the reload removed.
+func waitsForReloadStops(r *record) bool {
+	for _, x := range r.after {
+		if x.child != nil || x.lingering != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -115,11 +115,17 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		return
 	}
 
+	// Every start of this reload waits for its stops (a rename: the old
+	// name's process may hold the port the new one listens on).
+	var stopping []*record
 	for _, st := range plan.Steps {
 		if st.Action != PlanStop {
 			continue
 		}
 		r := s.byName[st.Name]
+		if r.child != nil || r.lingering != nil {
+			stopping = append(stopping, r)
+		}
 		r.gone = true
 		delete(s.byName, st.Name)
 		r.held, r.relaunch = false, false
@@ -138,7 +144,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 			r.p = cfg.Processes[name]
 			continue
 		}
-		r := &record{p: cfg.Processes[name], idx: len(s.recs)}
+		r := &record{p: cfg.Processes[name], idx: len(s.recs), after: stopping}
 		s.recs = append(s.recs, r)
 		s.byName[name] = r
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, verb: "started: added to the config"})
@@ -150,6 +156,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 			continue
 		}
 		r := s.byName[st.Name]
+		r.after = stopping
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.gen, pid: r.pid, verb: "restarted: " + st.Why})
 		if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
 			s.requestStop(r, intentRestart, now)

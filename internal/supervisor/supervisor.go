@@ -170,6 +170,10 @@ type record struct {
 	held   bool
 	heldBy string
 	gone   bool
+	// after holds the processes a reload removed while this one was added
+	// or restarted by it: it starts only once they are all gone (a renamed
+	// process must not start while its old self holds the port).
+	after []*record
 
 	// lingering holds the exit of a stopped leader whose process group still
 	// has members: the stop is over only once the group is empty (FAULTS B4),
@@ -566,7 +570,7 @@ func (s *Supervisor) step(now time.Time) {
 		for _, r := range s.recs {
 			switch r.state {
 			case Pending:
-				if r.wantStop == intentNone && s.depsHold(r) {
+				if r.wantStop == intentNone && s.depsHold(r) && s.afterGone(r) {
 					if r.relaunch {
 						r.relaunch = false
 						r.restarts++
@@ -574,7 +578,7 @@ func (s *Supervisor) step(now time.Time) {
 					starts = append(starts, r)
 				}
 			case Backoff:
-				if now.Before(r.due) || s.restartDependentsAlive(r) {
+				if now.Before(r.due) || s.restartDependentsAlive(r) || !s.afterGone(r) {
 					break
 				}
 				if !s.depsHold(r) {
@@ -1300,9 +1304,15 @@ func (s *Supervisor) holds(r *record, c graph.Condition) bool {
 	return false
 }
 
-// waitingFor lists r's unmet conditions: "db: ready".
+// waitingFor lists r's unmet conditions: "db: ready", and the processes
+// its reload removed that are still stopping: "web: stopped".
 func (s *Supervisor) waitingFor(r *record) []string {
 	var out []string
+	for _, x := range r.after {
+		if x.child != nil || x.lingering != nil {
+			out = append(out, x.p.Name+": stopped")
+		}
+	}
 	for _, d := range r.deps {
 		dr := s.recs[d.idx]
 		if !s.holds(dr, d.cond) {
@@ -1310,6 +1320,18 @@ func (s *Supervisor) waitingFor(r *record) []string {
 		}
 	}
 	return out
+}
+
+// afterGone reports whether the processes r's reload removed are all gone
+// (see record.after), forgetting them once they are.
+func (s *Supervisor) afterGone(r *record) bool {
+	for _, x := range r.after {
+		if x.child != nil || x.lingering != nil {
+			return false
+		}
+	}
+	r.after = nil
+	return true
 }
 
 func (s *Supervisor) dependentsAlive(r *record) bool {
