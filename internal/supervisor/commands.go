@@ -105,15 +105,24 @@ func (s *Supervisor) Command(ctx context.Context, op string, req control.Request
 			return control.Response{Error: "reload is not available in this podvisor"}
 		}
 		// Reading and validating the file (env files, user database) is
-		// I/O: it happens here, never in the loop.
+		// I/O: it happens here, never in the loop. One read at a time, held
+		// until the result is in the inbox: racing reloads are applied in
+		// the order their files were read.
+		select {
+		case s.reading <- struct{}{}:
+		case <-s.done:
+			return control.Response{Error: "podvisor is exiting"}
+		case <-ctx.Done():
+			return control.Response{Error: "timed out waiting for another reload to be read"}
+		}
 		ev.cfg, ev.err = s.ops.load()
 	}
-	select {
-	case s.inbox <- ev:
-	case <-s.done:
-		return control.Response{Error: "podvisor is exiting"}
-	case <-ctx.Done():
-		return control.Response{Error: "timed out before podvisor took the command"}
+	msg := s.enqueue(ctx, ev)
+	if op == "reload" {
+		<-s.reading
+	}
+	if msg != "" {
+		return control.Response{Error: msg}
 	}
 	select {
 	case res := <-ev.reply:
@@ -122,6 +131,18 @@ func (s *Supervisor) Command(ctx context.Context, op string, req control.Request
 		return control.Response{Error: "podvisor exited before the command completed"}
 	case <-ctx.Done():
 		return s.notYet(req)
+	}
+}
+
+// enqueue hands ev to the loop; it returns why it could not, or "".
+func (s *Supervisor) enqueue(ctx context.Context, ev event) string {
+	select {
+	case s.inbox <- ev:
+		return ""
+	case <-s.done:
+		return "podvisor is exiting"
+	case <-ctx.Done():
+		return "timed out before podvisor took the command"
 	}
 }
 

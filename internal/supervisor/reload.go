@@ -47,6 +47,13 @@ func (s *Supervisor) onHangup() {
 		case <-done:
 			return
 		}
+		// One read at a time, up to the inbox, as for podvisor reload.
+		select {
+		case s.reading <- struct{}{}:
+		case <-done:
+			return
+		}
+		defer func() { <-s.reading }()
 		read.Store(true)
 		cfg, err := load()
 		s.send(hangupLoadedEv{cfg: cfg, err: err})

@@ -1,12 +1,16 @@
 package supervisor
 
 import (
+	"context"
+	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
 )
 
@@ -42,5 +46,55 @@ processes:
 		}
 		h.sigs <- syscall.SIGTERM
 		h.wait(time.Minute)
+	})
+}
+
+// Issue 22 item 5: two reloads that race apply in the order their files
+// were read. The first reload reads v1 and is slow to parse it; meanwhile
+// the file becomes v2 and a second reload begins. The last config applied
+// must be v2, whatever order the parses finish in.
+func TestRacingReloadsApplyInReadOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		v0 := "processes:\n  a: {command: [a]}\n"
+		v1 := "processes:\n  a: {command: [a, v1]}\n"
+		v2 := "processes:\n  a: {command: [a, v2]}\n"
+		f := newFake(nil)
+		var file atomic.Pointer[string]
+		file.Store(&v1)
+		var loads atomic.Int32
+		slow := make(chan struct{})
+		load := func() (*config.Config, error) {
+			data := *file.Load() // read the file...
+			if loads.Add(1) == 1 {
+				<-slow // ...then parse it slowly
+			}
+			return config.Parse("test.yaml", []byte(data), nil)
+		}
+		sup, err := New(Options{Config: parse(t, v0), Launcher: f, Load: load})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		out := make(chan Outcome, 1)
+		sigs := make(chan os.Signal, 1)
+		go func() { out <- sup.Run(ctx, sigs) }()
+		synctest.Wait()
+
+		done := make(chan control.Response, 2)
+		go func() { done <- sup.Command(ctx, "reload", control.Request{}) }()
+		synctest.Wait() // the first reload has read v1 and is parsing it
+		file.Store(&v2)
+		go func() { done <- sup.Command(ctx, "reload", control.Request{}) }()
+		synctest.Wait()
+		close(slow)
+		<-done
+		<-done
+		synctest.Wait()
+		if got := strings.Join(sup.cfg.Processes["a"].Command, " "); got != "a v2" {
+			t.Fatalf("after two racing reloads the config in effect is %q, want the last file read (a v2)", got)
+		}
+		sigs <- syscall.SIGTERM
+		<-out
 	})
 }

@@ -194,8 +194,12 @@ type Supervisor struct {
 
 	inbox chan event
 	pings chan chan struct{}
-	done  chan struct{} // closed when Run returns: senders stop blocking
-	snap  atomic.Pointer[Snapshot]
+	// reading is held from the read of a config for a reload (podvisor
+	// reload or SIGHUP) until it is in the inbox, so reloads are applied
+	// in the order their files were read.
+	reading chan struct{}
+	done    chan struct{} // closed when Run returns: senders stop blocking
+	snap    atomic.Pointer[Snapshot]
 
 	// Loop-owned state.
 	recs       []*record // in start order (topological, by level then name)
@@ -253,6 +257,7 @@ func New(o Options) (*Supervisor, error) {
 		oom:      o.OOM,
 		inbox:    make(chan event, 256),
 		pings:    make(chan chan struct{}),
+		reading:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		byName:   make(map[string]*record, len(o.Config.Processes)),
 		ops:      operator{generation: 1, load: o.Load, onReload: o.OnReload, tails: o.Tails},
