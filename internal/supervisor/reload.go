@@ -165,6 +165,9 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		r := s.byName[st.Name]
 		r.after = stopping
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.gen, pid: r.pid, verb: "restarted: " + st.Why})
+		if r.child == nil && r.state == Completed { // a completed oneshot that is a service now
+			r.state, r.reason = Pending, ""
+		}
 		if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
 			s.requestStop(r, intentRestart, now)
 		}

@@ -98,3 +98,36 @@ func TestRacingReloadsApplyInReadOrder(t *testing.T) {
 		<-out
 	})
 }
+
+// Issue 22 item 4: a completed oneshot that a reload turns into a service
+// is started as one: it was left "completed", never started, /readyz 503
+// for good and podvisor start refused.
+func TestReloadCompletedOneshotToService(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startOps(t, "processes:\n  init: {command: [init], type: oneshot}\n  web: {command: [web]}\n",
+			map[string]script{"init": {exitAfter: time.Second, firstOnly: true}})
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if st, _, _ := h.state("init"); st != "completed" {
+			t.Fatalf("init: %s, want completed", st)
+		}
+		next := "processes:\n  init: {command: [init], type: service}\n  web: {command: [web]}\n"
+		h.next.Store(&next)
+		dry := h.do("reload", control.Request{DryRun: true})
+		if !strings.Contains(strings.Join(dry.Plan, "\n"), "restart init: type changed") {
+			t.Errorf("plan: %q", dry.Plan)
+		}
+		res := h.do("reload", control.Request{})
+		if !res.OK {
+			t.Fatalf("reload: %s %+v", resultText(res), res)
+		}
+		if st, _, pid := h.state("init"); st != "running" || pid == 0 {
+			t.Fatalf("init after the reload: %s pid %d, want running", st, pid)
+		}
+		if !h.sup.Snapshot().Ready {
+			t.Fatalf("not ready: %v", h.sup.Snapshot().NotReady)
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
