@@ -158,6 +158,9 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 	}
 	s.relink()
 	s.sorted = nil // publish's name order includes the added records
+	if rr, ok := s.tl.(ReloadRecorder); ok {
+		rr.ReconfiguredFrom(cfg) // before any added process starts
+	}
 	for _, st := range plan.Steps {
 		if st.Action != PlanRestart {
 			continue

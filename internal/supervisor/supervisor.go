@@ -503,6 +503,9 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 	s.deadline = now.Add(s.cfg.ShutdownTimeout)
 	s.outcome.Deadline = s.deadline
 	s.tl.TeardownBegan(s.outcome.Detail, s.cfg.ShutdownTimeout, now)
+	if cr, ok := s.tl.(CauseRecorder); ok && s.outcome.Process != "" {
+		cr.TeardownCause(s.outcome.Process)
+	}
 	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
 	// Probes of stopping processes must not restart anything (FAULTS C13).
 	for _, r := range s.recs {
@@ -933,6 +936,7 @@ const waveBudget = 40 * time.Millisecond
 // started records the result of one launch.
 func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	if err != nil {
+		s.tl.Exited(r.p.Name, r.gen, -1, false, "spawn failed", now) // the incarnation ends unstarted
 		var se *proc.SpawnError
 		if errors.As(err, &se) && !se.Retryable() {
 			// Not found, not executable, bad user: retrying cannot help.
