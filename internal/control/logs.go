@@ -269,6 +269,10 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		_ = bw.Flush()
 		return
 	}
+	// A follower ends when its client goes away or the server shuts down.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.closed, cancel)()
 	for {
 		if bw.Flush() != nil {
 			return
@@ -297,7 +301,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 			writeNamed(bw, fresh, width)
 			continue
 		}
-		if !waitAny(r.Context(), wakes) {
+		if !waitAny(ctx, wakes) {
 			return
 		}
 	}

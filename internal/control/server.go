@@ -47,6 +47,10 @@ type Server struct {
 	// and Podvisor-Config, and GET /v1/identity), so that a client never
 	// mistakes another podvisor's answer for this one's.
 	Identity Identity
+	// closed is cancelled by Shutdown: log followers end at once, so they
+	// do not hold the exit for Shutdown's whole deadline.
+	closed       context.Context
+	endFollowers context.CancelFunc
 }
 
 // Identity is which podvisor answers on a socket.
@@ -61,6 +65,7 @@ func NewServer(backend Backend, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{backend: backend, log: log, uid: os.Geteuid()}
+	s.closed, s.endFollowers = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	for _, op := range Ops {
 		mux.HandleFunc("POST /v1/"+op, func(w http.ResponseWriter, r *http.Request) { s.command(w, r, op) })
@@ -94,8 +99,10 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting and closes the listener (removing the socket
-// file); followers of logs are cut off at ctx's end.
+// file); followers of logs are ended at once, commands still waiting for
+// their outcome are cut off at ctx's end.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.endFollowers()
 	err := s.http.Shutdown(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return s.http.Close()
