@@ -80,7 +80,7 @@ const (
 type waitItem struct {
 	r    *record
 	goal goal
-	gen  uint64 // goalUp: the incarnation must be newer than this
+	gen  uint64 // goalUp: the incarnation must be newer than this; goalStopped: the one to stop
 	pid  int    // the pid when the command began (for the message)
 	verb string // "stopped", "restarted", "started", ...
 	done bool
@@ -327,7 +327,7 @@ func (s *Supervisor) hold(w *waiter, r *record, by, verb string) {
 	default:
 		r.state, r.reason = Stopped, reasonHeld
 	}
-	w.items = append(w.items, &waitItem{r: r, goal: goalStopped, pid: r.pid, verb: verb})
+	w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.gen, pid: r.pid, verb: verb})
 }
 
 // opStart starts each named operator-stopped (or policy-stopped) process and
@@ -542,12 +542,17 @@ func (s *Supervisor) evaluate(it *waitItem) {
 		it.res = control.Result{Name: r.p.Name, OK: ok, Message: msg}
 	}
 	if it.goal == goalStopped {
+		msg := it.verb
+		if it.pid != 0 {
+			msg += fmt.Sprintf(" (was pid %d)", it.pid)
+		}
 		if r.child == nil && r.lingering == nil {
-			msg := it.verb
-			if it.pid != 0 {
-				msg += fmt.Sprintf(" (was pid %d)", it.pid)
-			}
 			finish(true, msg)
+		} else if r.gen != it.gen {
+			// The incarnation it stopped is gone, and a later start or
+			// restart launched a new one in the same step: answer now,
+			// not at the client's timeout.
+			finish(false, msg+", then started again by a later command"+pidText(r.pid))
 		} else if s.phase == PhaseStopping {
 			finish(true, it.verb+": podvisor is shutting down")
 		}

@@ -144,7 +144,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		default:
 			r.state, r.reason = Stopped, "removed from the config"
 		}
-		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, pid: r.pid, verb: "stopped: removed from the config"})
+		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.gen, pid: r.pid, verb: "stopped: removed from the config"})
 	}
 	for _, name := range cfg.Names {
 		if r, ok := s.byName[name]; ok {

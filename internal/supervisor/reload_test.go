@@ -344,3 +344,36 @@ func TestShutdownReportAfterFirstWaveSpawnFailure(t *testing.T) {
 		}
 	})
 }
+
+// Issue 22 item 9: podvisor stop X, then podvisor restart X while X's
+// stop.command runs: X stops, then starts again at once (in the same step),
+// and the stop's client must be answered then, not at its timeout.
+func TestStopOvertakenByRestartAnswersAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startOps(t, `
+processes:
+  a: {command: [a], stop: {command: [hook], timeout: 10s}}
+`, map[string]script{"a": {hook: 3 * time.Second}})
+		synctest.Wait()
+		t0 := time.Now()
+		done := make(chan control.Response, 1)
+		go func() { done <- h.do("stop", names("a")) }()
+		synctest.Wait() // the hook runs
+		if res := h.do("restart", names("a")); !res.OK {
+			t.Fatalf("restart: %s", resultText(res))
+		}
+		select {
+		case r := <-done:
+			if took := time.Since(t0); took > 3*time.Second {
+				t.Fatalf("stop answered after %v (%s %s), want once a stopped (3s)", took, r.Error, resultText(r))
+			}
+			if r.OK || !strings.Contains(resultText(r), "started again") {
+				t.Errorf("stop overtaken by restart: %s %s", r.Error, resultText(r))
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the stop client still waits a minute after the restart")
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
