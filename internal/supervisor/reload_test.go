@@ -377,3 +377,69 @@ processes:
 		h.wait(time.Minute)
 	})
 }
+
+// Issue 22 item 13: a dependent restarted through restart: true counts the
+// restart, like a policy or podvisor restart.
+func TestRestartTrueDependentCountsRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startOps(t, `
+processes:
+  cache: {command: [cache]}
+  app: {command: [app], depends_on: {cache: {condition: started, restart: true}}}
+  idle: {command: [idle], depends_on: {app: {condition: started, restart: true}}}
+`, map[string]script{"cache": {exitAfter: time.Second, exitCodes: []int{1, 0}, firstOnly: true}})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		restarts := map[string]int{}
+		for _, p := range h.sup.Snapshot().Processes {
+			restarts[p.Name] = p.Restarts
+		}
+		if restarts["cache"] != 1 || restarts["app"] != 1 || restarts["idle"] != 1 {
+			t.Errorf("restarts %v, want 1 each (cache crashed; app and idle followed it)", restarts)
+		}
+		if res := h.do("restart", names("cache")); !res.OK {
+			t.Fatalf("restart: %s", resultText(res))
+		}
+		for _, p := range h.sup.Snapshot().Processes {
+			restarts[p.Name] = p.Restarts
+		}
+		if restarts["cache"] != 2 || restarts["app"] != 2 || restarts["idle"] != 2 {
+			t.Errorf("restarts %v after podvisor restart cache, want 2 each", restarts)
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
+
+// Restarts that followed a restart: true dependency count in restarts but
+// not against the follower's own restart.limit.
+func TestFollowedRestartsNotAgainstLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startOps(t, `
+processes:
+  cache: {command: [cache]}
+  app:
+    command: [app]
+    depends_on: {cache: {condition: started, restart: true}}
+    restart: {policy: on-failure, limit: 1}
+`, map[string]script{"app": {exitAfter: 30 * time.Second, exitCodes: []int{0, 0, 1, 0}}})
+		synctest.Wait()
+		for range 2 { // app follows cache twice
+			if res := h.do("restart", names("cache")); !res.OK {
+				t.Fatalf("restart: %s", resultText(res))
+			}
+		}
+		time.Sleep(time.Minute) // app's own first failure: restarted (limit 1)
+		synctest.Wait()
+		if n := strings.Count(strings.Join(h.f.events(), "\n"), "start app"); n != 4 {
+			t.Fatalf("app started %d times, want 4:\n%s", n, strings.Join(h.f.events(), "\n"))
+		}
+		select {
+		case o := <-h.out:
+			t.Fatalf("podvisor ended: %+v (followed restarts counted against app's limit)", o)
+		default:
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}

@@ -115,6 +115,10 @@ const (
 
 const reminderEvery = 10 * time.Second
 
+// reasonFollows is the reason of a process stopped because a restart: true
+// dependency restarts; its start again counts as a restart.
+const reasonFollows = "restarting with its dependency"
+
 type dep struct {
 	idx     int
 	cond    graph.Condition
@@ -137,6 +141,7 @@ type record struct {
 	everStarted bool
 	ready       bool
 	restarts    int
+	followed    int           // restarts that followed a restart: true dependency (not counted against restart.limit)
 	delay       time.Duration // last backoff delay
 	due         time.Time     // backoff end, start timeout, or stop escalation
 	remindAt    time.Time
@@ -582,6 +587,9 @@ func (s *Supervisor) step(now time.Time) {
 					if r.relaunch {
 						r.relaunch = false
 						r.restarts++
+						if r.reason == reasonFollows {
+							r.followed++ // not its own failure: not against restart.limit
+						}
 					}
 					starts = append(starts, r)
 				}
@@ -1221,7 +1229,8 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	}
 	if intent == intentCascade {
 		r.state = Pending
-		r.reason = "restarting with its dependency"
+		r.relaunch = true // its start again counts as a restart
+		r.reason = reasonFollows
 		s.log.Info("stopped for dependency restart", "process", r.p.Name, "code", code)
 		return
 	}
@@ -1266,7 +1275,7 @@ func (s *Supervisor) onFailure(r *record, code int, ran time.Duration, now time.
 		s.fatal(r, code, r.reason, now)
 		return
 	}
-	if r.p.Restart.Limit > 0 && r.restarts >= r.p.Restart.Limit {
+	if r.p.Restart.Limit > 0 && r.restarts-r.followed >= r.p.Restart.Limit {
 		s.fatal(r, code, fmt.Sprintf("%s; restart limit %d reached", r.reason, r.p.Restart.Limit), now)
 		return
 	}
