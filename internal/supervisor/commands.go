@@ -199,9 +199,11 @@ func (s *Supervisor) onCommand(e commandEv, now time.Time) {
 		w.resp.Error = "podvisor is shutting down: " + e.op + " refused during teardown"
 		if e.op == "reload" {
 			s.observeReload("refused")
+			s.logRefusedReload("podvisor reload", w.resp)
 		}
 	case e.op == "reload":
 		s.reload(w, e.cfg, e.err, e.req.DryRun, now)
+		s.logRefusedReload("podvisor reload", w.resp)
 	default:
 		rs, msg := s.resolve(e.req.Names)
 		if msg != "" {

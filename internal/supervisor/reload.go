@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/control"
 )
 
 // hupSettle is how long a SIGHUP waits before the file is read, so that a
@@ -69,15 +70,23 @@ func (s *Supervisor) onHangupLoaded(e hangupLoadedEv, now time.Time) {
 		return
 	}
 	s.reload(w, e.cfg, e.err, false, now)
-	if w.resp.Error != "" {
-		s.log.Error("reload (SIGHUP) refused", "err", w.resp.Error)
-		for _, e := range w.resp.Errors {
-			s.log.Error("config", "err", e)
-		}
-	}
+	s.logRefusedReload("SIGHUP", w.resp)
 	if s.ops.hupAgain {
 		s.ops.hupAgain = false
 		s.onHangup()
+	}
+}
+
+// logRefusedReload logs a refused reload and every error in it, whichever
+// way it came (SIGHUP, podvisor reload): the client's answer is not
+// podvisor's log.
+func (s *Supervisor) logRefusedReload(via string, resp control.Response) {
+	if resp.Error == "" {
+		return
+	}
+	s.log.Error("reload ("+via+") refused", "err", resp.Error)
+	for _, e := range resp.Errors {
+		s.log.Error("config", "err", e)
 	}
 }
 

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"reflect"
 	"strings"
@@ -440,6 +441,43 @@ processes:
 		default:
 		}
 		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
+
+// Issue 22 item 14: a reload refused over the control socket is logged,
+// with every error, as a refused SIGHUP reload is.
+func TestRefusedReloadIsLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf lockedBuffer
+		f := newFake(map[string]script{"web": {stopDelay: 5 * time.Second}})
+		next := "processes:\n  db: {command: [db], type: servce}\n  app: {command: [app], depends_on: [dbb]}\n"
+		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
+		sup, err := New(Options{Config: parse(t, chain3), Launcher: f, Load: load,
+			Log: slog.New(slog.NewTextHandler(&buf, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		h := &opsHarness{harness: &harness{t: t, f: f, sup: sup, sigs: make(chan os.Signal, 4), out: make(chan Outcome, 1), stop: cancel}}
+		go func() { h.out <- sup.Run(ctx, h.sigs) }()
+		synctest.Wait()
+		if res := h.do("reload", control.Request{}); res.OK || len(res.Errors) != 2 {
+			t.Fatalf("reload: %+v", res)
+		}
+		out := buf.String()
+		if !strings.Contains(out, "reload (podvisor reload) refused") || !strings.Contains(out, "test.yaml:2:") || !strings.Contains(out, `unknown process \"dbb\"`) {
+			t.Errorf("podvisor's log after a refused reload:\n%s", out)
+		}
+		h.sigs <- syscall.SIGTERM // web takes 5 s to stop
+		synctest.Wait()
+		if res := h.do("reload", control.Request{}); res.OK {
+			t.Fatalf("reload during teardown: %+v", res)
+		}
+		if out := buf.String(); !strings.Contains(out, "refused during teardown") {
+			t.Errorf("podvisor's log after a reload refused during teardown:\n%s", out)
+		}
 		h.wait(time.Minute)
 	})
 }
