@@ -117,3 +117,25 @@ func waitsForReloadStops(r *record) bool {
 	}
 	return false
 }
+
+// checkWaiters runs after each step, when every waiter that can be
+// answered has been: a stop still waited for is one of a live incarnation,
+// the one it stops (not one a later start launched meanwhile, issue 22
+// item 9); restarts that followed a dependency are restarts.
+func (c *chaos) checkWaiters() {
+	for _, w := range c.sup.ops.waiters {
+		for _, it := range w.items {
+			if it.done || it.goal != goalStopped {
+				continue
+			}
+			if r := it.r; r.child == nil && r.lingering == nil || r.gen != it.gen {
+				c.violate("a stop of %s (gen %d) still waits, but %s is %s at gen %d", r.p.Name, it.gen, r.p.Name, r.state, r.gen)
+			}
+		}
+	}
+	for _, r := range c.sup.recs {
+		if r.followed > r.restarts {
+			c.violate("%s: %d restarts followed a dependency, of %d restarts", r.p.Name, r.followed, r.restarts)
+		}
+	}
+}

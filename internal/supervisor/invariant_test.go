@@ -497,6 +497,7 @@ func (c *chaos) checkStep(now time.Time) {
 	if alive != s.alive {
 		c.violate("alive count %d, but %d records have a child", s.alive, alive)
 	}
+	c.checkWaiters()
 	if s.phase == PhaseStopping {
 		c.mu.Lock()
 		c.deadline = s.deadline
