@@ -108,3 +108,87 @@ processes:
 	code, _ := r.Wait(scaled(30 * time.Second))
 	wantCode(t, r, code, 0)
 }
+
+// Issue 22 item 4: a completed oneshot that a reload makes a service is
+// started; /readyz turns 200.
+func TestReload_CompletedOneshotBecomesService(t *testing.T) {
+	t.Parallel()
+	src := `
+control: "{{dir}}/c.sock"
+processes:
+  init:
+    type: oneshot
+    command: ` + shq(ev("init", "start")+"; sleep 0.2") + `
+`
+	r := startPodvisor(t, src, withHTTP())
+	eventually(t, scaled(10*time.Second), func() bool { st, _, _, _ := statusOf(t, r, "init"); return st == "completed" }, "init did not complete")
+	svc := strings.Replace(strings.Replace(src, "oneshot", "service", 1), "sleep 0.2", "while :; do sleep 0.05; done", 1)
+	if err := os.WriteFile(r.Config, []byte(strings.ReplaceAll(svc, "{{dir}}", r.Dir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustCtl(t, r, 0, "reload"); !strings.Contains(out, "init: restarted: ") {
+		t.Fatalf("reload:\n%s", out)
+	}
+	if st, _, pid, _ := statusOf(t, r, "init"); st != "running" || pid == 0 {
+		t.Fatalf("init %s (pid %d) after the reload", st, pid)
+	}
+	if code, body := r.Get(t, "/readyz"); code != 200 {
+		t.Fatalf("/readyz %d: %s", code, body)
+	}
+	r.Signal(syscall.SIGTERM)
+	code, _ := r.Wait(scaled(30 * time.Second))
+	wantCode(t, r, code, 0)
+}
+
+// Issue 22 item 14: a reload refused over the control socket is in
+// podvisor's own log, with its errors.
+func TestReload_RefusedReloadIsLogged(t *testing.T) {
+	t.Parallel()
+	src := `
+control: "{{dir}}/c.sock"
+processes:
+  a:
+    command: ` + shq("while :; do sleep 0.05; done") + `
+`
+	r := startPodvisor(t, src)
+	r.Stdout.WaitFor(t, `msg="all processes ready"`, scaled(10*time.Second))
+	if err := os.WriteFile(r.Config, []byte(strings.ReplaceAll(src, "{{dir}}", r.Dir)+"    depends_on: [nope]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustCtl(t, r, 1, "reload")
+	r.Stdout.WaitFor(t, `level=ERROR msg="reload \(podvisor reload\) refused"`, scaled(10*time.Second))
+	r.Stdout.WaitFor(t, `level=ERROR msg=config .*unknown process`, scaled(10*time.Second))
+	r.Signal(syscall.SIGTERM)
+	code, _ := r.Wait(scaled(30 * time.Second))
+	wantCode(t, r, code, 0)
+}
+
+// Issue 22 item 8: a teardown begun by a spawn failure in the first wave
+// still reports the processes of that wave, and the one that could not
+// start.
+func TestReload_ShutdownReportAfterSpawnFailure(t *testing.T) {
+	t.Parallel()
+	r := startPodvisor(t, `
+processes:
+  a: {command: ["sleep", "1071"]}
+  b: {command: ["/nonexistent/podvisor-e2e"]}
+  c: {command: ["sleep", "1072"]}
+`)
+	code, _ := r.Wait(scaled(30 * time.Second))
+	wantCode(t, r, code, 1)
+	var block []string
+	for _, l := range r.Stdout.Lines() {
+		if strings.Contains(l, `msg="shutdown report" process=`) {
+			block = append(block, l)
+		}
+	}
+	for _, want := range []string{"process=a ended_by=signal", "process=b ended_by=\"spawn failed\"", "process=c ended_by=signal"} {
+		found := false
+		for _, l := range block {
+			found = found || strings.Contains(l, want)
+		}
+		if !found {
+			t.Errorf("shutdown report lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+}
