@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeProc is a /proc with only the stat files a walk reads.
@@ -89,3 +91,34 @@ func TestCPUNeverDecreases(t *testing.T) {
 }
 
 func sameSecs(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// The same with real processes: a daemon of the tree (reparented to the
+// test binary, a subreaper as podvisor is) burns CPU, exits and is reaped
+// by the subreaper, not by a member: the tree's CPU must not go down.
+func TestCPUKeepsReapedDaemon(t *testing.T) {
+	dir := t.TempDir()
+	pidFile, stop := filepath.Join(dir, "pid"), filepath.Join(dir, "stop")
+	burn := `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done`
+	// The subshell exits at once: the daemon is orphaned, stays in the
+	// tree's process group and is reparented to this test binary.
+	daemon := burn + `; echo $$ > ` + pidFile + `; while [ ! -e ` + stop + ` ]; do sleep 0.01; done`
+	cmd := startTree(t, `( sh -c '`+daemon+`' & ); while :; do sleep 1; done`)
+	pid := pidOf(t, waitFile(t, pidFile))
+	s := New(os.Getpid(), 0)
+	roots := []Root{{Name: "tree", Pid: cmd.Process.Pid}}
+	before := s.Sample(roots)["tree"]
+	if before.Processes < 2 || before.CPUSeconds < 0.05 {
+		t.Fatalf("before the daemon exits: %+v, want the daemon and its CPU counted", before)
+	}
+	if err := os.WriteFile(stop, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil { // podvisor, the subreaper, reaps it
+		t.Fatalf("reap daemon %d: %v", pid, err)
+	}
+	after := s.Sample(roots)["tree"]
+	if after.CPUSeconds < before.CPUSeconds {
+		t.Fatalf("CPU went down from %.2fs to %.2fs when the daemon was reaped by the subreaper", before.CPUSeconds, after.CPUSeconds)
+	}
+}
