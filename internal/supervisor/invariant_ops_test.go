@@ -53,6 +53,10 @@ func (c *chaos) operate() bool {
 			} else {
 				next = strings.Replace(next, r, p, 1)
 			}
+			if c.ops.IntN(2) == 0 { // and change one command: a restart that waits for the rename's stop
+				old := fmt.Sprintf("command: [%s", name)
+				next = strings.Replace(next, old, old+", y", 1)
+			}
 		}
 		c.next.Store(&next)
 	}
@@ -105,17 +109,6 @@ func (c *chaos) checkRename(name string) {
 			c.violate("%s started while %s, removed by a reload, is still %s", name, r.p.Name, r.state)
 		}
 	}
-}
-
-// waitsForReloadStops: a pending record of a reload that waits for the
-// processes the reload removed.
-func waitsForReloadStops(r *record) bool {
-	for _, x := range r.after {
-		if x.child != nil || x.lingering != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // checkWaiters runs after each step, when every waiter that can be

@@ -485,11 +485,11 @@ func (c *chaos) checkStep(now time.Time) {
 		if s.phase == PhaseStopping {
 			continue
 		}
-		if r.state == Backoff && !now.Before(r.due) && !s.restartDependentsAlive(r) && !s.moreStarts {
+		if r.state == Backoff && !now.Before(r.due) && !s.restartDependentsAlive(r) && !s.moreStarts && !awaitsStops(r) {
 			c.violate("%s still in backoff %v past its due time with its restart allowed", r.p.Name, now.Sub(r.due))
 		}
 		// A full wave (maxWave) leaves the rest to the next step.
-		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !waitsForReloadStops(r) {
+		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !awaitsStops(r) {
 			c.violate("%s pending although its dependencies hold", r.p.Name)
 		}
 		c.checkHeld(r)

@@ -481,3 +481,50 @@ func TestRefusedReloadIsLogged(t *testing.T) {
 		h.wait(time.Minute)
 	})
 }
+
+// A restart planned by a reload for a process in backoff waits for the
+// reload's stops past its backoff's end without the loop spinning on that
+// past instant (the invariant test found it).
+func TestReloadRestartInBackoffWaitsForStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const base = `
+processes:
+  web: {command: [web]}
+  api: {command: [api], restart: {policy: always, backoff: 5s}}
+`
+		f := newFake(map[string]script{"web": {stopDelay: 10 * time.Second}, "api": {exitAfter: time.Second, firstOnly: true}})
+		next := strings.Replace(strings.Replace(base, "web:", "web2:", 1), "[api]", "[api, -v]", 1)
+		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
+		sup, err := New(Options{Config: parse(t, base), Launcher: f, Load: load})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var at time.Time
+		steps := 0
+		sup.afterStep = func(now time.Time) {
+			if now.Equal(at) {
+				if steps++; steps == 10000 {
+					t.Error("the loop spins: 10000 steps at one instant")
+					cancel()
+				}
+			} else {
+				at, steps = now, 0
+			}
+		}
+		h := &opsHarness{harness: &harness{t: t, f: f, sup: sup, sigs: make(chan os.Signal, 4), out: make(chan Outcome, 1), stop: cancel}}
+		go func() { h.out <- sup.Run(ctx, h.sigs) }()
+		time.Sleep(2 * time.Second) // api exited at 1s: in backoff until 6s
+		synctest.Wait()
+		if st, _, _ := h.state("api"); st != "backoff" {
+			t.Fatalf("api %s, want backoff", st)
+		}
+		if res := h.do("reload", control.Request{}); !res.OK {
+			t.Fatalf("reload: %s %+v", resultText(res), res)
+		}
+		h.mustHave("12s exit web 143", "12s start web2", "12s start api")
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}

@@ -1343,13 +1343,22 @@ func (s *Supervisor) waitingFor(r *record) []string {
 // afterGone reports whether the processes r's reload removed are all gone
 // (see record.after), forgetting them once they are.
 func (s *Supervisor) afterGone(r *record) bool {
-	for _, x := range r.after {
-		if x.child != nil || x.lingering != nil {
-			return false
-		}
+	if awaitsStops(r) {
+		return false
 	}
 	r.after = nil
 	return true
+}
+
+// awaitsStops reports whether a process that r's reload removed is still
+// alive: r may not start yet, and its exit (not the clock) lets r go on.
+func awaitsStops(r *record) bool {
+	for _, x := range r.after {
+		if x.child != nil || x.lingering != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Supervisor) dependentsAlive(r *record) bool {
@@ -1427,9 +1436,10 @@ func (s *Supervisor) nextWake() time.Time {
 	for _, r := range s.recs {
 		switch r.state {
 		case Backoff:
-			// While restart: true dependents are still alive, their exit
-			// event (not the clock) is what lets the restart go ahead.
-			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) {
+			// While restart: true dependents are still alive, or processes
+			// its reload removed, their exit event (not the clock) is what
+			// lets the restart go ahead.
+			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) && !awaitsStops(r) {
 				consider(r.due)
 			}
 		case Starting:
