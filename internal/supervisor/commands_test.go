@@ -34,6 +34,7 @@ func startOps(t *testing.T, yml string, scripts map[string]script) *opsHarness {
 		return config.Parse("test.yaml", []byte(*oh.next.Load()), nil)
 	}
 	sup, err := New(Options{Config: parse(t, yml), Launcher: f, Checkers: f.checkers, Load: load})
+	watchTransitions(t, sup)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -288,6 +288,11 @@ func (c *chaos) run() string {
 	if err != nil {
 		return err.Error()
 	}
+	sup.onTransition = func(name string, from, to State) {
+		if !allowed(from, to) {
+			c.violate("process %s moved %s -> %s, which the transition table in state.go does not have", name, from, to)
+		}
+	}
 	c.sup = sup
 	sup.afterStep = c.checkStep
 	sigs := make(chan os.Signal, 8)

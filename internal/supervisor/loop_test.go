@@ -466,6 +466,7 @@ func TestReadyzTurns503BeforeFirstStopSignal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(nil)
 		sup, _ := New(Options{Config: parse(t, chainYAML), Launcher: f})
+		watchTransitions(t, sup)
 		seen := make(chan bool, 1)
 		f.onSignal = func() {
 			select {

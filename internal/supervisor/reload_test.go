@@ -74,6 +74,7 @@ func TestRacingReloadsApplyInReadOrder(t *testing.T) {
 			return config.Parse("test.yaml", []byte(data), nil)
 		}
 		sup, err := New(Options{Config: parse(t, v0), Launcher: f, Load: load})
+		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,6 +271,7 @@ func TestTimelineKnowsReloadedProcesses(t *testing.T) {
 		next := "processes:\n  db: {command: [db]}\n  extra: {command: [x], depends_on: {db: {condition: started}}}\n"
 		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
 		sup, err := New(Options{Config: cfg, Launcher: f, Checkers: f.checkers, Timeline: tl, Load: load})
+		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -455,6 +457,7 @@ func TestRefusedReloadIsLogged(t *testing.T) {
 		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
 		sup, err := New(Options{Config: parse(t, chain3), Launcher: f, Load: load,
 			Log: slog.New(slog.NewTextHandler(&buf, nil))})
+		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -496,6 +499,7 @@ processes:
 		next := strings.Replace(strings.Replace(base, "web:", "web2:", 1), "[api]", "[api, -v]", 1)
 		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
 		sup, err := New(Options{Config: parse(t, base), Launcher: f, Load: load})
+		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)
 		}
