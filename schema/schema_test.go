@@ -205,6 +205,9 @@ func schemaAt(root map[string]any, path string) []map[string]any {
 				sub = props[seg]
 			}
 			if m, ok := sub.(map[string]any); ok {
+				if items, ok := m["items"].(map[string]any); ok {
+					m = items // a list's path segment names its elements
+				}
 				next = append(next, expand(root, m)...)
 			}
 		}

@@ -49,7 +49,7 @@ func SettingsDiff(old, new *Process) string {
 	switch {
 	case !sameDeps(old.DependsOn, new.DependsOn):
 		return "depends_on changed"
-	case old.Restart != new.Restart:
+	case !sameRestart(old.Restart, new.Restart):
 		return "restart changed"
 	case old.StartTimeout != new.StartTimeout:
 		return "start_timeout changed"
@@ -59,6 +59,14 @@ func SettingsDiff(old, new *Process) string {
 		return "stop changed"
 	}
 	return ""
+}
+
+// sameRestart compares restart settings, rules without their positions.
+func sameRestart(a, b Restart) bool {
+	return a.Policy == b.Policy && a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.Limit == b.Limit &&
+		slices.EqualFunc(a.Rules, b.Rules, func(x, y ExitRule) bool {
+			return x.Action == y.Action && slices.Equal(x.In, y.In) && slices.Equal(x.NotIn, y.NotIn) && slices.Equal(x.Signals, y.Signals)
+		})
 }
 
 // sameDeps compares dependencies without their positions in the file.

@@ -163,6 +163,9 @@ type Restart struct {
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 	Limit      int // 0 = unlimited
+	// Rules are checked in order against every exit outside teardown; the
+	// first that matches decides (rules.go), else the policy does.
+	Rules []ExitRule
 }
 
 // Stop is how a process is stopped.

@@ -28,6 +28,8 @@ func Sections() []Section {
 		// are still refused.
 		{Path: "processes.NAME.live", Keys: slices.Concat(liveKinds, probeTimingKeys())},
 		{Path: "processes.NAME.restart", Keys: slices.Clone(restartKeys)},
+		{Path: "processes.NAME.restart.rules", Keys: slices.Clone(ruleKeys)},
+		{Path: "processes.NAME.restart.rules.exit_codes", Keys: slices.Clone(exitCodeKeys)},
 		{Path: "processes.NAME.stop", Keys: slices.Clone(stopKeys)},
 		{Path: "processes.NAME.log", Keys: slices.Clone(outputKeys)},
 	}
@@ -54,6 +56,7 @@ func Enums() []Enum {
 		{Path: "log.stderr", Words: slices.Clone(destWords)},
 		{Path: "processes.NAME.type", Words: slices.Clone(typeWords)},
 		{Path: "processes.NAME.restart.policy", Words: slices.Clone(policyWords)},
+		{Path: "processes.NAME.restart.rules.action", Words: slices.Clone(ruleActionWords)},
 		{Path: "processes.NAME.depends_on.NAME.condition", Words: slices.Clone(conditionWords)},
 		{Path: "processes.NAME.stop.signal", Words: stopSignalNames()},
 		{Path: "processes.NAME.log.stdout", Words: slices.Clone(destWords)},

@@ -52,6 +52,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 	lists := map[string][]string{
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
 		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys,
+		"ruleKeys": ruleKeys, "exitCodeKeys": exitCodeKeys,
 	}
 	if len(used) < len(lists) {
 		t.Fatalf("found only %d fields() calls (%v): the source scan is broken", len(used), used)
@@ -128,6 +129,10 @@ func sectionProbe(path, k string) string {
 		return "processes: {a: " + kv + "}\n"
 	case "processes.NAME.depends_on.NAME":
 		return "processes: {b: {command: x}, a: {command: x, depends_on: {b: " + kv + "}}}\n"
+	case "processes.NAME.restart.rules": // each element of the list
+		return "processes: {a: {command: x, restart: {rules: [" + kv + "]}}}\n"
+	case "processes.NAME.restart.rules.exit_codes":
+		return "processes: {a: {command: x, restart: {rules: [{exit_codes: " + kv + ", action: stop}]}}}\n"
 	}
 	last := path[strings.LastIndex(path, ".")+1:]
 	return "processes: {a: {command: x, " + last + ": " + kv + "}}\n"

@@ -35,6 +35,9 @@ func (l *loader) restart(n *yaml.Node, path *keyPath, t Type) Restart {
 			l.errorf(v.val, path.field("limit"), "limit must not be negative").Hint = "0 means unlimited"
 		}
 	}
+	if v, ok := f.get("rules"); ok {
+		r.Rules = l.exitRules(v.val, path.field("rules"))
+	}
 	if r.Backoff > 0 && r.MaxBackoff > 0 && r.MaxBackoff < r.Backoff {
 		at := n
 		if v, ok := f.get("max_backoff"); ok {

@@ -551,10 +551,10 @@ func TestDefaults(t *testing.T) {
 	if svc.Type != Service || init.Type != Oneshot || work.Type != Job {
 		t.Errorf("types %v %v %v", svc.Type, init.Type, work.Type)
 	}
-	if want := (Restart{Policy: Always, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}); svc.Restart != want {
+	if want := (Restart{Policy: Always, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}); !reflect.DeepEqual(svc.Restart, want) {
 		t.Errorf("service restart %+v, want %+v", svc.Restart, want)
 	}
-	if want := (Restart{Policy: Never, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}); init.Restart != want || work.Restart != want {
+	if want := (Restart{Policy: Never, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}); !reflect.DeepEqual(init.Restart, want) || !reflect.DeepEqual(work.Restart, want) {
 		t.Errorf("oneshot/job restart %+v %+v, want %+v", init.Restart, work.Restart, want)
 	}
 	if !init.Shell || !reflect.DeepEqual(init.Command, []string{"/bin/sh", "-c", "setup"}) || svc.Shell {
@@ -671,7 +671,7 @@ processes:
 	if app.Live.Kind != ProbeExec || !reflect.DeepEqual(app.Live.Command, []string{"pgrep", "app"}) {
 		t.Errorf("live %+v", app.Live)
 	}
-	if want := (Restart{Policy: OnFailure, Backoff: time.Second, MaxBackoff: time.Minute, Limit: 3}); app.Restart != want {
+	if want := (Restart{Policy: OnFailure, Backoff: time.Second, MaxBackoff: time.Minute, Limit: 3}); !reflect.DeepEqual(app.Restart, want) {
 		t.Errorf("restart %+v, want %+v", app.Restart, want)
 	}
 	if !reflect.DeepEqual(app.SuccessExitCodes, []int{0, 143}) || !app.IsSuccess(143) {

@@ -1,0 +1,79 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestExitRules(t *testing.T) {
+	src := `processes:
+  a:
+    command: x
+    restart:
+      policy: on-failure
+      rules:
+        - {exit_codes: {in: [42]}, action: shutdown}
+        - {signals: [SEGV, abrt], action: restart-all}
+        - {exit_codes: {not_in: [0, 1]}, action: stop}
+        - {exit_codes: {in: [1]}, action: restart}
+`
+	cfg, err := Parse(testFile, []byte(src), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Processes["a"]
+	if n := len(p.Restart.Rules); n != 4 {
+		t.Fatalf("%d rules, want 4", n)
+	}
+	if got := p.Restart.Rules[1].Signals; len(got) != 2 || got[0] != syscall.SIGSEGV || got[1] != syscall.SIGABRT {
+		t.Errorf("signals %v", got)
+	}
+	if pos := p.Restart.Rules[0].Pos; pos.Line != 7 || pos.Col != 11 {
+		t.Errorf("rule 1 at %v, want line 7 col 11", pos)
+	}
+	for _, c := range []struct {
+		code int
+		sig  syscall.Signal
+		want int
+	}{
+		{42, 0, 0},
+		{128 + 11, syscall.SIGSEGV, 1},
+		{128 + 11, 0, 2}, // exit(139) is not a death by SIGSEGV
+		{3, 0, 2},
+		{1, 0, 3},
+		{0, 0, -1},
+	} {
+		if got := p.Rule(c.code, c.sig); got != c.want {
+			t.Errorf("Rule(%d, %v) = %d, want %d", c.code, c.sig, got, c.want)
+		}
+	}
+}
+
+func TestExitRulesRefused(t *testing.T) {
+	every := make([]string, 256)
+	for i := range every {
+		every[i] = strconv.Itoa(i)
+	}
+	for _, c := range []struct{ name, rules, pos, msg string }{
+		{"shadowed", "[{exit_codes: {not_in: [0]}, action: stop}, {exit_codes: {in: [3]}, action: restart}]",
+			"procs.yaml:2:80", "the rules before it match every exit"},
+		{"signal shadowed by its code", "[{exit_codes: {in: [143]}, action: stop}, {signals: [TERM], action: restart}]",
+			"procs.yaml:2:78", "can never match"},
+		{"not_in everything", "[{exit_codes: {not_in: [" + strings.Join(every, ",") + "]}, action: stop}]",
+			"procs.yaml:2:37", "no exit code or signal satisfies it"},
+		{"no condition", "[{action: stop}]", "procs.yaml:2:37", "needs exit_codes or signals"},
+		{"no action", "[{exit_codes: {in: [1]}}]", "procs.yaml:2:37", "action is required"},
+		{"both in and not_in", "[{exit_codes: {in: [1], not_in: [2]}, action: stop}]", "procs.yaml:2:60", "not both"},
+		{"bad action", "[{exit_codes: {in: [1]}, action: reboot}]", "procs.yaml:2:69", `unknown rule action "reboot"`},
+		{"bad signal", "[{signals: [FOO], action: stop}]", "procs.yaml:2:48", `unknown signal "FOO"`},
+		{"empty in", "[{exit_codes: {in: []}, action: stop}]", "procs.yaml:2:55", "at least one exit code"},
+	} {
+		src := "processes:\n  a: {command: x, restart: {rules: " + c.rules + "}}\n"
+		_, err := Parse(testFile, []byte(src), env(nil))
+		if err == nil || !strings.Contains(err.Error(), c.pos) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %s ... %s", c.name, err, c.pos, c.msg)
+		}
+	}
+}
