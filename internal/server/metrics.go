@@ -123,6 +123,7 @@ type snapshotCollector struct {
 	restarts      *prometheus.Desc
 	lastExit      *prometheus.Desc
 	startDuration *prometheus.Desc
+	ruleMatches   *prometheus.Desc
 }
 
 func newSnapshotCollector(snapshot func() supervisor.Snapshot) *snapshotCollector {
@@ -141,6 +142,8 @@ func newSnapshotCollector(snapshot func() supervisor.Snapshot) *snapshotCollecto
 			"Exit code of the last exit (128+N for signal N); absent until the process first exits.", proc, nil),
 		startDuration: prometheus.NewDesc("podvisor_process_start_duration_seconds",
 			"Time from spawn to ready of the last start; absent until the process is first ready.", proc, nil),
+		ruleMatches: prometheus.NewDesc("podvisor_process_rule_matches_total",
+			"Exits decided by a restart.rules rule; reason is the rule, as \"rule N (ACTION)\".", []string{"process", "reason"}, nil),
 	}
 }
 
@@ -151,6 +154,7 @@ func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.restarts
 	ch <- c.lastExit
 	ch <- c.startDuration
+	ch <- c.ruleMatches
 }
 
 func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
@@ -165,6 +169,9 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if p.StartDuration > 0 {
 			ch <- constMetric(c.startDuration, prometheus.GaugeValue, p.StartDuration.Seconds(), p.Name)
+		}
+		for reason, n := range p.RuleMatches {
+			ch <- constMetric(c.ruleMatches, prometheus.CounterValue, float64(n), p.Name, reason)
 		}
 	}
 }

@@ -14,7 +14,8 @@ import (
 func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	code := ex.Code()
 	oom := s.oomKilled(r, ex)
-	s.recordExit(r, r.gen, code, oom, ex.At)
+	rule := s.matchRule(r, ex) // before recordExit: the timeline names the rule
+	s.recordExit(r, r.gen, code, oom, ruleLabel(r, rule), ex.At)
 	last := code // code itself may be replaced below by the fatal outcome's code
 	r.exitCode, r.exitedAt = &last, ex.At
 	r.child, r.pid = nil, 0
@@ -47,6 +48,14 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	intent := r.intent
 	r.intent = intentNone
 	if s.operatorExit(r, intent, code) {
+		return
+	}
+	if intent == intentRestartAll {
+		s.restartAllExit(r, code)
+		return
+	}
+	if rule >= 0 {
+		s.applyRule(r, rule, code, ran, now)
 		return
 	}
 	if intent == intentCascade {
@@ -116,7 +125,7 @@ func (s *Supervisor) scheduleRestart(r *record, ran time.Duration, now time.Time
 
 func (s *Supervisor) allJobsDone() bool {
 	for _, r := range s.recs {
-		if r.p.Type == config.Job && r.state != Completed && !r.gone {
+		if r.p.Type == config.Job && r.state != Completed && !r.gone && !(r.state == Stopped && len(r.ruleMatches) > 0) {
 			return false
 		}
 	}

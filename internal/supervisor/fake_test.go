@@ -25,11 +25,12 @@ type script struct {
 	readyAfter time.Duration // call Hooks.Ready after this (log/notify kinds); 0 = never
 	spawnErr   error
 
-	firstOnly   bool          // exitAfter applies to the first generation only
-	readyOnTerm bool          // call Hooks.Ready when the stop signal arrives (a ready line in a TERM trap)
-	ignoreKill  bool          // survives SIGKILL too (uninterruptible sleep)
-	hook        time.Duration // how long stop.command runs (until cancelled)
-	groupLinger time.Duration // the process group outlives the leader's exit by this
+	firstOnly   bool           // exitAfter applies to the first generation only
+	readyOnTerm bool           // call Hooks.Ready when the stop signal arrives (a ready line in a TERM trap)
+	ignoreKill  bool           // survives SIGKILL too (uninterruptible sleep)
+	hook        time.Duration  // how long stop.command runs (until cancelled)
+	groupLinger time.Duration  // the process group outlives the leader's exit by this
+	exitSignal  syscall.Signal // at exitAfter, die by this signal instead of exiting
 }
 
 // fakeLauncher records every launch, signal and exit with its offset from t0.
@@ -206,6 +207,10 @@ func (c *fakeChild) run(h Hooks) {
 			h.Ready("fake ready")
 			ready = nil
 		case <-selfExit:
+			if c.sc.exitSignal != 0 {
+				c.exit(signalStatus(c.sc.exitSignal))
+				return
+			}
 			c.exit(exitStatus(c.code))
 			return
 		case s := <-c.sig:

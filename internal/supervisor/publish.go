@@ -45,6 +45,8 @@ func (s *Supervisor) publish() {
 			Status:    r.status,
 			Reason:    r.reason,
 			OOMKills:  r.oomKills,
+
+			RuleMatches: ruleMatchesCopy(r),
 		}
 		if r.p.Type == config.Job {
 			ps.Ready = r.state == Completed

@@ -31,6 +31,9 @@ type ProcessSnapshot struct {
 	Status     string    // last STATUS= from notify, if any
 	Reason     string    // why it is failed/backoff/stopped, if known
 	OOMKills   int       // exits caused by the kernel's OOM killer
+	// RuleMatches counts the exits each restart.rules rule decided, by
+	// its label ("rule 1 (shutdown)"); nil when none did.
+	RuleMatches map[string]int
 
 	// StartDuration is spawn to ready of the last start (0 until ready).
 	StartDuration time.Duration

@@ -20,6 +20,7 @@ func (s *Supervisor) step(now time.Time) {
 		return
 	}
 	s.stepWantedStops(now)
+	s.restartAllOver()
 	// Starts happen in waves: everything startable is launched together,
 	// then the pass repeats, since a start can satisfy a dependent's
 	// `started` condition. A wave is at most maxWave launches; the rest
@@ -30,7 +31,7 @@ func (s *Supervisor) step(now time.Time) {
 		for _, r := range s.recs {
 			switch r.state {
 			case Pending:
-				if r.wantStop == intentNone && s.depsHold(r) && s.afterGone(r) {
+				if r.wantStop == intentNone && !s.restartingAll && s.depsHold(r) && s.afterGone(r) {
 					if r.relaunch {
 						r.relaunch = false
 						r.restarts++

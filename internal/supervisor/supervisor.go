@@ -31,17 +31,20 @@ type Supervisor struct {
 	snap    atomic.Pointer[Snapshot]
 
 	// Loop-owned state.
-	recs       []*record // in start order (topological, by level then name)
-	byName     map[string]*record
-	phase      Phase
-	alive      int
-	stopCmds   int
-	deadline   time.Time // shutdown_timeout deadline once stopping
-	outcome    Outcome
-	haveResult bool
-	probeCtx   context.Context
-	cancelAll  context.CancelFunc
-	cancelled  bool // Run's ctx is done: nothing waits for groups any more
+	recs   []*record // in start order (topological, by level then name)
+	byName map[string]*record
+	phase  Phase
+	alive  int
+	// restartingAll holds every start while a restart-all's stops are
+	// under way (rules.go).
+	restartingAll bool
+	stopCmds      int
+	deadline      time.Time // shutdown_timeout deadline once stopping
+	outcome       Outcome
+	haveResult    bool
+	probeCtx      context.Context
+	cancelAll     context.CancelFunc
+	cancelled     bool // Run's ctx is done: nothing waits for groups any more
 
 	// armed is set once a signal started or joined the teardown: only then
 	// does a further SIGTERM/SIGINT kill everything. A teardown begun by job

@@ -94,8 +94,8 @@ func (s *Supervisor) oomKilled(r *record, ex proc.Exit) bool {
 }
 
 // recordExit passes an exit to the timeline.
-func (s *Supervisor) recordExit(r *record, gen uint64, code int, oom bool, at time.Time) {
-	reason := ""
+func (s *Supervisor) recordExit(r *record, gen uint64, code int, oom bool, rule string, at time.Time) {
+	reason := rule // the exit rule that decides what follows, if any
 	if oom {
 		reason = ReasonOOMKilled
 	}

@@ -92,6 +92,8 @@ type Outcome struct {
 // ExitCode maps an outcome to podvisor's exit status as SPEC.md defines it.
 func (o Outcome) ExitCode() int {
 	switch {
+	case o.Reason == ReasonRule && o.Code >= 0:
+		return o.Code // a shutdown rule: the process's code, 0 included
 	case o.Reason == ReasonFatal && o.Code > 0:
 		return o.Code
 	case o.Reason == ReasonFatal, o.Reason == ReasonCancelled, o.Killed:
@@ -151,8 +153,9 @@ type record struct {
 	readyDetail string
 
 	intent      stopIntent
-	stopCmd     bool // stop.command in flight
-	killed      bool // SIGKILL sent to this incarnation
+	ruleMatches map[string]int // exits decided by each restart.rules rule, by label
+	stopCmd     bool           // stop.command in flight
+	killed      bool           // SIGKILL sent to this incarnation
 	killedAt    time.Time
 	oomKills    int
 	cancelProbe context.CancelFunc
