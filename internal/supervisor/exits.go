@@ -125,7 +125,7 @@ func (s *Supervisor) scheduleRestart(r *record, ran time.Duration, now time.Time
 
 func (s *Supervisor) allJobsDone() bool {
 	for _, r := range s.recs {
-		if r.p.Type == config.Job && r.state != Completed && !r.gone && !(r.state == Stopped && len(r.ruleMatches) > 0) {
+		if r.p.Type == config.Job && r.state != Completed && !r.gone && !r.ruleStop {
 			return false
 		}
 	}

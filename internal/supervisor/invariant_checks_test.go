@@ -44,10 +44,14 @@ func (c *chaos) checkStep(now time.Time) {
 			c.violate("%s still in backoff %v past its due time with its restart allowed", r.p.Name, now.Sub(r.due))
 		}
 		// A full wave (maxWave) leaves the rest to the next step.
-		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !awaitsStops(r) {
+		// A restart-all holds every start until its stops are over.
+		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !awaitsStops(r) && !s.restartingAll {
 			c.violate("%s pending although its dependencies hold", r.p.Name)
 		}
 		c.checkHeld(r)
+	}
+	if s.restartingAll && alive == 0 && !now.Before(s.restartAllAt) && s.phase != PhaseStopping {
+		c.violate("restart-all still holds the starts with no child alive")
 	}
 	if alive != s.alive {
 		c.violate("alive count %d, but %d records have a child", s.alive, alive)
@@ -87,7 +91,7 @@ func (c *chaos) checkSignal(name string, sig syscall.Signal) {
 					c.violate("%s signalled in teardown while its dependent %s is alive (%s)", name, dr.p.Name, dr.state)
 				}
 			}
-		} else if s.phase != PhaseStopping {
+		} else if s.phase != PhaseStopping && r.intent != intentRestartAll { // restart-all: no order down, by design
 			if r.intent == intentHold || r.intent == intentRemove {
 				for _, d := range r.dependents {
 					if dr := s.recs[d]; dr.child != nil {
@@ -115,6 +119,9 @@ func (c *chaos) checkLaunch(name string) {
 	}
 	if r.held {
 		c.violate("%s started while stopped by podvisor stop", name)
+	}
+	if s.restartingAll {
+		c.violate("%s started while a restart-all still has children to stop", name)
 	}
 	for _, d := range r.deps {
 		if dr := s.recs[d.idx]; !s.holds(dr, d.cond) {
@@ -180,7 +187,8 @@ func (c *chaos) checkOutcome(o Outcome) {
 	switch o.Reason {
 	case ReasonJobsDone:
 		for _, p := range snap.Processes {
-			if p.Type == "job" && p.State != "completed" {
+			// A job a stop rule ended counts as done (rules.go).
+			if p.Type == "job" && p.State != "completed" && !(p.State == "stopped" && c.rec(p.Name).ruleStop) {
 				c.violate("jobs done, but job %s is %s", p.Name, p.State)
 			}
 		}
@@ -194,6 +202,15 @@ func (c *chaos) checkOutcome(o Outcome) {
 		}
 		if o.ExitCode() == 0 {
 			c.violate("fatal outcome exits 0")
+		}
+	case ReasonRule:
+		found := false
+		for _, p := range snap.Processes {
+			found = found || p.Name == o.Process && p.State == "stopped" && p.ExitCode != nil && *p.ExitCode == o.ExitCode() &&
+				strings.Contains(p.Reason, "(shutdown)")
+		}
+		if !found {
+			c.violate("shutdown rule outcome %+v does not match its process", o)
 		}
 	case ReasonSignal:
 		if want := map[bool]int{false: 0, true: 1}[killed]; o.ExitCode() != want {

@@ -135,7 +135,7 @@ type chaosProc struct {
 	hook       time.Duration // 0: no stop.command
 }
 
-func genConfig(rng *rand.Rand) (string, []chaosProc) {
+func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
 	n := 2 + rng.IntN(11)
 	procs := make([]chaosProc, n)
 	var b strings.Builder
@@ -172,8 +172,8 @@ func genConfig(rng *rand.Rand) (string, []chaosProc) {
 		if p.typ != config.Service {
 			policies = []string{"on-failure", "never"}
 		}
-		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d}\n",
-			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4))
+		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d%s}\n",
+			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4), genRules(rules))
 		if p.typ == config.Service {
 			switch rng.IntN(3) {
 			case 1:
@@ -203,6 +203,27 @@ func genConfig(rng *rand.Rand) (string, []chaosProc) {
 		p.stopDelay = time.Duration(rng.IntN(3000)) * time.Millisecond
 	}
 	return b.String(), procs
+}
+
+// genRules returns ", rules: [...]" for a third of the processes: one or
+// two exit-code rules over the codes the chaos exits with, any action
+// (shutdown rarer, since it ends the sequence).
+func genRules(rng *rand.Rand) string {
+	if rng.IntN(3) != 0 {
+		return ""
+	}
+	codes := []int{1, 2, 137, 0}
+	rng.Shuffle(len(codes), func(i, j int) { codes[i], codes[j] = codes[j], codes[i] })
+	actions := []string{"restart", "stop", "restart-all", "restart", "stop", "restart-all", "shutdown"}
+	var rs []string
+	for i := range 1 + rng.IntN(2) {
+		a := actions[rng.IntN(len(actions))]
+		if codes[i] == 0 && (a == "restart" || a == "restart-all") {
+			a = "stop" // a success that restarts never settles (a oneshot runs again at every start)
+		}
+		rs = append(rs, fmt.Sprintf("{exit_codes: {in: [%d]}, action: %s}", codes[i], a))
+	}
+	return ", rules: [" + strings.Join(rs, ", ") + "]"
 }
 
 // --- the scripted world ---

@@ -67,6 +67,7 @@ func (s *Supervisor) applyRule(r *record, i, code int, ran time.Duration, now ti
 		s.scheduleRestart(r, ran, now)
 	case config.RuleStop:
 		s.setState(r, Stopped) // as after a success under restart: on-failure; dependents keep running
+		r.ruleStop = true
 		if r.p.Type == config.Job && s.allJobsDone() {
 			s.teardown(Outcome{Reason: ReasonJobsDone, Detail: "all jobs completed"}, now)
 		}
@@ -74,6 +75,15 @@ func (s *Supervisor) applyRule(r *record, i, code int, ran time.Duration, now ti
 		s.setState(r, Stopped)
 		s.teardown(Outcome{Reason: ReasonRule, Process: r.p.Name, Code: code, Detail: r.p.Name + ": " + r.reason}, now)
 	case config.RuleRestartAll:
+		if r.p.Restart.Limit > 0 && r.restarts-r.followed >= r.p.Restart.Limit {
+			s.fatal(r, code, fmt.Sprintf("%s; restart limit %d reached", r.reason, r.p.Restart.Limit), now)
+			return
+		}
+		// The replayed start-up waits r's backoff, as its own restart
+		// would: a crash loop must not become a hot loop of every process.
+		rs := r.p.Restart
+		r.delay = nextBackoff(r.delay, rs.Backoff, rs.MaxBackoff, ran, config.BackoffResetAfter)
+		s.restartAllAt = now.Add(r.delay)
 		s.restartAll(r, now)
 	}
 }
@@ -121,12 +131,22 @@ func (s *Supervisor) restartAllExit(r *record, code int) {
 }
 
 // restartAllOver ends the hold on starts once no child of the old start-up
-// is alive.
-func (s *Supervisor) restartAllOver() {
-	if s.restartingAll && s.alive == 0 {
+// is alive and the backoff of the process that asked is over.
+func (s *Supervisor) restartAllOver(now time.Time) {
+	if s.restartingAll && s.alive == 0 && !now.Before(s.restartAllAt) {
 		s.restartingAll = false
 		s.log.Info("restart-all: every process stopped, starting again")
 	}
+}
+
+// restartAllWake is when step must look again for a restart-all: the end
+// of its backoff once every child is gone (before that, their exits are
+// the events that matter; a past instant then would spin the loop).
+func (s *Supervisor) restartAllWake() time.Time {
+	if !s.restartingAll || s.alive > 0 || s.phase == PhaseStopping {
+		return time.Time{}
+	}
+	return s.restartAllAt
 }
 
 // ruleMatchesCopy is r's per-rule counts for a snapshot (nil when none).

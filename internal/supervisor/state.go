@@ -121,5 +121,8 @@ func (s *Supervisor) setState(r *record, to State) {
 	if s.onTransition != nil {
 		s.onTransition(r.p.Name, r.state, to)
 	}
+	if to != r.state {
+		r.ruleStop = false // only applyRule's own move to Stopped sets it
+	}
 	r.state = to
 }

@@ -15,12 +15,12 @@ import (
 // condition is seen by that dependent in the same pass.
 func (s *Supervisor) step(now time.Time) {
 	s.settleGroups(now) // first: an exit may start the teardown
+	s.restartAllOver(now)
 	if s.phase == PhaseStopping {
 		s.stepTeardown(now)
 		return
 	}
 	s.stepWantedStops(now)
-	s.restartAllOver()
 	// Starts happen in waves: everything startable is launched together,
 	// then the pass repeats, since a start can satisfy a dependent's
 	// `started` condition. A wave is at most maxWave launches; the rest
@@ -119,6 +119,7 @@ func (s *Supervisor) nextWake() time.Time {
 	if s.phase == PhaseStopping {
 		consider(s.abandonAt())
 	}
+	consider(s.restartAllWake())
 	for _, r := range s.recs {
 		switch r.state {
 		case Backoff:

@@ -38,6 +38,7 @@ type Supervisor struct {
 	// restartingAll holds every start while a restart-all's stops are
 	// under way (rules.go).
 	restartingAll bool
+	restartAllAt  time.Time // and the backoff of the process that asked for it
 	stopCmds      int
 	deadline      time.Time // shutdown_timeout deadline once stopping
 	outcome       Outcome

@@ -154,6 +154,7 @@ type record struct {
 
 	intent      stopIntent
 	ruleMatches map[string]int // exits decided by each restart.rules rule, by label
+	ruleStop    bool           // Stopped by a stop rule (a job so stopped counts as done); setState clears it
 	stopCmd     bool           // stop.command in flight
 	killed      bool           // SIGKILL sent to this incarnation
 	killedAt    time.Time
