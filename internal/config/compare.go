@@ -26,6 +26,8 @@ func SpawnDiff(old, new *Process) string {
 		return "ready check changed"
 	case !sameProbe(old.Live, new.Live):
 		return "live check changed"
+	case old.Watchdog != new.Watchdog:
+		return "watchdog changed" // WATCHDOG_USEC is in its environment
 	case old.Log != new.Log:
 		return "log changed" // its pipes are wired at the start
 	case !sameInt(old.OOMScoreAdj, new.OOMScoreAdj):

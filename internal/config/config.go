@@ -120,6 +120,10 @@ type Process struct {
 	SuccessExitCodes []int // default [0]
 	Stop             Stop
 
+	// Watchdog is the sd_notify watchdog interval (0: none): WATCHDOG_USEC
+	// for the child, and a missed WATCHDOG=1 is a liveness failure.
+	Watchdog time.Duration
+
 	// OOMScoreAdj is written to the child's oom_score_adj before it execs;
 	// nil leaves podvisor's own value (inherited).
 	OOMScoreAdj *int

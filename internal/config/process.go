@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "control", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "watchdog"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command"}
@@ -377,6 +377,9 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	}
 	if v, ok := f.get("stop"); ok {
 		proc.Stop = l.stop(v.val, path.field("stop"))
+	}
+	if v, ok := f.get("watchdog"); ok {
+		proc.Watchdog = l.watchdog(v.val, path.field("watchdog"), proc)
 	}
 	if v, ok := f.get("oom_score_adj"); ok {
 		proc.OOMScoreAdj = l.oomScoreAdj(v.val, path.field("oom_score_adj"))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestExitRules(t *testing.T) {
@@ -74,6 +75,26 @@ func TestExitRulesRefused(t *testing.T) {
 		_, err := Parse(testFile, []byte(src), env(nil))
 		if err == nil || !strings.Contains(err.Error(), c.pos) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: got %v, want %s ... %s", c.name, err, c.pos, c.msg)
+		}
+	}
+}
+
+func TestWatchdog(t *testing.T) {
+	cfg, err := Parse(testFile, []byte("processes:\n  a: {command: x, ready: {notify: systemd}, watchdog: 2s}\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cfg.Processes["a"].Watchdog; d != 2*time.Second {
+		t.Errorf("watchdog %v", d)
+	}
+	for _, c := range []struct{ src, pos, msg string }{
+		{"{command: x, watchdog: 2s}", "procs.yaml:2:29", "watchdog needs ready: {notify: systemd}"},
+		{"{command: x, ready: {notify: systemd}, watchdog: 50ms}", "procs.yaml:2:55", "shorter than 100ms"},
+		{"{command: x, ready: {notify: systemd}, watchdog: 0s}", "procs.yaml:2:55", "greater than 0"},
+	} {
+		_, err := Parse(testFile, []byte("processes:\n  a: "+c.src+"\n"), env(nil))
+		if err == nil || !strings.Contains(err.Error(), c.pos) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %s ... %s", c.src, err, c.pos, c.msg)
 		}
 	}
 }

@@ -19,6 +19,10 @@ import (
 type Notification struct {
 	Ready  bool   // the message had READY=1
 	Status string // STATUS=..., "" if absent
+	// Watchdog is WATCHDOG=1 (alive: the deadline starts again);
+	// WatchdogTrigger is WATCHDOG=trigger (the process asks to be treated
+	// as hung).
+	Watchdog, WatchdogTrigger bool
 }
 
 const (
@@ -159,13 +163,13 @@ func (s *NotifySocket) Run(pid int, deliver func(Notification), reject func(reas
 		case !isDescendant(int(cred.Pid), pid):
 			reject(fmt.Sprintf("sender pid %d is not process %d or one of its descendants", cred.Pid, pid))
 		default:
-			ready, status, ok := ParseNotify(buf[:n])
+			m, ok := ParseNotifyMessage(buf[:n])
 			if !ok {
 				reject(fmt.Sprintf("malformed message from pid %d", cred.Pid))
 				continue
 			}
-			if ready || status != "" {
-				deliver(Notification{Ready: ready, Status: status})
+			if m != (Notification{}) {
+				deliver(m)
 			}
 		}
 	}
@@ -254,8 +258,15 @@ func parentPid(pid int) (int, error) {
 // last STATUS= value; other keys are ignored. ok is false for a message that
 // is empty, not UTF-8, contains NUL, or has a line that is not KEY=VALUE.
 func ParseNotify(b []byte) (ready bool, status string, ok bool) {
+	m, ok := ParseNotifyMessage(b)
+	return m.Ready, m.Status, ok
+}
+
+// ParseNotifyMessage is ParseNotify with every key podvisor acts on:
+// READY=1, STATUS=, WATCHDOG=1 and WATCHDOG=trigger.
+func ParseNotifyMessage(b []byte) (m Notification, ok bool) {
 	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
-		return false, "", false
+		return Notification{}, false
 	}
 	seen := false
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
@@ -264,22 +275,29 @@ func ParseNotify(b []byte) (ready bool, status string, ok bool) {
 		}
 		k, v, found := bytes.Cut(line, []byte("="))
 		if !found || len(k) == 0 {
-			return false, "", false
+			return Notification{}, false
 		}
 		seen = true
 		switch string(k) {
 		case "READY":
 			if string(v) == "1" {
-				ready = true
+				m.Ready = true
 			}
 		case "STATUS":
-			status = string(v)
+			m.Status = string(v)
+		case "WATCHDOG":
+			switch string(v) {
+			case "1":
+				m.Watchdog = true
+			case "trigger":
+				m.WatchdogTrigger = true
+			}
 		}
 	}
 	if !seen {
-		return false, "", false
+		return Notification{}, false
 	}
-	return ready, status, true
+	return m, true
 }
 
 // ErrNotifyClosed is returned by WaitNotifyFD when the process closed its

@@ -116,7 +116,15 @@ func TestNotifySocketMessages(t *testing.T) {
 	if r := waitRejection(t, got, rejected); !strings.Contains(r, "larger than") {
 		t.Errorf("rejection reason %q", r)
 	}
-	send(t, s.Path(), "MAINPID=1\nWATCHDOG=1") // well-formed, nothing for us: ignored
+	send(t, s.Path(), "MAINPID=1\nBARRIER=1") // well-formed, nothing for us: ignored
+	send(t, s.Path(), "WATCHDOG=1")
+	if n := waitNotification(t, got, rejected); n != (Notification{Watchdog: true}) {
+		t.Errorf("got %+v, want WATCHDOG=1", n)
+	}
+	send(t, s.Path(), "WATCHDOG=trigger\nSTATUS=hung")
+	if n := waitNotification(t, got, rejected); n != (Notification{WatchdogTrigger: true, Status: "hung"}) {
+		t.Errorf("got %+v, want WATCHDOG=trigger", n)
+	}
 	send(t, s.Path(), "READY=1")
 	if n := waitNotification(t, got, rejected); n != (Notification{Ready: true}) {
 		t.Errorf("got %+v, want READY", n)

@@ -124,6 +124,7 @@ type snapshotCollector struct {
 	lastExit      *prometheus.Desc
 	startDuration *prometheus.Desc
 	ruleMatches   *prometheus.Desc
+	watchdog      *prometheus.Desc
 }
 
 func newSnapshotCollector(snapshot func() supervisor.Snapshot) *snapshotCollector {
@@ -144,6 +145,8 @@ func newSnapshotCollector(snapshot func() supervisor.Snapshot) *snapshotCollecto
 			"Time from spawn to ready of the last start; absent until the process is first ready.", proc, nil),
 		ruleMatches: prometheus.NewDesc("podvisor_process_rule_matches_total",
 			"Exits decided by a restart.rules rule; reason is the rule, as \"rule N (ACTION)\".", []string{"process", "reason"}, nil),
+		watchdog: prometheus.NewDesc("podvisor_process_watchdog_failures_total",
+			"Missed WATCHDOG=1 deadlines and WATCHDOG=trigger messages; each stops the process as a failed liveness check.", proc, nil),
 	}
 }
 
@@ -155,6 +158,7 @@ func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.lastExit
 	ch <- c.startDuration
 	ch <- c.ruleMatches
+	ch <- c.watchdog
 }
 
 func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
@@ -170,6 +174,7 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 		if p.StartDuration > 0 {
 			ch <- constMetric(c.startDuration, prometheus.GaugeValue, p.StartDuration.Seconds(), p.Name)
 		}
+		ch <- constMetric(c.watchdog, prometheus.CounterValue, float64(p.WatchdogFailures), p.Name)
 		for reason, n := range p.RuleMatches {
 			ch <- constMetric(c.ruleMatches, prometheus.CounterValue, float64(n), p.Name, reason)
 		}

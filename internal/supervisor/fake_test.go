@@ -31,6 +31,9 @@ type script struct {
 	hook        time.Duration  // how long stop.command runs (until cancelled)
 	groupLinger time.Duration  // the process group outlives the leader's exit by this
 	exitSignal  syscall.Signal // at exitAfter, die by this signal instead of exiting
+	pingEvery   time.Duration  // send WATCHDOG=1 this often (0: never)
+	pingFor     time.Duration  // ... for this long after the start (0: forever); first generation only
+	pingTrigger time.Duration  // send WATCHDOG=trigger this long after the start (0: never); first generation only
 }
 
 // fakeLauncher records every launch, signal and exit with its offset from t0.
@@ -128,6 +131,9 @@ func (f *fakeLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	if sc.firstOnly && gen > 1 {
 		sc.exitAfter = 0
 	}
+	if gen > 1 {
+		sc.pingFor, sc.pingTrigger = 0, 0
+	}
 	c := &fakeChild{f: f, name: p.Name, pid: pid, sc: sc, code: code,
 		exited: h.Exited, sig: make(chan syscall.Signal, 16)}
 	go c.run(h)
@@ -199,8 +205,29 @@ func (c *fakeChild) run(h Hooks) {
 	}
 	var stopping <-chan time.Time
 	var stopSig syscall.Signal
+	var ping, pingEnd, trigger <-chan time.Time
+	if c.sc.pingEvery > 0 {
+		tk := time.NewTicker(c.sc.pingEvery)
+		defer tk.Stop()
+		ping = tk.C
+		if c.sc.pingFor > 0 {
+			pingEnd = time.After(c.sc.pingFor)
+		}
+	}
+	if c.sc.pingTrigger > 0 {
+		trigger = time.After(c.sc.pingTrigger)
+	}
 	for {
 		select {
+		case <-ping:
+			c.f.record("ping %s", c.name)
+			h.Watchdog(false)
+		case <-pingEnd:
+			ping, pingEnd = nil, nil
+		case <-trigger:
+			c.f.record("trigger %s", c.name)
+			h.Watchdog(true)
+			trigger = nil
 		case <-c.f.quit:
 			return
 		case <-ready:

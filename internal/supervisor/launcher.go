@@ -151,6 +151,11 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 				return nil, fmt.Errorf("notify socket: %w", err)
 			}
 			env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
+			if p.Watchdog > 0 {
+				// No WATCHDOG_PID: the pid is not known before the exec, and
+				// sd_watchdog_enabled() takes an unset one as "this process".
+				env = config.MergeEnv(env, []string{"WATCHDOG_USEC=" + strconv.FormatInt(p.Watchdog.Microseconds(), 10)})
+			}
 			cleanups = append(cleanups, func() { sock.Close() })
 		case config.ProbeNotifyFD:
 			r, w, perr := health.NewNotifyPipe()
@@ -199,6 +204,9 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 				}
 				if n.Ready {
 					h.Ready("READY=1")
+				}
+				if (n.Watchdog || n.WatchdogTrigger) && h.Watchdog != nil {
+					h.Watchdog(n.WatchdogTrigger)
 				}
 			}, func(reason string) {
 				l.Log.Warn("notify message rejected", "process", p.Name, "reason", reason)

@@ -184,6 +184,8 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 			r.reason = "liveness check failed: " + e.detail
 			s.requestStop(r, intentFail, now)
 		}
+	case watchdogEv:
+		s.onWatchdog(e, now)
 	case statusEv:
 		r := s.recs[e.idx]
 		if e.gen == r.gen {

@@ -46,7 +46,8 @@ func (s *Supervisor) publish() {
 			Reason:    r.reason,
 			OOMKills:  r.oomKills,
 
-			RuleMatches: ruleMatchesCopy(r),
+			RuleMatches:      ruleMatchesCopy(r),
+			WatchdogFailures: r.watchdogMisses,
 		}
 		if r.p.Type == config.Job {
 			ps.Ready = r.state == Completed

@@ -34,6 +34,9 @@ type ProcessSnapshot struct {
 	// RuleMatches counts the exits each restart.rules rule decided, by
 	// its label ("rule 1 (shutdown)"); nil when none did.
 	RuleMatches map[string]int
+	// WatchdogFailures counts missed WATCHDOG=1 deadlines and
+	// WATCHDOG=trigger messages.
+	WatchdogFailures int
 
 	// StartDuration is spawn to ready of the last start (0 until ready).
 	StartDuration time.Duration

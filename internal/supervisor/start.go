@@ -39,10 +39,17 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 		gen, idx := r.gen, r.idx
 		r.ready, r.killed, r.intent = false, false, intentNone
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
+		r.watchdogDue = time.Time{}
+		if r.p.Watchdog > 0 {
+			r.watchdogDue = now.Add(r.p.Watchdog) // armed at the spawn, as systemd does
+		}
 		return Hooks{
 			Exited: func(ex proc.Exit) { s.send(exitedEv{idx: idx, gen: gen, exit: ex}) },
 			Ready:  func(detail string) { s.send(readyEv{idx: idx, gen: gen, ready: true, detail: detail}) },
 			Status: func(st string) { s.send(statusEv{idx: idx, gen: gen, status: st}) },
+			Watchdog: func(trigger bool) {
+				s.send(watchdogEv{idx: idx, gen: gen, trigger: trigger, at: time.Now()})
+			},
 		}
 	}
 	n := len(rs)

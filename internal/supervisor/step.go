@@ -59,6 +59,9 @@ func (s *Supervisor) step(now time.Time) {
 				if r.wantStop != intentNone {
 					break
 				}
+				if s.watchdogMissed(r, now) {
+					break
+				}
 				if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
 					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
 					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
@@ -67,6 +70,8 @@ func (s *Supervisor) step(now time.Time) {
 					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
 					r.remindAt = now.Add(reminderEvery)
 				}
+			case Running:
+				s.watchdogMissed(r, now)
 			case Stopping:
 				s.escalate(r, now)
 			}
@@ -134,12 +139,15 @@ func (s *Supervisor) nextWake() time.Time {
 			// exits, not for the clock.
 			// In teardown start timeouts no longer apply (waking for one
 			// would spin the loop until the process's turn to stop).
+			consider(s.watchdogWake(r))
 			if r.p.Ready != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
 				if r.p.StartTimeout > 0 {
 					consider(r.due)
 				}
 				consider(r.remindAt)
 			}
+		case Running:
+			consider(s.watchdogWake(r))
 		case Stopping:
 			if r.child != nil && !r.killed {
 				consider(r.due)

@@ -34,6 +34,8 @@ type Hooks struct {
 	Exited func(proc.Exit)
 	Ready  func(detail string)
 	Status func(status string)
+	// Watchdog reports WATCHDOG=1 (false) or WATCHDOG=trigger (true).
+	Watchdog func(trigger bool)
 }
 
 // Launcher starts processes. The real one wraps internal/proc and internal/logs;
@@ -152,15 +154,17 @@ type record struct {
 	status      string
 	readyDetail string
 
-	intent      stopIntent
-	ruleMatches map[string]int // exits decided by each restart.rules rule, by label
-	ruleStop    bool           // Stopped by a stop rule (a job so stopped counts as done); setState clears it
-	stopCmd     bool           // stop.command in flight
-	killed      bool           // SIGKILL sent to this incarnation
-	killedAt    time.Time
-	oomKills    int
-	cancelProbe context.CancelFunc
-	cancelHook  context.CancelFunc // cancels the stop.command in flight
+	intent         stopIntent
+	ruleMatches    map[string]int // exits decided by each restart.rules rule, by label
+	ruleStop       bool           // Stopped by a stop rule (a job so stopped counts as done); setState clears it
+	watchdogDue    time.Time      // the next WATCHDOG=1 is due by then (zero: no watchdog armed)
+	watchdogMisses int            // watchdog failures (missed deadline or trigger)
+	stopCmd        bool           // stop.command in flight
+	killed         bool           // SIGKILL sent to this incarnation
+	killedAt       time.Time
+	oomKills       int
+	cancelProbe    context.CancelFunc
+	cancelHook     context.CancelFunc // cancels the stop.command in flight
 
 	// wantStop asks for a stop outside teardown (failed start or liveness,
 	// or a restart: true dependency restarting) that waits until no

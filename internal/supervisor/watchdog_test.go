@@ -1,0 +1,78 @@
+package supervisor
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+const watchdogYAML = `
+processes:
+  app:
+    command: [a]
+    ready: {notify: systemd}
+    watchdog: 1s
+    stop: {timeout: 2s}
+`
+
+// A child that pings keeps running; once it stops pinging, the deadline
+// (last ping + 1s) is a liveness failure: TERM at exactly that instant,
+// then the restart, with the watchdog's own reason.
+func TestWatchdogMissRestarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, watchdogYAML, map[string]script{"app": {readyAfter: 100 * time.Millisecond,
+			pingEvery: 400 * time.Millisecond, pingFor: 1900 * time.Millisecond}})
+		time.Sleep(2500 * time.Millisecond)
+		if h.has("2.5s signal app TERM") || h.index("signal app TERM") >= 0 {
+			t.Errorf("stopped while pinging: %v", h.f.events())
+		}
+		time.Sleep(300 * time.Millisecond) // 2.8s: stopped, in backoff
+		// The last ping was at 1.6s.
+		if !h.has("2.6s signal app TERM") {
+			t.Errorf("no TERM one interval after the last ping: %v", h.f.events())
+		}
+		p := h.sup.Snapshot().Processes[0]
+		if p.State != "backoff" || p.WatchdogFailures != 1 || !strings.HasPrefix(p.Reason, "watchdog: no WATCHDOG=1 within 1s") {
+			t.Errorf("app %+v", p)
+		}
+		time.Sleep(5 * time.Second)
+		// The second incarnation pings all along: it is never stopped.
+		terms := 0
+		for _, e := range h.f.events() {
+			if strings.HasSuffix(e, "signal app TERM") {
+				terms++
+			}
+		}
+		if p := h.sup.Snapshot().Processes[0]; terms != 1 || p.Restarts != 1 || p.State != "running" {
+			t.Errorf("%d TERMs, app %+v", terms, p)
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
+
+func TestWatchdogNeverPinged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, watchdogYAML, map[string]script{"app": {readyAfter: 100 * time.Millisecond}})
+		time.Sleep(1600 * time.Millisecond)
+		h.mustHave("0s start app", "1s signal app TERM", "1s exit app 143", "1.5s start app")
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
+
+func TestWatchdogTrigger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, watchdogYAML, map[string]script{"app": {readyAfter: 100 * time.Millisecond,
+			pingEvery: 300 * time.Millisecond, pingTrigger: 700 * time.Millisecond}})
+		time.Sleep(time.Second)
+		h.mustHave("700ms trigger app", "700ms signal app TERM")
+		if p := h.sup.Snapshot().Processes[0]; p.Reason != "watchdog: WATCHDOG=trigger" {
+			t.Errorf("reason %q", p.Reason)
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+	})
+}
