@@ -22,6 +22,7 @@ import (
 
 type chaos struct {
 	rng   *rand.Rand
+	wd    *rand.Rand // watchdog hangs and triggers, leaving rng's sequence as it was
 	yaml  string
 	next  atomic.Pointer[string] // the config a reload reads
 	ops   *rand.Rand             // operator commands draw from here, leaving rng's sequence as it was
@@ -49,7 +50,7 @@ type chaos struct {
 
 func newChaos(seed uint64) *chaos {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	c := &chaos{rng: rng, ops: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, pid: 1000, t0: time.Now()}
+	c := &chaos{wd: rand.New(rand.NewPCG(seed^0x77617463, seed)), rng: rng, ops: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, pid: 1000, t0: time.Now()}
 	var procs []chaosProc
 	// Exit rules draw from their own stream, so older seeds keep their
 	// configs and events (TestInvariantRegressions).
@@ -64,7 +65,7 @@ func newChaos(seed uint64) *chaos {
 	last := procs[len(procs)-1]
 	renamed := "r" + last.name[1:]
 	c.procs[renamed] = chaosProc{name: renamed, typ: last.typ, readyKind: last.readyKind, live: last.live,
-		ignoreTerm: last.ignoreTerm, stopDelay: last.stopDelay, hook: last.hook}
+		ignoreTerm: last.ignoreTerm, stopDelay: last.stopDelay, hook: last.hook, watchdog: last.watchdog}
 	c.probeOK[renamed+"/ready"] = c.probeOK[last.name+"/ready"]
 	c.probeOK[renamed+"/live"] = true
 	return c
@@ -192,8 +193,19 @@ func (c *chaos) act(sigs chan<- os.Signal) {
 		}
 	case r < 35: // a log/notify readiness line
 		if k := c.randomKid(); k != nil && c.procs[k.name].readyKind == "log" {
-			c.logf("act: %s prints READY", k.name)
-			k.ctl <- -1
+			// With a watchdog, the child may instead hang (stop pinging)
+			// or send WATCHDOG=trigger; drawn from their own stream.
+			switch w := c.wd.IntN(4); {
+			case c.procs[k.name].watchdog == 0 || w < 2:
+				c.logf("act: %s prints READY", k.name)
+				k.ctl <- -1
+			case w == 2:
+				c.logf("act: %s hangs (no more WATCHDOG=1)", k.name)
+				k.ctl <- -2
+			default:
+				c.logf("act: %s sends WATCHDOG=trigger", k.name)
+				k.ctl <- -3
+			}
 		}
 	case r < 50: // a polled probe flips
 		name := fmt.Sprintf("p%d", c.rng.IntN(c.n))
@@ -340,6 +352,12 @@ func (k *chaosChild) run(h Hooks, p chaosProc) {
 	}
 	var stopping <-chan time.Time
 	var stopSig syscall.Signal
+	var ping <-chan time.Time
+	if p.watchdog > 0 {
+		tk := time.NewTicker(p.watchdog / 3)
+		defer tk.Stop()
+		ping = tk.C
+	}
 	exit := func(ws syscall.WaitStatus) {
 		k.c.mu.Lock()
 		k.exiting = true
@@ -361,9 +379,18 @@ func (k *chaosChild) run(h Hooks, p chaosProc) {
 		case <-done:
 			exit(exitStatus(0))
 			return
+		case <-ping:
+			h.Watchdog(false)
 		case code := <-k.ctl:
-			if code < 0 {
+			switch code {
+			case -1:
 				h.Ready("READY")
+				continue
+			case -2:
+				ping = nil // hung: alive, but no more pings
+				continue
+			case -3:
+				h.Watchdog(true)
 				continue
 			}
 			exit(exitStatus(code))

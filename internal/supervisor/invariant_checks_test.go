@@ -40,6 +40,13 @@ func (c *chaos) checkStep(now time.Time) {
 		if s.phase == PhaseStopping {
 			continue
 		}
+		// A watchdog deadline is acted on in the step that sees it pass.
+		if (r.state == Starting || r.state == Running) && r.wantStop == intentNone && !r.watchdogDue.IsZero() && !now.Before(r.watchdogDue) {
+			c.violate("%s's watchdog deadline passed %v ago and it was not stopped", r.p.Name, now.Sub(r.watchdogDue))
+		}
+		if r.p.Watchdog > 0 && r.child != nil && r.state != Stopping && r.wantStop == intentNone && r.watchdogDue.IsZero() {
+			c.violate("%s runs with a watchdog configured but none armed", r.p.Name)
+		}
 		if r.state == Backoff && !now.Before(r.due) && !s.restartDependentsAlive(r) && !s.moreStarts && !awaitsStops(r) {
 			c.violate("%s still in backoff %v past its due time with its restart allowed", r.p.Name, now.Sub(r.due))
 		}

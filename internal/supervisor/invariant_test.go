@@ -133,6 +133,7 @@ type chaosProc struct {
 	ignoreTerm bool
 	stopDelay  time.Duration
 	hook       time.Duration // 0: no stop.command
+	watchdog   time.Duration // 0: none; else ready is notify: systemd (driven like log)
 }
 
 func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
@@ -178,7 +179,14 @@ func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
 			switch rng.IntN(3) {
 			case 1:
 				p.readyKind = "log"
-				b.WriteString("    ready: {log: READY}\n")
+				if rules.IntN(3) == 0 {
+					// notify: systemd with a watchdog; readiness comes as
+					// for log (the fake child calls Ready), pings too.
+					p.watchdog = time.Duration(300+rules.IntN(2000)) * time.Millisecond
+					fmt.Fprintf(&b, "    ready: {notify: systemd}\n    watchdog: %dms\n", p.watchdog.Milliseconds())
+				} else {
+					b.WriteString("    ready: {log: READY}\n")
+				}
 			case 2:
 				p.readyKind = "exec"
 				b.WriteString("    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2}\n")
