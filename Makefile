@@ -17,7 +17,7 @@ FUZZTIME  ?= 10s
 # rsvg-convert (librsvg2-bin) renders the timeline SVG in its tests; gcc is
 # the C compiler go test -race needs (the race detector runs through cgo).
 # README.md names every package here and in IMAGE_DEBS (a test checks).
-TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc
+TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc systemd
 
 .PHONY: all build run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 
