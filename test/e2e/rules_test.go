@@ -57,11 +57,15 @@ processes:
 	ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool {
 		return s.proc("app").Restarts == 1 && s.proc("app").State == "running"
 	}, "app not restarted by restart-all")
-	evs := r.ReadEvents(t)
+	// running in /status comes at the spawn; the child's event a moment later.
 	var order []string
-	for _, e := range evs {
-		order = append(order, e.Name+" "+e.Event)
-	}
+	eventually(t, 5*time.Second, func() bool {
+		order = order[:0]
+		for _, e := range r.ReadEvents(t) {
+			order = append(order, e.Name+" "+e.Event)
+		}
+		return len(order) >= 6
+	}, "fewer than 6 events: %v", order)
 	// db and app start in one wave (a started condition), in either order;
 	// init runs first both times, and db's stop.command never runs.
 	got := strings.Join(order, ",")
