@@ -23,6 +23,12 @@ type Notification struct {
 	// WatchdogTrigger is WATCHDOG=trigger (the process asks to be treated
 	// as hung).
 	Watchdog, WatchdogTrigger bool
+	// ExtendUsec is EXTEND_TIMEOUT_USEC=: the start or stop deadline in
+	// force moves to at least this far from now (0: absent).
+	ExtendUsec uint64
+	// Errno is ERRNO=: the error the process reports it failed with (0:
+	// absent).
+	Errno int
 }
 
 const (
@@ -285,6 +291,14 @@ func ParseNotifyMessage(b []byte) (m Notification, ok bool) {
 			}
 		case "STATUS":
 			m.Status = string(v)
+		case "EXTEND_TIMEOUT_USEC":
+			if n, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+				m.ExtendUsec = n
+			}
+		case "ERRNO":
+			if n, err := strconv.Atoi(string(v)); err == nil && n > 0 && n < 4096 {
+				m.Errno = n
+			}
 		case "WATCHDOG":
 			switch string(v) {
 			case "1":

@@ -344,3 +344,23 @@ func TestWaitNotifyFDBoundedMemory(t *testing.T) {
 		t.Errorf("%v allocations for a 10 MB stream, want a constant buffer", allocs)
 	}
 }
+
+func TestParseNotifyMessage(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Notification
+	}{
+		{"WATCHDOG=1", Notification{Watchdog: true}},
+		{"WATCHDOG=trigger", Notification{WatchdogTrigger: true}},
+		{"WATCHDOG=0", Notification{}},
+		{"EXTEND_TIMEOUT_USEC=5000000", Notification{ExtendUsec: 5000000}},
+		{"EXTEND_TIMEOUT_USEC=-1", Notification{}},
+		{"ERRNO=2\nSTATUS=failed", Notification{Errno: 2, Status: "failed"}},
+		{"ERRNO=0", Notification{}},
+		{"ERRNO=x", Notification{}},
+	} {
+		if got, ok := ParseNotifyMessage([]byte(tt.in)); !ok || got != tt.want {
+			t.Errorf("ParseNotifyMessage(%q) = %+v, %v; want %+v", tt.in, got, ok, tt.want)
+		}
+	}
+}

@@ -92,6 +92,9 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 
 	if r.reason == "" || intent != intentFail {
 		r.reason = fmt.Sprintf("exited with code %d", code)
+		if r.errno > 0 {
+			r.reason += errnoText(r.errno) // what it said it failed with (sd_notify ERRNO=)
+		}
 	}
 	if oom {
 		r.reason = ReasonOOMKilled

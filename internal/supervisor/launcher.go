@@ -208,6 +208,12 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 				if (n.Watchdog || n.WatchdogTrigger) && h.Watchdog != nil {
 					h.Watchdog(n.WatchdogTrigger)
 				}
+				if n.ExtendUsec > 0 && h.Extend != nil {
+					h.Extend(time.Duration(min(n.ExtendUsec, uint64(24*time.Hour/time.Microsecond))) * time.Microsecond)
+				}
+				if n.Errno > 0 && h.Errno != nil {
+					h.Errno(n.Errno)
+				}
 			}, func(reason string) {
 				l.Log.Warn("notify message rejected", "process", p.Name, "reason", reason)
 			})

@@ -186,6 +186,12 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		}
 	case watchdogEv:
 		s.onWatchdog(e, now)
+	case extendEv:
+		s.onExtend(e)
+	case errnoEv:
+		if r := s.recs[e.idx]; e.gen == r.gen {
+			r.errno = e.errno
+		}
 	case statusEv:
 		r := s.recs[e.idx]
 		if e.gen == r.gen {

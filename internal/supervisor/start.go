@@ -39,7 +39,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 		gen, idx := r.gen, r.idx
 		r.ready, r.killed, r.intent = false, false, intentNone
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
-		r.watchdogDue = time.Time{}
+		r.watchdogDue, r.errno = time.Time{}, 0
 		if r.p.Watchdog > 0 {
 			r.watchdogDue = now.Add(r.p.Watchdog) // armed at the spawn, as systemd does
 		}
@@ -50,6 +50,8 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 			Watchdog: func(trigger bool) {
 				s.send(watchdogEv{idx: idx, gen: gen, trigger: trigger, at: time.Now()})
 			},
+			Extend: func(d time.Duration) { s.send(extendEv{idx: idx, gen: gen, by: d, at: time.Now()}) },
+			Errno:  func(n int) { s.send(errnoEv{idx: idx, gen: gen, errno: n}) },
 		}
 	}
 	n := len(rs)

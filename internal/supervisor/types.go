@@ -36,6 +36,9 @@ type Hooks struct {
 	Status func(status string)
 	// Watchdog reports WATCHDOG=1 (false) or WATCHDOG=trigger (true).
 	Watchdog func(trigger bool)
+	// Extend reports EXTEND_TIMEOUT_USEC; Errno reports ERRNO=.
+	Extend func(d time.Duration)
+	Errno  func(errno int)
 }
 
 // Launcher starts processes. The real one wraps internal/proc and internal/logs;
@@ -159,6 +162,7 @@ type record struct {
 	ruleStop       bool           // Stopped by a stop rule (a job so stopped counts as done); setState clears it
 	watchdogDue    time.Time      // the next WATCHDOG=1 is due by then (zero: no watchdog armed)
 	watchdogMisses int            // watchdog failures (missed deadline or trigger)
+	errno          int            // last ERRNO= of this incarnation (0: none)
 	stopCmd        bool           // stop.command in flight
 	killed         bool           // SIGKILL sent to this incarnation
 	killedAt       time.Time

@@ -110,3 +110,34 @@ processes:
 	}
 	ffStopClean(t, r, 10*time.Second)
 }
+
+// TestNotify_ExtendTimeoutAndErrno: EXTEND_TIMEOUT_USEC moves a start_timeout
+// that would otherwise fail a slow start, and ERRNO= is named in the
+// reason of the exit that follows it.
+func TestNotify_ExtendTimeoutAndErrno(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("systemd-notify"); err != nil {
+		t.Skip("systemd-notify not installed (Debian package systemd, in TEST_DEBS)")
+	}
+	r := ffStartHTTP(t, `
+processes:
+  slow:
+    command: `+ffq(`systemd-notify EXTEND_TIMEOUT_USEC=3000000; sleep 1.5; `+ev("slow", "ready")+`; systemd-notify --ready; exec sleep 600`)+`
+    ready: {notify: systemd}
+    start_timeout: 1s
+  bad:
+    command: `+ffq(`systemd-notify ERRNO=2; exit 1`)+`
+    restart: {policy: on-failure, backoff: 10s}
+    ready: {notify: systemd}
+`)
+	st := ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool {
+		return s.proc("slow").State == "running" && strings.Contains(s.proc("bad").Reason, "ERRNO=")
+	}, "slow not running past its start_timeout, or bad's reason without ERRNO")
+	if p := st.proc("slow"); p.Restarts != 0 {
+		t.Errorf("slow restarted %d times: its start_timeout was not extended", p.Restarts)
+	}
+	if want := "exited with code 1 (ERRNO=2: no such file or directory)"; st.proc("bad").Reason != want {
+		t.Errorf("bad reason %q, want %q", st.proc("bad").Reason, want)
+	}
+	ffStopClean(t, r, 10*time.Second)
+}

@@ -1,0 +1,60 @@
+// The sd_notify messages beyond READY=1, STATUS= and the watchdog that the
+// loop acts on: EXTEND_TIMEOUT_USEC (more time for the start or stop in
+// progress) and ERRNO= (named in the reason of the exit that follows).
+
+package supervisor
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// extendEv is an EXTEND_TIMEOUT_USEC= from incarnation gen of a process.
+type extendEv struct {
+	idx int
+	gen uint64
+	by  time.Duration
+	at  time.Time
+}
+
+// errnoEv is an ERRNO= from incarnation gen of a process.
+type errnoEv struct {
+	idx   int
+	gen   uint64
+	errno int
+}
+
+func (extendEv) isEvent() {}
+func (errnoEv) isEvent()  {}
+
+// onExtend moves the deadline in force to at least e.at+e.by, as systemd
+// does: a start_timeout while starting, the stop timeout (SIGKILL) while
+// stopping, never past the teardown's shutdown_timeout. Without a deadline
+// in force it does nothing.
+func (s *Supervisor) onExtend(e extendEv) {
+	r := s.recs[e.idx]
+	if e.gen != r.gen || r.child == nil {
+		return
+	}
+	until := e.at.Add(e.by)
+	switch {
+	case r.state == Starting && r.p.Ready != nil && r.p.StartTimeout > 0 && r.wantStop == intentNone:
+	case r.state == Stopping && !r.killed:
+		if s.phase == PhaseStopping && until.After(s.deadline) {
+			until = s.deadline
+		}
+	default:
+		return
+	}
+	if until.After(r.due) {
+		s.log.Info("deadline extended (EXTEND_TIMEOUT_USEC)", "process", r.p.Name, "state", r.state.String(), "by", e.by.String())
+		r.due = until
+	}
+}
+
+// errnoText is the reason's suffix for an ERRNO= value: " (ERRNO=2: no
+// such file or directory)".
+func errnoText(n int) string {
+	return fmt.Sprintf(" (ERRNO=%d: %s)", n, syscall.Errno(n).Error())
+}
