@@ -57,6 +57,14 @@ type Restart struct {
 	Backoff    string
 	MaxBackoff string
 	Limit      int
+	Rules      []Rule
+}
+
+// Rule is one entry of restart.rules.
+type Rule struct {
+	Codes  []int
+	NotIn  bool // codes is exit_codes.not_in, else exit_codes.in
+	Action string
 }
 
 // Stop is the stop block.
@@ -139,7 +147,7 @@ func (q *Proc) node() *yaml.Node {
 		add(n, "live", q.Live.node())
 	}
 	if r := q.Restart; r != nil {
-		if r.Backoff == "" && r.Limit == 0 {
+		if r.Backoff == "" && r.Limit == 0 && len(r.Rules) == 0 {
 			add(n, "restart", scalar(r.Policy))
 		} else {
 			rn := mapping()
@@ -151,6 +159,26 @@ func (q *Proc) node() *yaml.Node {
 			}
 			if r.Limit > 0 {
 				add(rn, "limit", integer(r.Limit))
+			}
+			if len(r.Rules) > 0 {
+				rules := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+				for _, x := range r.Rules {
+					codes := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+					for _, c := range x.Codes {
+						codes.Content = append(codes.Content, integer(c))
+					}
+					op := mapping()
+					if x.NotIn {
+						add(op, "not_in", codes)
+					} else {
+						add(op, "in", codes)
+					}
+					rn2 := mapping()
+					add(rn2, "exit_codes", op)
+					add(rn2, "action", scalar(x.Action))
+					rules.Content = append(rules.Content, rn2)
+				}
+				add(rn, "rules", rules)
 			}
 			add(n, "restart", rn)
 		}

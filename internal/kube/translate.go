@@ -1019,10 +1019,9 @@ func (b *builder) checkRules(c *Container, where string) {
 		at := fmt.Sprintf("%s.restartPolicyRules[%d]", where, i)
 		switch r.Action {
 		case "Restart":
-		case "RestartAllContainers":
-			t.errorf("%s: action RestartAllContainers (alpha) is not supported: podvisor restarts processes one at a time", at)
+		case "RestartAllContainers": // KEP-5532: restart.rules action restart-all
 		default:
-			t.errorf("%s: action %q: want Restart", at, r.Action)
+			t.errorf("%s: action %q: want Restart or RestartAllContainers", at, r.Action)
 		}
 		if r.ExitCodes == nil {
 			t.errorf("%s: exitCodes is required", at)
@@ -1072,11 +1071,13 @@ func noRestart(policy string, rules []RestartRule) []int {
 // and success_exit_codes: on-failure restarts exactly after the codes that
 // are not success codes. What that cannot say is a precise warning.
 func (b *builder) applyRules(q *Proc, c *Container, policy, where string) {
+	defer b.restartAllRule(q, c)
 	if len(c.RestartPolicyRules) == 0 || c.RestartPolicy == "Always" && q.Type == "" {
 		return // nothing to add to a restart on every exit
 	}
 	keep := func(p string) *Restart {
 		r := *q.Restart
+		r.Rules = nil
 		r.Policy = p
 		if p == "never" {
 			r = Restart{Policy: "never"}
@@ -1112,6 +1113,41 @@ func (b *builder) applyRules(q *Proc, c *Container, policy, where string) {
 			q.SuccessCodes = append([]int{0}, codes...)
 		}
 	}
+}
+
+// restartAllRule adds, first in restart.rules, a restart-all rule for the
+// exit codes whose first matching rule is RestartAllContainers (KEP-5532):
+// podvisor's restart-all replays the start-up of every process as the
+// kubelet restarts every container. The other codes keep the policy that
+// applyRules chose (noRestart counts them as restarted either way).
+func (b *builder) restartAllRule(q *Proc, c *Container) {
+	var all []int
+	for code := 0; code <= 255; code++ {
+		for _, r := range c.RestartPolicyRules {
+			if r.ExitCodes == nil || slices.Contains(r.ExitCodes.Values, int32(code)) != (r.ExitCodes.Operator == "In") {
+				continue
+			}
+			if r.Action == "RestartAllContainers" {
+				all = append(all, code)
+			}
+			break // the first match decides
+		}
+	}
+	if len(all) == 0 || q.Restart == nil {
+		return
+	}
+	r := *q.Restart
+	r.Rules = []Rule{{Codes: all, Action: "restart-all"}}
+	if len(all) > 128 { // the shorter list: not_in the others
+		var rest []int
+		for code := 0; code <= 255; code++ {
+			if !slices.Contains(all, code) {
+				rest = append(rest, code)
+			}
+		}
+		r.Rules[0] = Rule{Codes: rest, NotIn: true, Action: "restart-all"}
+	}
+	q.Restart = &r
 }
 
 // codeRanges writes sorted exit codes as "1, 3-7".

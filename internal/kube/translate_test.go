@@ -848,6 +848,23 @@ func TestKube135Fields(t *testing.T) {
 			}
 		}
 	})
+	t.Run("restart all containers", func(t *testing.T) {
+		// 42 restarts the container, 1-3 every container (restart-all), first match wins.
+		src := pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}, "+
+			"{action: RestartAllContainers, exitCodes: {operator: In, values: [1, 2, 3, 42]}}]\n")
+		q, _ := proc(t, src)
+		if want := []Rule{{Codes: []int{1, 2, 3}, Action: "restart-all"}}; !reflect.DeepEqual(q.Restart.Rules, want) {
+			t.Errorf("rules %+v, want %+v", q.Restart.Rules, want)
+		}
+		cfg := load(t, play(t, src, Options{}))
+		rules := cfg.Processes["app"].Restart.Rules
+		if len(rules) != 1 || rules[0].Action != config.RuleRestartAll || !slices.Equal(rules[0].In, []int{1, 2, 3}) {
+			t.Errorf("loaded rules %+v", rules)
+		}
+		if p := cfg.Processes["app"]; p.Rule(42, 0) != -1 || p.Restart.Policy != config.OnFailure {
+			t.Errorf("42 should fall to the policy (on-failure): %+v", p.Restart)
+		}
+	})
 	t.Run("file key ref", func(t *testing.T) {
 		q, _ := proc(t, pod("", "    env: [{name: TOKEN, valueFrom: {fileKeyRef: {volumeName: work, path: cfg/app.env, key: TOKEN}}}, "+
 			"{name: OPT, valueFrom: {fileKeyRef: {volumeName: work, path: app.env, key: OPT, optional: true}}}]\n"))
@@ -872,10 +889,10 @@ func TestKube135Fields(t *testing.T) {
 		}
 	})
 	refused := map[string]string{
-		pod("", "    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [1]}}]\n"):                                        "need the container's own restartPolicy",
-		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: In, values: [1]}}]\n"): "RestartAllContainers (alpha) is not supported",
-		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: Is, values: [1]}}]\n"):              "operator \"Is\": want In or NotIn",
-		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart}]\n"):                                                      "exitCodes is required",
+		pod("", "    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [1]}}]\n"):                           "need the container's own restartPolicy",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Reboot, exitCodes: {operator: In, values: [1]}}]\n"):  "want Restart or RestartAllContainers",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: Is, values: [1]}}]\n"): "operator \"Is\": want In or NotIn",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart}]\n"):                                         "exitCodes is required",
 		pod("", "    restartPolicy: Sometimes\n"):                                                             `restartPolicy "Sometimes"`,
 		pod("", "    readinessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 5}\n"):            "must not be set on a readinessProbe",
 		pod("", "    livenessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 0}\n"):             "must be greater than 0",
