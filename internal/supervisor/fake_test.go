@@ -25,15 +25,16 @@ type script struct {
 	readyAfter time.Duration // call Hooks.Ready after this (log/notify kinds); 0 = never
 	spawnErr   error
 
-	firstOnly   bool           // exitAfter applies to the first generation only
-	readyOnTerm bool           // call Hooks.Ready when the stop signal arrives (a ready line in a TERM trap)
-	ignoreKill  bool           // survives SIGKILL too (uninterruptible sleep)
-	hook        time.Duration  // how long stop.command runs (until cancelled)
-	groupLinger time.Duration  // the process group outlives the leader's exit by this
-	exitSignal  syscall.Signal // at exitAfter, die by this signal instead of exiting
-	pingEvery   time.Duration  // send WATCHDOG=1 this often (0: never)
-	pingFor     time.Duration  // ... for this long after the start (0: forever); first generation only
-	pingTrigger time.Duration  // send WATCHDOG=trigger this long after the start (0: never); first generation only
+	firstOnly    bool           // exitAfter applies to the first generation only
+	readyOnTerm  bool           // call Hooks.Ready when the stop signal arrives (a ready line in a TERM trap)
+	ignoreKill   bool           // survives SIGKILL too (uninterruptible sleep)
+	hook         time.Duration  // how long stop.command runs (until cancelled)
+	groupLinger  time.Duration  // the process group outlives the leader's exit by this
+	exitSignal   syscall.Signal // at exitAfter, die by this signal instead of exiting
+	pingEvery    time.Duration  // send WATCHDOG=1 this often (0: never)
+	pingFor      time.Duration  // ... for this long after the start (0: forever); first generation only
+	pingTrigger  time.Duration  // send WATCHDOG=trigger this long after the start (0: never); first generation only
+	extendOnTerm time.Duration  // send EXTEND_TIMEOUT_USEC of this much when the stop signal arrives
 }
 
 // fakeLauncher records every launch, signal and exit with its offset from t0.
@@ -251,6 +252,9 @@ func (c *fakeChild) run(h Hooks) {
 			case stopping == nil:
 				if c.sc.readyOnTerm {
 					h.Ready("ready line in TERM trap")
+				}
+				if c.sc.extendOnTerm > 0 {
+					h.Extend(c.sc.extendOnTerm)
 				}
 				stopSig = s
 				stopping = time.After(c.sc.stopDelay)

@@ -76,3 +76,26 @@ func TestWatchdogTrigger(t *testing.T) {
 		h.wait(time.Minute)
 	})
 }
+
+// EXTEND_TIMEOUT_USEC during a stop moves its SIGKILL, but never past
+// shutdown_timeout.
+func TestExtendTimeoutInStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, `
+shutdown_timeout: 20s
+processes:
+  slow: {command: [s], stop: {timeout: 2s}}
+  capped: {command: [c], stop: {timeout: 2s}}
+`, map[string]script{
+			"slow":   {stopDelay: 4 * time.Second, extendOnTerm: 5 * time.Second},
+			"capped": {stopDelay: time.Minute, extendOnTerm: time.Hour},
+		})
+		time.Sleep(time.Second)
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+		// slow exits by itself at 5s, inside its extended 6s; capped is
+		// killed at the 21s deadline, not at 3s and not an hour later.
+		h.mustHave("1s signal slow TERM", "5s exit slow 143", "1s signal capped TERM", "21s signal capped KILL")
+		h.mustNotHaveSuffix("signal slow KILL")
+	})
+}
