@@ -79,5 +79,8 @@ processes:
 	if v, ok := ffMetric(t, r, `podvisor_process_rule_matches_total{process="app",reason="rule 1 (restart-all)"}`); !ok || v != 1 {
 		t.Errorf("rule_matches_total = %v (present %v), want 1", v, ok)
 	}
+	if code, body := r.Get(t, "/timeline"); code != 200 || !strings.Contains(body, `"exit_reason":"rule 1 (restart-all)"`) {
+		t.Errorf("GET /timeline = %d, no exit_reason naming the rule:\n%s", code, body)
+	}
 	ffStopClean(t, r, 10*time.Second)
 }
