@@ -26,6 +26,8 @@ func SpawnDiff(old, new *Process) string {
 		return "ready check changed"
 	case !sameProbe(old.Live, new.Live):
 		return "live check changed"
+	case !sameSchedule(old.Schedule, new.Schedule):
+		return "schedule changed"
 	case old.Watchdog != new.Watchdog:
 		return "watchdog changed" // WATCHDOG_USEC is in its environment
 	case old.Log != new.Log:
@@ -94,4 +96,11 @@ func sameProbe(a, b *Probe) bool {
 	return a.Kind == b.Kind && a.Target == b.Target && slices.Equal(a.Command, b.Command) && a.FD == b.FD &&
 		a.StartInterval == b.StartInterval && a.Interval == b.Interval && a.Timeout == b.Timeout &&
 		a.InitialDelay == b.InitialDelay && a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold
+}
+
+func sameSchedule(a, b *Schedule) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Cron == b.Cron && a.Every == b.Every && a.Location.String() == b.Location.String() && a.Jitter == b.Jitter && a.Concurrency == b.Concurrency
 }

@@ -120,6 +120,10 @@ type Process struct {
 	SuccessExitCodes []int // default [0]
 	Stop             Stop
 
+	// Schedule (oneshots only) runs the process at each tick instead of
+	// once at the start-up; nil: none.
+	Schedule *Schedule
+
 	// Watchdog is the sd_notify watchdog interval (0: none): WATCHDOG_USEC
 	// for the child, and a missed WATCHDOG=1 is a liveness failure.
 	Watchdog time.Duration

@@ -31,6 +31,7 @@ func Sections() []Section {
 		{Path: "processes.NAME.restart.rules", Keys: slices.Clone(ruleKeys)},
 		{Path: "processes.NAME.restart.rules.exit_codes", Keys: slices.Clone(exitCodeKeys)},
 		{Path: "processes.NAME.stop", Keys: slices.Clone(stopKeys)},
+		{Path: "processes.NAME.schedule", Keys: slices.Clone(scheduleKeys)},
 		{Path: "processes.NAME.log", Keys: slices.Clone(outputKeys)},
 	}
 }
@@ -57,6 +58,7 @@ func Enums() []Enum {
 		{Path: "processes.NAME.type", Words: slices.Clone(typeWords)},
 		{Path: "processes.NAME.restart.policy", Words: slices.Clone(policyWords)},
 		{Path: "processes.NAME.restart.rules.action", Words: slices.Clone(ruleActionWords)},
+		{Path: "processes.NAME.schedule.concurrency", Words: slices.Clone(concurrencyWords[:2])}, // allow is read only to refuse it
 		{Path: "processes.NAME.depends_on.NAME.condition", Words: slices.Clone(conditionWords)},
 		{Path: "processes.NAME.stop.signal", Words: stopSignalNames()},
 		{Path: "processes.NAME.log.stdout", Words: slices.Clone(destWords)},

@@ -98,3 +98,31 @@ func TestWatchdog(t *testing.T) {
 		}
 	}
 }
+
+func TestSchedule(t *testing.T) {
+	cfg, err := Parse(testFile, []byte("processes:\n  a: {command: x, type: oneshot, schedule: {cron: \"*/5 * * * *\", timezone: UTC, concurrency: replace}}\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Processes["a"].Schedule
+	if s == nil || s.Concurrency != Replace || s.Location != time.UTC {
+		t.Fatalf("schedule %+v", s)
+	}
+	if next := s.Next(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)); !next.Equal(time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC)) {
+		t.Errorf("next %v", next)
+	}
+	for _, c := range []struct{ src, pos, msg string }{
+		{`{command: x, type: oneshot, schedule: {cron: "0 0 30 2 *"}}`, "procs.yaml:2:51", "never fires"},
+		{`{command: x, type: oneshot, schedule: {cron: "61 * * * *"}}`, "procs.yaml:2:51", "invalid cron expression"},
+		{`{command: x, schedule: {every: 1m}}`, "procs.yaml:2:29", "schedule is for a oneshot"},
+		{`{command: x, type: oneshot, schedule: {every: 1m, cron: "* * * * *"}}`, "procs.yaml:2:44", "cron or every, exactly one"},
+		{`{command: x, type: oneshot, schedule: {every: 1m, concurrency: allow}}`, "procs.yaml:2:69", "allow is not supported"},
+		{`{command: x, type: oneshot, schedule: {every: 1m, jitter: 1m}}`, "procs.yaml:2:64", "not less than every"},
+		{`{command: x, type: oneshot, schedule: {cron: "@daily", timezone: Mars/Olympus}}`, "procs.yaml:2:71", "unknown time zone"},
+	} {
+		_, err := Parse(testFile, []byte("processes:\n  a: "+c.src+"\n"), env(nil))
+		if err == nil || !strings.Contains(err.Error(), c.pos) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %s ... %s", c.src, err, c.pos, c.msg)
+		}
+	}
+}

@@ -125,6 +125,8 @@ type snapshotCollector struct {
 	startDuration *prometheus.Desc
 	ruleMatches   *prometheus.Desc
 	watchdog      *prometheus.Desc
+	schedRuns     *prometheus.Desc
+	schedSkipped  *prometheus.Desc
 }
 
 func newSnapshotCollector(snapshot func() supervisor.Snapshot) *snapshotCollector {
@@ -147,6 +149,10 @@ func newSnapshotCollector(snapshot func() supervisor.Snapshot) *snapshotCollecto
 			"Exits decided by a restart.rules rule; reason is the rule, as \"rule N (ACTION)\".", []string{"process", "reason"}, nil),
 		watchdog: prometheus.NewDesc("podvisor_process_watchdog_failures_total",
 			"Missed WATCHDOG=1 deadlines and WATCHDOG=trigger messages; each stops the process as a failed liveness check.", proc, nil),
+		schedRuns: prometheus.NewDesc("podvisor_process_scheduled_runs_total",
+			"Runs of a scheduled process started by its ticks.", proc, nil),
+		schedSkipped: prometheus.NewDesc("podvisor_process_scheduled_skipped_total",
+			"Ticks of a scheduled process skipped because the last run was still going (concurrency: forbid).", proc, nil),
 	}
 }
 
@@ -159,6 +165,8 @@ func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.startDuration
 	ch <- c.ruleMatches
 	ch <- c.watchdog
+	ch <- c.schedRuns
+	ch <- c.schedSkipped
 }
 
 func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
@@ -175,6 +183,10 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- constMetric(c.startDuration, prometheus.GaugeValue, p.StartDuration.Seconds(), p.Name)
 		}
 		ch <- constMetric(c.watchdog, prometheus.CounterValue, float64(p.WatchdogFailures), p.Name)
+		if !p.NextRun.IsZero() {
+			ch <- constMetric(c.schedRuns, prometheus.CounterValue, float64(p.ScheduledRuns), p.Name)
+			ch <- constMetric(c.schedSkipped, prometheus.CounterValue, float64(p.SkippedRuns), p.Name)
+		}
 		for reason, n := range p.RuleMatches {
 			ch <- constMetric(c.ruleMatches, prometheus.CounterValue, float64(n), p.Name, reason)
 		}

@@ -45,6 +45,15 @@ type ProcessStatus struct {
 	OOMKills int `json:"oom_kills"`
 	// Resources is what the process's tree uses, null when it does not run.
 	Resources *Resources `json:"resources"`
+	// Schedule is present for a process with schedule:.
+	Schedule *ScheduleStatus `json:"schedule,omitempty"`
+}
+
+// ScheduleStatus is a scheduled process's next tick and its counts.
+type ScheduleStatus struct {
+	NextRun time.Time `json:"next_run"`
+	Runs    int       `json:"runs"`    // runs started by ticks
+	Skipped int       `json:"skipped"` // ticks skipped while a run was still going
 }
 
 // NewStatus converts a snapshot to its wire form.
@@ -75,6 +84,9 @@ func NewStatus(s supervisor.Snapshot) Status {
 			Reason:     p.Reason,
 			OOMKills:   p.OOMKills,
 		})
+		if !p.NextRun.IsZero() {
+			st.Processes[len(st.Processes)-1].Schedule = &ScheduleStatus{NextRun: p.NextRun, Runs: p.ScheduledRuns, Skipped: p.SkippedRuns}
+		}
 	}
 	return st
 }

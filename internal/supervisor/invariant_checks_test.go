@@ -52,10 +52,17 @@ func (c *chaos) checkStep(now time.Time) {
 		}
 		// A full wave (maxWave) leaves the rest to the next step.
 		// A restart-all holds every start until its stops are over.
-		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !awaitsStops(r) && !s.restartingAll {
+		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !awaitsStops(r) && !s.restartingAll && scheduleAllows(r) {
 			c.violate("%s pending although its dependencies hold", r.p.Name)
 		}
 		c.checkHeld(r)
+	}
+	if s.phase != PhaseStopping {
+		for _, r := range s.recs {
+			if r.p.Schedule != nil && !r.nextRun.IsZero() && !r.held && !r.gone && !s.wall().Before(r.nextRun.Add(time.Second)) {
+				c.violate("%s's tick %v is over a second past and not taken", r.p.Name, r.nextRun)
+			}
+		}
 	}
 	if s.restartingAll && alive == 0 && !now.Before(s.restartAllAt) && s.phase != PhaseStopping {
 		c.violate("restart-all still holds the starts with no child alive")
@@ -167,7 +174,7 @@ func (c *chaos) checkQuiescent() {
 		switch p.State {
 		case "running", "completed", "stopped", "failed":
 		case "pending":
-			if !blocked[p.Name] {
+			if !blocked[p.Name] && c.rec(p.Name).p.Schedule == nil { // a scheduled one waits for its tick
 				c.violate("%s still pending after settling, waiting for %v", p.Name, p.WaitingFor)
 			}
 		default:

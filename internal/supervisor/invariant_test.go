@@ -175,6 +175,11 @@ func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
 		}
 		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d%s}\n",
 			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4), genRules(rules))
+		if p.typ == config.Oneshot && rules.IntN(3) == 0 {
+			// A scheduled oneshot: ticks drive it (own random stream).
+			conc := []string{"forbid", "replace"}[rules.IntN(2)]
+			fmt.Fprintf(&b, "    schedule: {every: %dms, concurrency: %s}\n", 1000+rules.IntN(6000), conc)
+		}
 		if p.typ == config.Service {
 			switch rng.IntN(3) {
 			case 1:

@@ -48,6 +48,9 @@ func (s *Supervisor) publish() {
 
 			RuleMatches:      ruleMatchesCopy(r),
 			WatchdogFailures: r.watchdogMisses,
+			NextRun:          r.nextRun,
+			ScheduledRuns:    r.runs,
+			SkippedRuns:      r.skipped,
 		}
 		if r.p.Type == config.Job {
 			ps.Ready = r.state == Completed

@@ -141,8 +141,8 @@ func chainCancel(parent context.Context, prev context.CancelFunc) (context.Conte
 // isReady is the per-process part of /readyz: services ready, oneshots
 // completed; jobs do not count (they end the run).
 func (s *Supervisor) isReady(r *record) bool {
-	if r.gone {
-		return true // removed by a reload: no longer counts
+	if r.gone || r.p.Schedule != nil {
+		return true // removed by a reload, or scheduled (not part of the start-up): no longer counts
 	}
 	switch r.p.Type {
 	case config.Service:

@@ -37,6 +37,11 @@ type ProcessSnapshot struct {
 	// WatchdogFailures counts missed WATCHDOG=1 deadlines and
 	// WATCHDOG=trigger messages.
 	WatchdogFailures int
+	// Schedules: the next tick (zero without a schedule), runs started by
+	// ticks, ticks skipped while a run was still going.
+	NextRun       time.Time
+	ScheduledRuns int
+	SkippedRuns   int
 
 	// StartDuration is spawn to ready of the last start (0 until ready).
 	StartDuration time.Duration

@@ -40,6 +40,10 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 		r.ready, r.killed, r.intent = false, false, intentNone
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
 		r.watchdogDue, r.errno = time.Time{}, 0
+		if r.runDue {
+			r.runDue = false
+			r.runs++
+		}
 		if r.p.Watchdog > 0 {
 			r.watchdogDue = now.Add(r.p.Watchdog) // armed at the spawn, as systemd does
 		}

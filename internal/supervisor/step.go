@@ -21,6 +21,7 @@ func (s *Supervisor) step(now time.Time) {
 		return
 	}
 	s.stepWantedStops(now)
+	s.stepSchedules(now)
 	// Starts happen in waves: everything startable is launched together,
 	// then the pass repeats, since a start can satisfy a dependent's
 	// `started` condition. A wave is at most maxWave launches; the rest
@@ -31,7 +32,7 @@ func (s *Supervisor) step(now time.Time) {
 		for _, r := range s.recs {
 			switch r.state {
 			case Pending:
-				if r.wantStop == intentNone && !s.restartingAll && s.depsHold(r) && s.afterGone(r) {
+				if r.wantStop == intentNone && !s.restartingAll && scheduleAllows(r) && s.depsHold(r) && s.afterGone(r) {
 					if r.relaunch {
 						r.relaunch = false
 						r.restarts++
@@ -125,7 +126,9 @@ func (s *Supervisor) nextWake() time.Time {
 		consider(s.abandonAt())
 	}
 	consider(s.restartAllWake())
+	now := time.Now()
 	for _, r := range s.recs {
+		consider(s.scheduleWake(r, now))
 		switch r.state {
 		case Backoff:
 			// While restart: true dependents are still alive, or processes

@@ -39,6 +39,7 @@ type Supervisor struct {
 	// under way (rules.go).
 	restartingAll bool
 	restartAllAt  time.Time // and the backoff of the process that asked for it
+	wallClock     func() time.Time
 	stopCmds      int
 	deadline      time.Time // shutdown_timeout deadline once stopping
 	outcome       Outcome
@@ -90,12 +91,14 @@ func New(o Options) (*Supervisor, error) {
 		obs:      o.Observer,
 		tl:       recorderOrNop(o.Timeline),
 		oom:      o.OOM,
-		inbox:    make(chan event, 256),
-		pings:    make(chan chan struct{}),
-		reading:  make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		byName:   make(map[string]*record, len(o.Config.Processes)),
-		ops:      operator{generation: 1, load: o.Load, onReload: o.OnReload, tails: o.Tails},
+
+		wallClock: o.WallClock,
+		inbox:     make(chan event, 256),
+		pings:     make(chan chan struct{}),
+		reading:   make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		byName:    make(map[string]*record, len(o.Config.Processes)),
+		ops:       operator{generation: 1, load: o.Load, onReload: o.OnReload, tails: o.Tails},
 	}
 	for _, level := range o.Config.Graph.Levels() {
 		for _, name := range level {

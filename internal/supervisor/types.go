@@ -68,6 +68,10 @@ type Options struct {
 	Load     func() (*config.Config, error) // reads the config again, for reload and SIGHUP
 	OnReload func(*config.Config)           // called by the loop after a reload applied; must not block
 	Tails    *logs.Tails                    // output tails, for podvisor logs
+
+	// WallClock is the calendar time for schedules (tests jump it); nil
+	// is time.Now.
+	WallClock func() time.Time
 }
 
 // Reason says why Run returned.
@@ -163,12 +167,19 @@ type record struct {
 	watchdogDue    time.Time      // the next WATCHDOG=1 is due by then (zero: no watchdog armed)
 	watchdogMisses int            // watchdog failures (missed deadline or trigger)
 	errno          int            // last ERRNO= of this incarnation (0: none)
-	stopCmd        bool           // stop.command in flight
-	killed         bool           // SIGKILL sent to this incarnation
-	killedAt       time.Time
-	oomKills       int
-	cancelProbe    context.CancelFunc
-	cancelHook     context.CancelFunc // cancels the stop.command in flight
+
+	// schedule.go: the next tick (wall clock), a run due at the start
+	// rule, runs started by ticks and ticks skipped.
+	nextRun     time.Time
+	runDue      bool
+	runs        int
+	skipped     int
+	stopCmd     bool // stop.command in flight
+	killed      bool // SIGKILL sent to this incarnation
+	killedAt    time.Time
+	oomKills    int
+	cancelProbe context.CancelFunc
+	cancelHook  context.CancelFunc // cancels the stop.command in flight
 
 	// wantStop asks for a stop outside teardown (failed start or liveness,
 	// or a restart: true dependency restarting) that waits until no
