@@ -1,6 +1,9 @@
 package config
 
-import "slices"
+import (
+	"reflect"
+	"slices"
+)
 
 // SpawnDiff says what, if anything, differs between how old and new would
 // be spawned and probed: the resolved command, environment (after
@@ -26,6 +29,8 @@ func SpawnDiff(old, new *Process) string {
 		return "ready check changed"
 	case !sameProbe(old.Live, new.Live):
 		return "live check changed"
+	case !reflect.DeepEqual(old.Watch, new.Watch):
+		return "watch changed" // the watchers are podvisor's start-up's: see reference.md
 	case !sameSchedule(old.Schedule, new.Schedule):
 		return "schedule changed"
 	case old.Watchdog != new.Watchdog:

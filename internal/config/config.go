@@ -120,6 +120,9 @@ type Process struct {
 	SuccessExitCodes []int // default [0]
 	Stop             Stop
 
+	// Watch restarts or signals the process on file changes; nil: none.
+	Watch *Watch
+
 	// Schedule (oneshots only) runs the process at each tick instead of
 	// once at the start-up; nil: none.
 	Schedule *Schedule

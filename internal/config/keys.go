@@ -32,6 +32,7 @@ func Sections() []Section {
 		{Path: "processes.NAME.restart.rules.exit_codes", Keys: slices.Clone(exitCodeKeys)},
 		{Path: "processes.NAME.stop", Keys: slices.Clone(stopKeys)},
 		{Path: "processes.NAME.schedule", Keys: slices.Clone(scheduleKeys)},
+		{Path: "processes.NAME.watch", Keys: slices.Clone(watchKeys)},
 		{Path: "processes.NAME.log", Keys: slices.Clone(outputKeys)},
 	}
 }

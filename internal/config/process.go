@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "control", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "watchdog", "schedule"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "watchdog", "schedule", "watch"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command"}
@@ -377,6 +377,9 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	}
 	if v, ok := f.get("stop"); ok {
 		proc.Stop = l.stop(v.val, path.field("stop"))
+	}
+	if v, ok := f.get("watch"); ok {
+		proc.Watch = l.watch(v.val, path.field("watch"))
 	}
 	if v, ok := f.get("schedule"); ok {
 		proc.Schedule = l.schedule(v.val, path.field("schedule"), proc)

@@ -126,3 +126,26 @@ func TestSchedule(t *testing.T) {
 		}
 	}
 }
+
+func TestWatchConfig(t *testing.T) {
+	cfg, err := Parse(testFile, []byte("processes:\n  a: {command: x, watch: {paths: [\"src/*.go\"], action: signal HUP}}\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := cfg.Processes["a"].Watch
+	if w == nil || w.Signal != syscall.SIGHUP || !w.Cascade || w.Debounce != 300*time.Millisecond || !strings.HasSuffix(w.Paths[0], "/src/*.go") {
+		t.Fatalf("watch %+v", w)
+	}
+	for _, c := range []struct{ src, msg string }{
+		{`{command: x, watch: {paths: ["*/x.go"]}}`, "wildcard in a directory"},
+		{`{command: x, watch: {paths: ["[x"]}}`, "invalid glob pattern"},
+		{`{command: x, watch: {paths: [a], action: reboot}}`, `unknown watch action "reboot"`},
+		{`{command: x, watch: {paths: [a], action: signal FOO}}`, `unknown signal "FOO"`},
+		{`{command: x, watch: {debounce: 1s}}`, "paths is required"},
+	} {
+		_, err := Parse(testFile, []byte("processes:\n  a: "+c.src+"\n"), env(nil))
+		if err == nil || !strings.Contains(err.Error(), "procs.yaml:2:") || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %s", c.src, err, c.msg)
+		}
+	}
+}

@@ -95,6 +95,9 @@ func (c *chaos) run() string {
 	}
 	c.next.Store(&c.yaml)
 	sup, err := New(Options{Config: cfg, Launcher: c, Checkers: c.checkers, Load: c.load})
+	if sup != nil {
+		sup.noWatchers = true
+	}
 	if err != nil {
 		return err.Error()
 	}
@@ -192,6 +195,14 @@ func (c *chaos) act(sigs chan<- os.Signal) {
 			k.ctl <- code
 		}
 	case r < 35: // a log/notify readiness line
+		if w := c.wd.IntN(5); w == 0 {
+			// A debounced file change of a watched process.
+			if r := c.randomWatched(); r >= 0 {
+				c.logf("act: files of p%d changed", r)
+				c.sup.send(watchEv{name: fmt.Sprintf("p%d", r), file: "x.go"})
+				return
+			}
+		}
 		if k := c.randomKid(); k != nil && c.procs[k.name].readyKind == "log" {
 			// With a watchdog, the child may instead hang (stop pinging)
 			// or send WATCHDOG=trigger; drawn from their own stream.
@@ -230,6 +241,21 @@ func (c *chaos) act(sigs chan<- os.Signal) {
 		c.logf("act: sleep %v", d)
 		time.Sleep(d)
 	}
+}
+
+// randomWatched returns the number of a process with watch: (a random
+// one, from the watch stream), or -1.
+func (c *chaos) randomWatched() int {
+	var ws []int
+	for i := range c.n {
+		if c.procs[fmt.Sprintf("p%d", i)].watch {
+			ws = append(ws, i)
+		}
+	}
+	if len(ws) == 0 {
+		return -1
+	}
+	return ws[c.wd.IntN(len(ws))]
 }
 
 func (c *chaos) randomKid() *chaosChild {

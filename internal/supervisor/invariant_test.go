@@ -134,6 +134,7 @@ type chaosProc struct {
 	stopDelay  time.Duration
 	hook       time.Duration // 0: no stop.command
 	watchdog   time.Duration // 0: none; else ready is notify: systemd (driven like log)
+	watch      bool          // has watch:, driven by act
 }
 
 func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
@@ -175,6 +176,11 @@ func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
 		}
 		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d%s}\n",
 			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4), genRules(rules))
+		if rules.IntN(4) == 0 {
+			// watch: the chaos sends the debounced change events itself.
+			p.watch = true
+			fmt.Fprintf(&b, "    watch: {paths: [/nonexistent/*.go], cascade: %v}\n", rules.IntN(2) == 0)
+		}
 		if p.typ == config.Oneshot && rules.IntN(3) == 0 {
 			// A scheduled oneshot: ticks drive it (own random stream).
 			conc := []string{"forbid", "replace"}[rules.IntN(2)]

@@ -28,6 +28,7 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 	defer close(s.done)
 	s.probeCtx, s.cancelAll = context.WithCancel(context.Background())
 	defer s.cancelAll()
+	s.startWatchers(s.probeCtx)
 
 	// Signals are stamped on arrival, before the loop gets to them, so a
 	// duplicate delivery is told from a second signal by when it came,
@@ -186,6 +187,8 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		}
 	case watchdogEv:
 		s.onWatchdog(e, now)
+	case watchEv:
+		s.onWatch(e, now)
 	case extendEv:
 		s.onExtend(e)
 	case errnoEv:

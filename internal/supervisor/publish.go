@@ -51,6 +51,7 @@ func (s *Supervisor) publish() {
 			NextRun:          r.nextRun,
 			ScheduledRuns:    r.runs,
 			SkippedRuns:      r.skipped,
+			WatchEvents:      r.watchEvents,
 		}
 		if r.p.Type == config.Job {
 			ps.Ready = r.state == Completed

@@ -42,6 +42,8 @@ type ProcessSnapshot struct {
 	NextRun       time.Time
 	ScheduledRuns int
 	SkippedRuns   int
+	// WatchEvents counts the file changes (after debounce) acted on.
+	WatchEvents int
 
 	// StartDuration is spawn to ready of the last start (0 until ready).
 	StartDuration time.Duration

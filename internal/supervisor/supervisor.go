@@ -40,13 +40,17 @@ type Supervisor struct {
 	restartingAll bool
 	restartAllAt  time.Time // and the backoff of the process that asked for it
 	wallClock     func() time.Time
-	stopCmds      int
-	deadline      time.Time // shutdown_timeout deadline once stopping
-	outcome       Outcome
-	haveResult    bool
-	probeCtx      context.Context
-	cancelAll     context.CancelFunc
-	cancelled     bool // Run's ctx is done: nothing waits for groups any more
+	// noWatchers (tests only) keeps startWatchers from starting fsnotify
+	// watchers: a synctest bubble cannot wait on their syscalls; the tests
+	// send watchEv themselves.
+	noWatchers bool
+	stopCmds   int
+	deadline   time.Time // shutdown_timeout deadline once stopping
+	outcome    Outcome
+	haveResult bool
+	probeCtx   context.Context
+	cancelAll  context.CancelFunc
+	cancelled  bool // Run's ctx is done: nothing waits for groups any more
 
 	// armed is set once a signal started or joined the teardown: only then
 	// does a further SIGTERM/SIGINT kill everything. A teardown begun by job

@@ -170,10 +170,12 @@ type record struct {
 
 	// schedule.go: the next tick (wall clock), a run due at the start
 	// rule, runs started by ticks and ticks skipped.
-	nextRun     time.Time
-	runDue      bool
-	runs        int
-	skipped     int
+	nextRun time.Time
+	runDue  bool
+	runs    int
+	skipped int
+
+	watchEvents int  // watch: changes acted on
 	stopCmd     bool // stop.command in flight
 	killed      bool // SIGKILL sent to this incarnation
 	killedAt    time.Time
