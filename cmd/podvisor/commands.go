@@ -83,15 +83,18 @@ func commands() []command {
 		{
 			name:    "check",
 			summary: "validate a config and print every error",
-			usage:   "[-c FILE]",
+			usage:   "[-c FILE] [--portable]",
 			about: "Prints \"ok: N processes, M levels\" for a valid config, or every error at once,\n" +
 				"one per line as FILE:LINE:COL PATH: MESSAGE. Warns (exit 0) when the stop\n" +
-				"timeouts along the longest teardown chain exceed shutdown_timeout.",
+				"timeouts along the longest teardown chain exceed shutdown_timeout.\n" +
+				"--portable is for a file written here and run in an image: users, groups and\n" +
+				"env files missing here, and unset ${VAR}s, are printed as notes, not errors.",
 			flags: func(fs *flag.FlagSet) { checkFlags(fs) },
 			run:   cmdCheck,
 			examples: []example{
 				{"podvisor check", "validate procs.yaml in the working directory"},
 				{"podvisor check -c examples/quickstart/procs.yaml", "validate a given file"},
+				{"podvisor check --portable -c image/procs.yaml", "validate a file meant for an image, whose users need not exist here"},
 			},
 			exits: []exitCode{{0, "the config is valid (a teardown-budget warning may be printed on stderr)"}, exitConfig},
 		},
