@@ -1,0 +1,235 @@
+// Package importer converts the configuration of other process supervisors
+// (supervisord, process-compose, Procfile, s6-overlay, systemd units) into a
+// procs.yaml.
+//
+// The converters are pure: each takes file contents (a Source per file, read
+// by the caller) and returns a Model and a Report. Reading the files and
+// directory trees is walk.go's job, writing YAML is write.go's; neither
+// knows any format. Every directive a converter meets ends up in the Report:
+// converted as it is, approximated (and how), or dropped (and why); every
+// approximation is also a comment beside the key in the written file.
+package importer
+
+import (
+	"fmt"
+	"time"
+)
+
+// Format names a supported input format, as --from spells it.
+type Format string
+
+const (
+	Supervisord    Format = "supervisord"
+	ProcessCompose Format = "process-compose"
+	Procfile       Format = "procfile"
+	S6             Format = "s6"
+	Systemd        Format = "systemd"
+)
+
+// Formats lists the formats in the order help shows them.
+var Formats = []Format{Supervisord, ProcessCompose, Procfile, S6, Systemd}
+
+// Source is one input file: its path (as it should appear in messages)
+// and its contents.
+type Source struct {
+	Path string
+	Data []byte
+}
+
+// KV is one environment entry; order is kept as written.
+type KV struct {
+	Key, Value string
+}
+
+// Model is a procs.yaml before it is written. String values are already
+// in podvisor's syntax: a literal $ that podvisor would interpolate is
+// escaped as $$, and ${VAR} stands for a variable taken from podvisor's
+// environment at load.
+type Model struct {
+	Env             []KV
+	ShutdownTimeout time.Duration // 0: podvisor's default
+	Processes       []*Process    // in the order of the input
+	Header          []string      // comment lines after the schema line
+}
+
+// Process is one entry of processes.
+type Process struct {
+	Name string
+	// Command: Argv is exec'd directly; Shell, when Argv is nil, is run by
+	// /bin/sh -c.
+	Argv  []string
+	Shell string
+	Type  string // "", "oneshot" or "job"
+
+	Env        []KV
+	EnvFile    []string
+	WorkingDir string
+	User       string
+
+	DependsOn    []Dep
+	Ready        *Probe
+	StartTimeout time.Duration
+	Live         *Probe
+
+	Restart          *Restart
+	SuccessExitCodes []int
+	Stop             Stop
+	OOMScoreAdj      *int
+
+	// Comments by key (command, ready, restart, stop, ...): why the value
+	// only approximates the original. Written beside the key.
+	Comments map[string]string
+	// Origin is where the process was defined (file:line), written as a
+	// comment above it.
+	Origin string
+}
+
+// Dep is one depends_on entry.
+type Dep struct {
+	Name      string
+	Condition string // started | ready | completed
+	Restart   bool
+}
+
+// Probe is a ready or live block.
+type Probe struct {
+	Kind             string // http | tcp | exec | file | log | notify
+	Target           string // URL, host:port, path, regex, "systemd" or "fd:N"
+	Argv             []string
+	Shell            string // exec probe in shell form, when Argv is nil
+	StartInterval    time.Duration
+	Interval         time.Duration
+	Timeout          time.Duration
+	InitialDelay     time.Duration
+	SuccessThreshold int
+	FailureThreshold int
+}
+
+// Restart is the long form of restart.
+type Restart struct {
+	Policy     string // always | on-failure | never
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	Limit      int
+}
+
+// Stop is the stop block; zero values are left out.
+type Stop struct {
+	Signal  string
+	Timeout time.Duration
+	Timed   bool // Timeout was given (0s means SIGKILL at once)
+	Argv    []string
+	Shell   string
+}
+
+// note records an approximation: a comment beside key, and a report entry.
+func (p *Process) note(r *Report, pos, key, how string) {
+	if p.Comments == nil {
+		p.Comments = map[string]string{}
+	}
+	if c, ok := p.Comments[key]; ok {
+		how = c + "; " + how
+	}
+	p.Comments[key] = how
+	r.Approx(pos, p.Name+"."+key, how)
+}
+
+// Process looks a process up by name.
+func (m *Model) Process(name string) *Process {
+	for _, p := range m.Processes {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Kind classifies a report entry.
+type Kind uint8
+
+const (
+	AsIs Kind = iota
+	Approximated
+	Dropped
+	Failed // could not be converted: import exits 1
+)
+
+var kindNames = [...]string{AsIs: "converted as is", Approximated: "approximated", Dropped: "dropped", Failed: "not converted"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Entry is one line of the report.
+type Entry struct {
+	Kind   Kind
+	Pos    string // file:line
+	What   string // directive or key
+	Detail string // how (approximated), why (dropped, failed)
+}
+
+func (e Entry) String() string {
+	s := e.Pos
+	if s != "" {
+		s += ": "
+	}
+	s += e.What
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Report collects what happened to every directive.
+type Report struct {
+	Entries []Entry
+}
+
+func (r *Report) add(k Kind, pos, what, detail string) {
+	for _, e := range r.Entries {
+		if e.Kind == k && e.Pos == pos && e.What == what && e.Detail == detail {
+			return // numprocs and replicas copies say the same thing once
+		}
+	}
+	r.Entries = append(r.Entries, Entry{Kind: k, Pos: pos, What: what, Detail: detail})
+}
+
+// AsIs records a directive converted without change of meaning.
+func (r *Report) AsIs(pos, what string) { r.add(AsIs, pos, what, "") }
+
+// Approx records an approximated directive and how.
+func (r *Report) Approx(pos, what, how string) { r.add(Approximated, pos, what, how) }
+
+// Drop records a dropped directive and why.
+func (r *Report) Drop(pos, what, why string) { r.add(Dropped, pos, what, why) }
+
+// Fail records something that could not be converted.
+func (r *Report) Fail(pos, what, why string) { r.add(Failed, pos, what, why) }
+
+// Failed reports whether something could not be converted.
+func (r *Report) Failed() bool {
+	for _, e := range r.Entries {
+		if e.Kind == Failed {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseError is input that cannot be read as its format at all (import
+// exits 2). Pos is file:line.
+type ParseError struct {
+	Pos string
+	Msg string
+}
+
+func (e *ParseError) Error() string {
+	if e.Pos == "" {
+		return e.Msg
+	}
+	return e.Pos + ": " + e.Msg
+}
+
+func perr(file string, line int, format string, args ...any) *ParseError {
+	return &ParseError{Pos: fmt.Sprintf("%s:%d", file, line), Msg: fmt.Sprintf(format, args...)}
+}
+
+func at(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
