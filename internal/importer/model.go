@@ -12,7 +12,10 @@ package importer
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Format names a supported input format, as --from spells it.
@@ -233,3 +236,46 @@ func perr(file string, line int, format string, args ...any) *ParseError {
 }
 
 func at(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
+
+// finish checks what every converter's result must satisfy before it is
+// written, recording a failure instead of writing a file podvisor would
+// refuse: at least one process, and text without NUL bytes or invalid
+// UTF-8 (which no YAML file can carry).
+func finish(m *Model, r *Report) {
+	if len(m.Processes) == 0 {
+		r.Fail("", "processes", "nothing to convert: no process was found")
+		return
+	}
+	bad := func(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
+	for _, p := range m.Processes {
+		texts := append([]string{p.Name, p.Shell, p.WorkingDir, p.User, p.Stop.Shell}, p.Argv...)
+		texts = append(texts, p.Stop.Argv...)
+		texts = append(texts, p.EnvFile...)
+		for _, kv := range p.Env {
+			texts = append(texts, kv.Key, kv.Value)
+		}
+		if pr := p.Ready; pr != nil {
+			texts = append(append(texts, pr.Target, pr.Shell), pr.Argv...)
+		}
+		if pr := p.Live; pr != nil {
+			texts = append(append(texts, pr.Target, pr.Shell), pr.Argv...)
+		}
+		empty := strings.TrimSpace(p.Shell) == "" && (len(p.Argv) == 0 || p.Argv[0] == "")
+		for _, pr := range []*Probe{p.Ready, p.Live} {
+			if pr != nil && pr.Kind == "exec" && strings.TrimSpace(pr.Shell) == "" && (len(pr.Argv) == 0 || pr.Argv[0] == "") {
+				empty = true
+			}
+		}
+		if empty {
+			r.Fail(p.Origin, p.Name, "a command (or an exec probe) is empty; write the command")
+		}
+		if slices.ContainsFunc(texts, bad) {
+			r.Fail(p.Origin, p.Name, "contains a NUL byte or invalid UTF-8; save the file as UTF-8 text")
+		}
+	}
+	for _, kv := range m.Env {
+		if bad(kv.Key) || bad(kv.Value) {
+			r.Fail("", "environment "+kv.Key, "contains a NUL byte or invalid UTF-8")
+		}
+	}
+}

@@ -26,6 +26,7 @@ func ConvertProcessCompose(src Source, opt Options) (*Model, *Report, error) {
 	if err := c.convert(root); err != nil {
 		return nil, nil, err
 	}
+	finish(c.m, c.r)
 	return c.m, c.r, nil
 }
 
@@ -544,4 +545,39 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 // pcString keeps a process-compose value as it is: process-compose expands
 // ${VAR} (and $$) in its file at load, as podvisor does in procs.yaml, so
 // the text means the same to both.
-func pcString(s string) string { return s }
+// Text podvisor could not interpolate (an unterminated ${, or ${...} that
+// is not NAME or NAME:-default) is kept literal, every $ escaped.
+func pcString(s string) string {
+	if validInterpolation(s) {
+		return s
+	}
+	return strings.ReplaceAll(s, "$", "$$")
+}
+
+// validInterpolation reports whether every ${...} in s is one podvisor
+// reads: ${NAME} or ${NAME:-default}, the default without "${".
+func validInterpolation(s string) bool {
+	for {
+		i := strings.Index(s, "$")
+		if i < 0 {
+			return true
+		}
+		s = s[i:]
+		switch {
+		case strings.HasPrefix(s, "$$"):
+			s = s[2:]
+		case strings.HasPrefix(s, "${"):
+			end := strings.IndexByte(s, '}')
+			if end < 0 {
+				return false
+			}
+			name, def, _ := strings.Cut(s[2:end], ":-")
+			if !isEnvName(name) || strings.Contains(def, "${") {
+				return false
+			}
+			s = s[end+1:]
+		default:
+			s = s[1:]
+		}
+	}
+}

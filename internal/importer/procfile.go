@@ -72,6 +72,7 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 		return nil, nil, perr(src.Path, 1, "no process: a Procfile has lines NAME: COMMAND")
 	}
 	uniqueNames(m, r)
+	finish(m, r)
 	if rel := m.Process("release"); rel != nil && opt.ReleaseFirst {
 		for _, p := range m.Processes {
 			if p != rel {

@@ -32,6 +32,7 @@ func ConvertS6(files []Source, opt Options) (*Model, *Report, error) {
 		return nil, nil, &ParseError{Pos: "", Msg: "no s6-overlay service found (want s6-rc.d/NAME/type, services.d/NAME/run or cont-init.d/*)"}
 	}
 	uniqueNames(c.m, c.r)
+	finish(c.m, c.r)
 	return c.m, c.r, nil
 }
 

@@ -82,6 +82,7 @@ func ConvertSupervisord(main Source, include IncludeFunc, opt Options) (*Model, 
 	c := &svConv{r: r, m: &Model{}, opt: opt}
 	c.m.Header = []string{"Converted by podvisor import from supervisord: " + main.Path}
 	c.convert(sections)
+	finish(c.m, r)
 	return c.m, r, nil
 }
 

@@ -114,6 +114,7 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 		}
 	}
 	uniqueNames(m, r)
+	finish(m, r)
 	return m, r, nil
 }
 
@@ -290,7 +291,13 @@ func (c *sdConv) unit(f *unitFile) {
 	}
 	c.deps(f, p)
 	c.service(f, p, svc, spec)
-	for secName, keys := range f.sec {
+	secNames := make([]string, 0, len(f.sec))
+	for n := range f.sec {
+		secNames = append(secNames, n)
+	}
+	slices.Sort(secNames)
+	for _, secName := range secNames {
+		keys := f.sec[secName]
 		switch secName {
 		case "Unit", "Service":
 		default:
@@ -391,9 +398,11 @@ func (c *sdConv) deps(f *unitFile, p *Process) {
 	}
 	for _, u := range order {
 		rs := rel[u]
-		var k iniKey
+		var k iniKey // the first line that names u
 		for _, kk := range rs {
-			k = kk
+			if k.Line == 0 || kk.Line < k.Line {
+				k = kk
+			}
 		}
 		pos := at(f.src.Path, k.Line)
 		other, ok := c.byUnit[u]

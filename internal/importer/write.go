@@ -1,12 +1,12 @@
 package importer
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // SchemaURL is the schema the written file names on its first line (the
@@ -20,7 +20,7 @@ func Write(m *Model) []byte {
 	w := &writer{}
 	w.line(0, "# yaml-language-server: $schema="+SchemaURL)
 	for _, h := range m.Header {
-		w.line(0, strings.TrimRight("# "+h, " "))
+		w.line(0, strings.TrimRight("# "+oneLine(h), " "))
 	}
 	w.line(0, "version: 1")
 	if m.ShutdownTimeout > 0 {
@@ -62,8 +62,18 @@ func (w *writer) kv(indent int, key, value, c string) {
 	w.line(indent, s)
 }
 
+// oneLine makes s fit in a YAML comment: line breaks become spaces, other
+// control characters and invalid UTF-8 become "?".
 func oneLine(s string) string {
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\r' || r == '\n' || r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError || r == '\ufeff':
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 func (w *writer) env(indent int, env []KV) {
@@ -201,16 +211,33 @@ var yamlWords = map[string]bool{"true": true, "false": true, "yes": true, "no": 
 	"off": true, "null": true, "y": true, "n": true}
 
 // quote returns s as a YAML scalar: plain when that is unambiguous, else a
-// double-quoted string (JSON's escaping is valid YAML).
+// double-quoted string with every character YAML does not allow raw
+// (C0 and C1 controls, DEL, BOM) escaped.
 func quote(s string) string {
 	if plain.MatchString(s) && !yamlWords[strings.ToLower(s)] {
 		return s
 	}
 	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // YAML needs no \u0026 for &
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || (r >= 0x7f && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r == 0xfeff || r == 0xfffe || r == 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r) // invalid UTF-8 comes out as U+FFFD; finish refuses it
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 func quoteKey(s string) string { return quote(s) }
