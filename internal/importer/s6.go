@@ -352,12 +352,20 @@ func (c *s6Conv) up(p *Process, file, text string) {
 	line := strings.Join(body, " ")
 	words, err := splitWords(line)
 	if err == nil && len(words) > 0 && !strings.ContainsAny(line, "{}$;|&<>") && len(body) == 1 {
+		script := words[0]
 		if found := c.inTree(words[0]); found != "" {
-			words[0] = found
-			p.note(c.r, file, "command", "up names "+strings.Fields(line)[0]+", found in the tree at "+found+"; run the import inside the image to keep the image's path")
-		} else {
-			c.r.AsIs(file, p.Name+": up (a oneshot)")
+			script = found
+			p.note(c.r, file, "command", "up names "+words[0]+", found in the tree at "+found+"; run the import inside the image to keep the image's path")
 		}
+		if _, ok := c.files[script]; ok && len(words) == 1 {
+			// A script of the tree: converted like a run script, so that
+			// its with-contenv #! line is not needed.
+			c.r.AsIs(file, p.Name+": up runs "+words[0]+" (a oneshot)")
+			c.script(p, script)
+			return
+		}
+		words[0] = script
+		c.r.AsIs(file, p.Name+": up (a oneshot)")
 		p.Argv = escapeAll(words)
 		return
 	}

@@ -78,6 +78,11 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 	case S6:
 		var files []Source
 		for _, p := range paths {
+			// The scripts an s6-rc.d tree's up files name live beside it
+			// (/etc/s6-overlay/scripts): read the whole s6-overlay directory.
+			if filepath.Base(filepath.Clean(p)) == "s6-rc.d" {
+				p = filepath.Dir(filepath.Clean(p))
+			}
 			var more []Source
 			if more, err = readTree(p); err != nil {
 				break
