@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -75,11 +74,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		ReleaseFirst:  *o.releaseFirst,
 	})
 	if err != nil {
-		var pe *importer.ParseError
-		if errors.As(err, &pe) {
-			fmt.Fprintf(stderr, "podvisor import: %v\n", err)
-			return exitUsage
-		}
+		// Unreadable input: every converter error names its file:line.
 		fmt.Fprintf(stderr, "podvisor import: %v\n", err)
 		return exitUsage
 	}
@@ -95,6 +90,9 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 
 	fmt.Fprintf(stderr, "podvisor import: %s, %d processes\n", format, len(m.Processes))
 	rep.WriteReport(stderr)
+	if len(m.Processes) == 0 {
+		return 1 // nothing to write or check; the report says why
+	}
 	_, notes, checkErr := config.ParsePortable(filepath.Join(outDir, filepath.Base(outName)), data, os.LookupEnv)
 	if len(notes) > 0 {
 		fmt.Fprintln(stderr, config.FormatNotes(notes))

@@ -36,17 +36,20 @@ func decodeYAML(src Source) (*yaml.Node, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src.Data))
 	if err := safeDecode(dec, &doc); err != nil && err != io.EOF {
-		line := 0
-		if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(err.Error()); m != nil {
+		line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
 		}
-		return nil, perr(src.Path, line, "invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, perr(src.Path, line, "invalid YAML: %s", msg)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, perr(src.Path, 1, "expected a mapping with processes:")
 	}
 	return doc.Content[0], nil
 }
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 func safeDecode(dec *yaml.Decoder, v any) (err error) {
 	defer func() {

@@ -68,10 +68,12 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 		if src, err = readFile(p); err == nil {
 			var env *Source
 			envPath := filepath.Join(filepath.Dir(p), ".env")
-			if e, rerr := readFile(envPath); rerr == nil {
+			if _, serr := os.Stat(envPath); serr == nil {
+				e, rerr := readFile(envPath)
+				if rerr != nil {
+					return nil, nil, from, rerr
+				}
 				env = &e
-			} else if !errors.Is(rerr, fs.ErrNotExist) {
-				return nil, nil, from, rerr
 			}
 			m, r, err = ConvertProcfile(src, env, opt)
 		}
