@@ -171,3 +171,8 @@ func assertPortable(t testing.TB, out []byte) {
 		t.Fatalf("import wrote a file that fails check --portable:\n%v\n--- file\n%s", err, out)
 	}
 }
+
+func parsePortableHere(t testing.TB, out []byte) (*config.Config, []*config.Error, error) {
+	t.Helper()
+	return config.ParsePortable(filepath.Join(t.TempDir(), "procs.yaml"), out, func(string) (string, bool) { return "", false })
+}

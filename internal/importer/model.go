@@ -13,6 +13,7 @@ package importer
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -269,13 +270,90 @@ func finish(m *Model, r *Report) {
 		if empty {
 			r.Fail(p.Origin, p.Name, "a command (or an exec probe) is empty; write the command")
 		}
+		if p.User != "" && !validUser(p.User) {
+			r.Fail(p.Origin, p.Name+" user "+p.User, "not a user podvisor can run as: want name, uid, name:group or uid:gid")
+		}
 		if slices.ContainsFunc(texts, bad) {
 			r.Fail(p.Origin, p.Name, "contains a NUL byte or invalid UTF-8; save the file as UTF-8 text")
 		}
 	}
+	checkGraph(m, r)
 	for _, kv := range m.Env {
 		if bad(kv.Key) || bad(kv.Value) {
 			r.Fail("", "environment "+kv.Key, "contains a NUL byte or invalid UTF-8")
 		}
 	}
+}
+
+// checkGraph records as failures the dependencies podvisor would refuse:
+// on an unknown process, on itself, `completed` on a service, and cycles
+// (with their path).
+func checkGraph(m *Model, r *Report) {
+	byName := map[string]*Process{}
+	for _, p := range m.Processes {
+		byName[p.Name] = p
+	}
+	for _, p := range m.Processes {
+		for _, d := range p.DependsOn {
+			dep, ok := byName[d.Name]
+			switch {
+			case !ok:
+				r.Fail(p.Origin, p.Name+" depends on "+d.Name, "no such process was converted")
+			case d.Name == p.Name:
+				r.Fail(p.Origin, p.Name+" depends on itself", "remove the dependency")
+			case d.Condition == "completed" && dep.Type == "":
+				r.Fail(p.Origin, p.Name+" waits for "+d.Name+" to complete", d.Name+" is a long-running service; wait for it to be started or ready instead")
+			}
+		}
+	}
+	// Cycles: depth-first search, reporting each cycle once.
+	const (
+		unvisited = iota
+		active
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(n string)
+	visit = func(n string) {
+		state[n] = active
+		stack = append(stack, n)
+		for _, d := range byName[n].DependsOn {
+			if _, ok := byName[d.Name]; !ok || d.Name == n {
+				continue
+			}
+			switch state[d.Name] {
+			case unvisited:
+				visit(d.Name)
+			case active:
+				i := slices.Index(stack, d.Name)
+				path := append(slices.Clone(stack[i:]), d.Name)
+				r.Fail(byName[d.Name].Origin, "dependency cycle", strings.Join(path, " -> ")+"; remove one of these dependencies")
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+	}
+	for _, p := range m.Processes {
+		if state[p.Name] == unvisited {
+			visit(p.Name)
+		}
+	}
+}
+
+// validUser reports whether s is a well-formed user: spec (podvisor checks
+// that the names exist only where it runs).
+func validUser(s string) bool {
+	u, g, hasGroup := strings.Cut(s, ":")
+	ok := func(part string) bool {
+		if part == "" || strings.ContainsAny(part, ": \t") {
+			return false
+		}
+		if strings.Trim(part, "0123456789") == "" {
+			n, err := strconv.ParseUint(part, 10, 32)
+			return err == nil && n != 1<<32-1
+		}
+		return true
+	}
+	return ok(u) && (!hasGroup || ok(g))
 }
