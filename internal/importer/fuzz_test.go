@@ -32,7 +32,7 @@ func checkConverted(t *testing.T, m *Model, r *Report, err error) {
 
 func FuzzSupervisord(f *testing.F) {
 	addSeeds(f, "testdata/supervisord/supervisord.conf", "testdata/supervisord/conf.d/web.conf",
-		"testdata/supervisord/conf.d/workers.conf", "testdata/supervisord/extra/metrics.ini")
+		"testdata/supervisord/conf.d/workers.conf", "testdata/supervisord/extra/metrics.ini", "testdata/supervisord/typos.conf")
 	f.Add([]byte("[program:x]\ncommand=sleep %(process_num)d\nnumprocs=3\nprocess_name=%(program_name)s-%(process_num)s\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, r, err := ConvertSupervisord(Source{Path: "supervisord.conf", Data: data}, nil, Options{PriorityOrder: len(data)%2 == 0})
@@ -50,7 +50,7 @@ func FuzzProcessCompose(f *testing.F) {
 }
 
 func FuzzProcfile(f *testing.F) {
-	addSeeds(f, "testdata/procfile/Procfile", "testdata/procfile/Procfile.dev")
+	addSeeds(f, "testdata/procfile/Procfile", "testdata/procfile/Procfile.dev", "testdata/procfile/Procfile.crlf")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, r, err := ConvertProcfile(Source{Path: "Procfile", Data: data}, nil, Options{ReleaseFirst: true})
 		checkConverted(t, m, r, err)

@@ -55,6 +55,12 @@ func fixtures() []fixture {
 		{"supervisord-priority", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertSupervisord(readSource(t, "testdata/supervisord/supervisord.conf"), includeGlob, Options{PriorityOrder: true})
 		}},
+		{"supervisord-typos", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertSupervisord(readSource(t, "testdata/supervisord/typos.conf"), includeGlob, Options{})
+		}},
+		{"procfile-crlf", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertProcfile(readSource(t, "testdata/procfile/Procfile.crlf"), nil, Options{})
+		}},
 		{"process-compose", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcessCompose(readSource(t, "testdata/process-compose/process-compose.yaml"), Options{})
 		}},
