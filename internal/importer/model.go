@@ -185,15 +185,19 @@ func (e Entry) String() string {
 // Report collects what happened to every directive.
 type Report struct {
 	Entries []Entry
+	seen    map[Entry]bool
 }
 
 func (r *Report) add(k Kind, pos, what, detail string) {
-	for _, e := range r.Entries {
-		if e.Kind == k && e.Pos == pos && e.What == what && e.Detail == detail {
-			return // numprocs and replicas copies say the same thing once
-		}
+	e := Entry{Kind: k, Pos: pos, What: what, Detail: detail}
+	if r.seen == nil {
+		r.seen = map[Entry]bool{}
 	}
-	r.Entries = append(r.Entries, Entry{Kind: k, Pos: pos, What: what, Detail: detail})
+	if r.seen[e] {
+		return // numprocs and replicas copies say the same thing once
+	}
+	r.seen[e] = true
+	r.Entries = append(r.Entries, e)
 }
 
 // AsIs records a directive converted without change of meaning.
@@ -261,11 +265,20 @@ func finish(m *Model, r *Report) {
 		if pr := p.Live; pr != nil {
 			texts = append(append(texts, pr.Target, pr.Shell), pr.Argv...)
 		}
-		empty := strings.TrimSpace(p.Shell) == "" && (len(p.Argv) == 0 || p.Argv[0] == "")
+		emptyCmd := func(argv []string, shell string) bool {
+			if argv != nil {
+				return strings.TrimSpace(argv[0]) == ""
+			}
+			return strings.TrimSpace(shell) == ""
+		}
+		empty := emptyCmd(p.Argv, p.Shell)
 		for _, pr := range []*Probe{p.Ready, p.Live} {
-			if pr != nil && pr.Kind == "exec" && strings.TrimSpace(pr.Shell) == "" && (len(pr.Argv) == 0 || pr.Argv[0] == "") {
+			if pr != nil && pr.Kind == "exec" && emptyCmd(pr.Argv, pr.Shell) {
 				empty = true
 			}
+		}
+		if (p.Stop.Argv != nil || p.Stop.Shell != "") && emptyCmd(p.Stop.Argv, p.Stop.Shell) {
+			empty = true
 		}
 		if empty {
 			r.Fail(p.Origin, p.Name, "a command (or an exec probe) is empty; write the command")
@@ -285,13 +298,24 @@ func finish(m *Model, r *Report) {
 	}
 }
 
+// maxEdges bounds the dependencies a conversion may produce (replicas
+// depending on replicas multiply): far above a real setup, low enough that
+// writing and checking the result stays instant.
+const maxEdges = 20000
+
 // checkGraph records as failures the dependencies podvisor would refuse:
 // on an unknown process, on itself, `completed` on a service, and cycles
 // (with their path).
 func checkGraph(m *Model, r *Report) {
+	edges := 0
 	byName := map[string]*Process{}
 	for _, p := range m.Processes {
 		byName[p.Name] = p
+		edges += len(p.DependsOn)
+	}
+	if edges > maxEdges {
+		r.Fail("", "depends_on", fmt.Sprintf("%d dependencies after expanding numprocs, replicas and priorities, more than %d; lower the counts", edges, maxEdges))
+		return
 	}
 	for _, p := range m.Processes {
 		for _, d := range p.DependsOn {

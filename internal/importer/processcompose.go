@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -426,6 +427,12 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 				p = "/" + p
 			}
 			pr.Target = pcString(u + p)
+			if pu, err := url.Parse(pr.Target); err != nil || pu.Host == "" || strings.ContainsAny(pu.Host, "\\ ") ||
+				(pu.Scheme != "http" && pu.Scheme != "https") {
+				if !strings.Contains(pr.Target, "${") {
+					return nil, perr(c.src.Path, v.Line, "%s.http_get: %q is not a URL; check host, port and path", what, pr.Target)
+				}
+			}
 		case "initial_delay_seconds":
 			pr.InitialDelay, err = secs()
 		case "period_seconds":

@@ -260,8 +260,8 @@ func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDon
 	}
 	if v, ok := c.read(s.dir + "/notification-fd"); ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 3 {
-			r.Fail(s.dir+"/notification-fd:1", s.name, fmt.Sprintf("notification-fd %q: want a number ≥ 3", v))
+		if err != nil || n < 3 || n > 1023 {
+			r.Fail(s.dir+"/notification-fd:1", s.name, fmt.Sprintf("notification-fd %q: want a number from 3 to 1023", v))
 		} else {
 			p.Ready = &Probe{Kind: "notify", Target: "fd:" + v}
 			r.AsIs(s.dir+"/notification-fd", s.name+": notification-fd (ready: {notify: fd:"+v+"})")

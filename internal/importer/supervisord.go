@@ -213,7 +213,11 @@ func (e svExpand) expand(s string) (string, error) {
 		var val any
 		switch {
 		case strings.HasPrefix(name, "ENV_"):
-			b.WriteString("${" + strings.TrimPrefix(name, "ENV_") + "}")
+			if v := strings.TrimPrefix(name, "ENV_"); isEnvName(v) {
+				b.WriteString("${" + v + "}")
+			} else {
+				err = fmt.Errorf("%%(%s)s: %q is not a variable name", name, v)
+			}
 			continue
 		case name == "program_name":
 			val = e.programName

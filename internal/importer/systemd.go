@@ -265,7 +265,7 @@ func (c *sdConv) unit(f *unitFile) {
 	}
 	if f.typ == "forking" {
 		pid, ok := last(svc, "PIDFile")
-		if !ok {
+		if !ok || strings.TrimSpace(pid.Value) == "" {
 			r.Fail(f.src.Path, f.name, "Type=forking without PIDFile=: podvisor cannot follow the daemon; run it in the foreground (Type=simple) or add PIDFile=")
 			return
 		}
