@@ -64,6 +64,9 @@ func fixtures() []fixture {
 		{"process-compose", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcessCompose(readSource(t, "testdata/process-compose/process-compose.yaml"), Options{})
 		}},
+		{"process-compose-anchors", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertProcessCompose(readSource(t, "testdata/process-compose/anchors.yaml"), Options{})
+		}},
 		{"procfile", func(t *testing.T) (*Model, *Report, error) {
 			env := readSource(t, "testdata/procfile/.env")
 			return ConvertProcfile(readSource(t, "testdata/procfile/Procfile"), &env, Options{ReleaseFirst: true})

@@ -75,16 +75,52 @@ type pcConv struct {
 
 func (c *pcConv) pos(n *yaml.Node) string { return at(c.src.Path, n.Line) }
 
-// pairs returns a mapping's keys and values (nil for a non-mapping).
+// pairs returns a mapping's keys and values (nil for a non-mapping),
+// following aliases and YAML merge keys (<<: *common, or a list of them),
+// which process-compose files use to share settings: keys written in the
+// mapping win over merged ones, as in YAML.
 func pairs(n *yaml.Node) [][2]*yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
+	return pairsDepth(n, 0)
+}
+
+func pairsDepth(n *yaml.Node, depth int) [][2]*yaml.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode || depth > 16 {
 		return nil
 	}
-	var out [][2]*yaml.Node
+	var own, merged [][2]*yaml.Node
+	have := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		out = append(out, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value == "<<" && k.Tag != "!!str" {
+			v = deref(v)
+			srcs := []*yaml.Node{v}
+			if v != nil && v.Kind == yaml.SequenceNode {
+				srcs = v.Content
+			}
+			for _, src := range srcs {
+				merged = append(merged, pairsDepth(src, depth+1)...)
+			}
+			continue
+		}
+		own = append(own, [2]*yaml.Node{k, deref(v)})
+		have[k.Value] = true
 	}
-	return out
+	for _, kv := range merged {
+		if !have[kv[0].Value] {
+			have[kv[0].Value] = true
+			own = append(own, kv)
+		}
+	}
+	return own
+}
+
+// deref follows an alias to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
+		n = n.Alias
+	}
+	return n
 }
 
 func get(n *yaml.Node, key string) *yaml.Node {
@@ -97,6 +133,7 @@ func get(n *yaml.Node, key string) *yaml.Node {
 }
 
 func scalar(n *yaml.Node) string {
+	n = deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return ""
 	}
@@ -126,6 +163,10 @@ func (c *pcConv) convert(root *yaml.Node) error {
 		case "shell":
 			c.r.Approx(c.pos(k), "shell", "podvisor runs a command string with /bin/sh -c")
 		default:
+			if strings.HasPrefix(k.Value, "x-") {
+				c.r.AsIs(c.pos(k), k.Value+" (an extension block; its settings are used where aliases name them)")
+				continue
+			}
 			c.r.Drop(c.pos(k), k.Value, "no podvisor equivalent")
 		}
 	}
@@ -176,6 +217,7 @@ func (c *pcConv) convert(root *yaml.Node) error {
 
 // environment reads a list of "K=V" strings, or a mapping.
 func (c *pcConv) environment(n *yaml.Node) ([]KV, error) {
+	n = deref(n)
 	var out []KV
 	switch n.Kind {
 	case yaml.SequenceNode:
