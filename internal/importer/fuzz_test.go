@@ -58,7 +58,8 @@ func FuzzProcfile(f *testing.F) {
 }
 
 func FuzzSystemd(f *testing.F) {
-	addSeeds(f, "testdata/systemd/app.service", "testdata/systemd/cache.service", "testdata/systemd/migrate.service")
+	addSeeds(f, "testdata/systemd/app.service", "testdata/systemd/cache.service", "testdata/systemd/migrate.service",
+		"testdata/systemd/worker@.service", "testdata/systemd/app.service.d/override.conf")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The unit is imported with a fixture it may name in After=.
 		other, err := os.ReadFile("testdata/systemd/migrate.service")

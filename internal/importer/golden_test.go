@@ -90,6 +90,14 @@ func fixtures() []fixture {
 			}
 			return ConvertSystemd(units, Options{})
 		}},
+		{"systemd-dropin-instance", func(t *testing.T) (*Model, *Report, error) {
+			worker := readSource(t, "testdata/systemd/worker@.service")
+			worker.Path = "testdata/systemd/worker@mail.service"
+			return ConvertSystemd([]Source{
+				readSource(t, "testdata/systemd/app.service"), readSource(t, "testdata/systemd/app.service.d/override.conf"),
+				readSource(t, "testdata/systemd/cache.service"), readSource(t, "testdata/systemd/migrate.service"), worker,
+			}, Options{})
+		}},
 	}
 }
 

@@ -16,6 +16,7 @@ type iniKey struct {
 	Name  string
 	Value string
 	Line  int
+	File  string // set for systemd units, where drop-ins add keys from other files
 }
 
 // get returns the last value of key (later lines win, as in supervisord).

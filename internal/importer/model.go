@@ -251,6 +251,10 @@ func finish(m *Model, r *Report) {
 		r.Fail("", "processes", "nothing to convert: no process was found")
 		return
 	}
+	m.Env = dedupEnv(m.Env)
+	for _, p := range m.Processes {
+		p.Env = dedupEnv(p.Env)
+	}
 	bad := func(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
 	for _, p := range m.Processes {
 		texts := append([]string{p.Name, p.Shell, p.WorkingDir, p.User, p.Stop.Shell}, p.Argv...)
@@ -282,6 +286,9 @@ func finish(m *Model, r *Report) {
 		}
 		if empty {
 			r.Fail(p.Origin, p.Name, "a command (or an exec probe) is empty; write the command")
+		}
+		if slices.ContainsFunc(p.EnvFile, func(f string) bool { return strings.TrimSpace(f) == "" }) {
+			r.Fail(p.Origin, p.Name+" env_file", "a file name is empty")
 		}
 		if p.User != "" && !validUser(p.User) {
 			r.Fail(p.Origin, p.Name+" user "+p.User, "not a user podvisor can run as: want name, uid, name:group or uid:gid")
@@ -380,4 +387,20 @@ func validUser(s string) bool {
 		return true
 	}
 	return ok(u) && (!hasGroup || ok(g))
+}
+
+// dedupEnv keeps one entry per key, with the last value (every tool here
+// lets a later assignment win), at the place of the first.
+func dedupEnv(env []KV) []KV {
+	idx := map[string]int{}
+	var out []KV
+	for _, kv := range env {
+		if i, ok := idx[kv.Key]; ok {
+			out[i].Value = kv.Value
+			continue
+		}
+		idx[kv.Key] = len(out)
+		out = append(out, kv)
+	}
+	return out
 }

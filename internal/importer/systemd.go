@@ -16,6 +16,9 @@ type unitFile struct {
 	src  Source
 	sec  map[string][]iniKey // by section, every assignment in order
 	typ  string
+	// unit is the file's name without .service (x@inst for an instance);
+	// prefix and instance are its parts around the @ of a template unit.
+	unit, prefix, instance string
 }
 
 // parseUnit reads systemd's unit syntax: [Section], Key=Value, comments
@@ -52,7 +55,7 @@ func parseUnit(src Source) (map[string][]iniKey, error) {
 		if cur == "" {
 			return nil, perr(src.Path, n, "assignment %q before the first [section]", t)
 		}
-		out[cur] = append(out[cur], iniKey{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v), Line: n})
+		out[cur] = append(out[cur], iniKey{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v), Line: n, File: src.Path})
 	}
 	return out, nil
 }
@@ -64,8 +67,13 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	m := &Model{}
 	var names []string
 	var files []*unitFile
+	var dropins []Source
 	for _, u := range units {
 		base := path.Base(u.Path)
+		if strings.HasSuffix(path.Dir(u.Path), ".service.d") && strings.HasSuffix(base, ".conf") {
+			dropins = append(dropins, u)
+			continue
+		}
 		ext := path.Ext(base)
 		if ext != ".service" {
 			r.Drop(u.Path, base, "only .service units become processes (targets, sockets, timers, mounts have no podvisor equivalent)")
@@ -76,6 +84,13 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 			return nil, nil, err
 		}
 		f := &unitFile{name: strings.TrimSuffix(base, ext), src: u, sec: sec, typ: "simple"}
+		f.unit, f.prefix = f.name, f.name
+		if prefix, inst, ok := strings.Cut(f.name, "@"); ok {
+			f.name, f.prefix, f.instance = prefix, prefix, inst
+			if inst != "" {
+				f.name = prefix + "-" + inst
+			}
+		}
 		if v, ok := last(sec["Service"], "Type"); ok {
 			f.typ = v.Value
 		}
@@ -85,10 +100,34 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	if len(files) == 0 {
 		return nil, nil, &ParseError{Pos: "", Msg: "no .service unit among the inputs"}
 	}
+	for _, d := range dropins {
+		unit := strings.TrimSuffix(path.Base(path.Dir(d.Path)), ".d")
+		var f *unitFile
+		for _, g := range files {
+			if g.unit+".service" == unit {
+				f = g
+			}
+		}
+		if f == nil {
+			r.Drop(d.Path, "drop-in", unit+" is not among the imported units")
+			continue
+		}
+		sec, err := parseUnit(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		for name, keys := range sec {
+			f.sec[name] = append(f.sec[name], keys...)
+		}
+		if v, ok := last(f.sec["Service"], "Type"); ok {
+			f.typ = v.Value
+		}
+		r.AsIs(d.Path, "drop-in for "+unit+" (its keys added after the unit's, as systemd reads them)")
+	}
 	m.Header = []string{"Converted by podvisor import from systemd units: " + strings.Join(names, ", ")}
 	byUnit := map[string]*unitFile{}
 	for _, f := range files {
-		byUnit[f.name+".service"] = f
+		byUnit[f.unit+".service"] = f
 	}
 	c := &sdConv{r: r, m: m, byUnit: byUnit}
 	for _, f := range files {
@@ -103,12 +142,12 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 			for _, other := range strings.Fields(k.Value) {
 				o, ok := byUnit[other]
 				if !ok {
-					r.Drop(at(f.src.Path, k.Line), "Before="+other, "not among the imported units")
+					r.Drop(kpos(f, k), "Before="+other, "not among the imported units")
 					continue
 				}
 				if p := m.Process(sanitizeName(o.name)); p != nil && !hasDep(p, sanitizeName(f.name)) {
 					p.DependsOn = append(p.DependsOn, Dep{Name: sanitizeName(f.name), Condition: condFor(f.typ)})
-					r.AsIs(at(f.src.Path, k.Line), f.name+": Before="+other)
+					r.AsIs(kpos(f, k), f.name+": Before="+other)
 				}
 			}
 		}
@@ -116,6 +155,14 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	uniqueNames(m, r)
 	finish(m, r)
 	return m, r, nil
+}
+
+// kpos is where a key was written: the unit or one of its drop-ins.
+func kpos(f *unitFile, k iniKey) string {
+	if k.File != "" {
+		return at(k.File, k.Line)
+	}
+	return at(f.src.Path, k.Line)
 }
 
 type sdConv struct {
@@ -157,7 +204,7 @@ var sdSpecifier = regexp.MustCompile(`%.`)
 
 func (c *sdConv) unit(f *unitFile) {
 	r := c.r
-	pos := func(k iniKey) string { return at(f.src.Path, k.Line) }
+	pos := func(k iniKey) string { return kpos(f, k) }
 	name := sanitizeName(f.name)
 	p := &Process{Name: name, Origin: f.src.Path}
 	if name != f.name {
@@ -169,9 +216,16 @@ func (c *sdConv) unit(f *unitFile) {
 			case "%%":
 				return "%"
 			case "%n":
-				return f.name + ".service"
-			case "%N", "%p":
-				return f.name
+				return f.unit + ".service"
+			case "%N":
+				return f.unit
+			case "%p":
+				return f.prefix
+			case "%i", "%I":
+				if f.instance == "" {
+					p.note(r, pos(k), "command", "template unit without an instance: "+m+" left empty (import name@instance.service to set it)")
+				}
+				return f.instance
 			case "%t":
 				return "/run"
 			case "%h":
@@ -358,7 +412,7 @@ func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, 
 	if ignore {
 		line += " || true"
 	}
-	h := &Process{Name: name, Type: "oneshot", Shell: escapeDollar(line), Origin: at(f.src.Path, k.Line) + " " + k.Name}
+	h := &Process{Name: name, Type: "oneshot", Shell: escapeDollar(line), Origin: kpos(f, k) + " " + k.Name}
 	if u, ok := last(f.sec["Service"], "User"); ok {
 		h.User = u.Value
 	}
@@ -367,13 +421,13 @@ func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, 
 	}
 	if pre {
 		p.DependsOn = append(p.DependsOn, Dep{Name: name, Condition: "completed"})
-		h.note(c.r, at(f.src.Path, k.Line), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
+		h.note(c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
 	} else {
 		h.DependsOn = []Dep{{Name: p.Name, Condition: condFor(f.typ)}}
 		if f.typ == "oneshot" {
 			h.DependsOn[0].Condition = "completed"
 		}
-		h.note(c.r, at(f.src.Path, k.Line), "type", k.Name+" of "+f.name+": a oneshot after it; it runs once, not after every restart")
+		h.note(c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot after it; it runs once, not after every restart")
 	}
 	c.m.Processes = append(c.m.Processes, h)
 }
@@ -404,7 +458,7 @@ func (c *sdConv) deps(f *unitFile, p *Process) {
 				k = kk
 			}
 		}
-		pos := at(f.src.Path, k.Line)
+		pos := kpos(f, k)
 		other, ok := c.byUnit[u]
 		if !ok {
 			var how []string
@@ -437,7 +491,7 @@ func (c *sdConv) deps(f *unitFile, p *Process) {
 
 func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey, string) string) {
 	r := c.r
-	pos := func(k iniKey) string { return at(f.src.Path, k.Line) }
+	pos := func(k iniKey) string { return kpos(f, k) }
 	what := func(k iniKey) string { return f.name + ": " + k.Name }
 	user, group := "", ""
 	restart := ""
@@ -465,6 +519,10 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 			}
 			restartDelay = d
 		case "Environment":
+			if strings.TrimSpace(v) == "" { // an empty assignment resets the list
+				p.Env = nil
+				continue
+			}
 			words, err := splitWords(v)
 			if err != nil {
 				r.Fail(pos(k), what(k), err.Error())
@@ -480,6 +538,10 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 			}
 			r.AsIs(pos(k), what(k))
 		case "EnvironmentFile":
+			if strings.TrimSpace(v) == "" { // an empty assignment resets the list
+				p.EnvFile = nil
+				continue
+			}
 			file := spec(k, v)
 			if strings.HasPrefix(file, "-") {
 				file = strings.TrimPrefix(file, "-")

@@ -99,6 +99,8 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 		for _, p := range paths {
 			if st, e := os.Stat(p); e == nil && st.IsDir() {
 				matches, _ := filepath.Glob(filepath.Join(p, "*.service"))
+				dropins, _ := filepath.Glob(filepath.Join(p, "*.service.d", "*.conf"))
+				matches = append(matches, dropins...)
 				sort.Strings(matches)
 				for _, mm := range matches {
 					src, rerr := readFile(mm)
@@ -109,10 +111,11 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 				}
 				continue
 			}
-			src, rerr := readFile(p)
+			src, rerr := readFile(templateFor(p))
 			if rerr != nil {
 				return nil, nil, from, rerr
 			}
+			src.Path = p // an instance keeps its own name
 			units = append(units, src)
 		}
 		m, r, err = ConvertSystemd(units, opt)
@@ -304,4 +307,19 @@ func readTree(dir string) ([]Source, error) {
 		return nil
 	})
 	return out, err
+}
+
+// templateFor returns the template unit file of an instance name
+// (dir/x@1.service -> dir/x@.service) when the instance has no file of its
+// own, else p.
+func templateFor(p string) string {
+	base := filepath.Base(p)
+	prefix, inst, ok := strings.Cut(base, "@")
+	if !ok || inst == ".service" || !strings.HasSuffix(inst, ".service") {
+		return p
+	}
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return filepath.Join(filepath.Dir(p), prefix+"@.service")
 }
