@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,10 +55,25 @@ func importArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // prints what changed meaning on stderr, and checks the result with
 // check --portable.
 func cmdImport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("import", stderr)
+	fs := newFlagSet("import", io.Discard)
 	o := importFlags(fs)
 	paths, err := importArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return exitUsage
+	}
 	if err != nil {
+		// A flag after the paths is parsed here, not by dispatch: report
+		// it the way dispatch does.
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+			name = strings.TrimLeft(name, "-")
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			msg = "unknown flag " + dashed(name) + suggestion(name, names, "flag")
+		}
+		fmt.Fprintf(stderr, "podvisor import: %s\nRun 'podvisor import --help' for usage.\n", msg)
 		return exitUsage
 	}
 	if len(paths) == 0 {

@@ -36,6 +36,7 @@ func TestImportExitCodes(t *testing.T) {
 		{"missing", []string{filepath.Join(t.TempDir(), "Procfile")}, 2, []string{"Procfile: cannot read: no such file or directory"}, ""},
 		{"unknown format", []string{"--from", "docker-compose", good}, 2, []string{`unknown format "docker-compose"`}, ""},
 		{"no path", nil, 2, []string{"give the file or directory to convert"}, ""},
+		{"unknown flag after the path", []string{good, "--fromm", "procfile"}, 2, []string{`unknown flag --fromm (did you mean --from?)`}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runMain(append([]string{"import"}, tc.args...)...)
