@@ -568,7 +568,8 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 		case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2":
 			p.note(r, at(s.File, k.Line), "command", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
 		case "none":
-			p.note(r, at(s.File, k.Line), "command", k.Name+"=NONE: podvisor still prints the "+stream+" lines; redirect them in the command (2>/dev/null) to discard them")
+			redir := map[string]string{"stdout": ">/dev/null", "stderr": "2>/dev/null"}[stream]
+			p.note(r, at(s.File, k.Line), "command", k.Name+"=NONE: podvisor still prints the "+stream+" lines; redirect them in the command ("+redir+") to discard them")
 		default:
 			how := k.Name + "=" + v + ": written to podvisor's stdout as \"name | line\" instead of the file (log files do not exist yet)"
 			for _, extra := range []string{"_maxbytes", "_backups"} {
