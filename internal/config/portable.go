@@ -26,8 +26,9 @@ func LoadPortable(path string, lookupEnv func(string) (string, bool)) (*Config, 
 //     must still be well formed);
 //   - an env_file that does not exist here (one that exists is still read
 //     and must parse);
-//   - a ${VAR} without a default whose VAR is unset here (it is taken as
-//     empty for the rest of the check).
+//   - a ${VAR} without a default whose VAR is unset here (it stands for
+//     "1" for the rest of the check, a value every interpolated place
+//     accepts).
 //
 // Commands and directories are never checked by Parse, so they need no
 // note. The notes are sorted by position; the Config is nil when there are
@@ -44,7 +45,10 @@ func ParsePortable(name string, data []byte, lookupEnv func(string) (string, boo
 			return v, true
 		}
 		l.noteUnset(k)
-		return "", true
+		// A stand-in that every interpolated place accepts: a command,
+		// a directory, a host, a port, a path. "" would turn an unset
+		// variable into a different error (an empty command).
+		return "1", true
 	}
 	root := l.parseYAML(data)
 	var cfg *Config

@@ -254,6 +254,7 @@ func finish(m *Model, r *Report) {
 	m.Env = dedupEnv(m.Env)
 	for _, p := range m.Processes {
 		p.Env = dedupEnv(p.Env)
+		clampDurations(p, r)
 	}
 	bad := func(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
 	for _, p := range m.Processes {
@@ -403,4 +404,34 @@ func dedupEnv(env []KV) []KV {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// maxDuration is the longest duration podvisor accepts.
+const maxDuration = 24 * time.Hour
+
+// clampDurations caps every duration at podvisor's maximum, noting it.
+func clampDurations(p *Process, r *Report) {
+	clamp := func(key string, d *time.Duration) {
+		if *d > maxDuration {
+			p.note(r, p.Origin, key, fmt.Sprintf("%s is longer than podvisor's maximum; 24h", dur(*d)))
+			*d = maxDuration
+		}
+	}
+	clamp("start_timeout", &p.StartTimeout)
+	clamp("stop", &p.Stop.Timeout)
+	if p.Restart != nil {
+		clamp("restart", &p.Restart.Backoff)
+		clamp("restart", &p.Restart.MaxBackoff)
+	}
+	for _, pr := range []struct {
+		key string
+		p   *Probe
+	}{{"ready", p.Ready}, {"live", p.Live}} {
+		if pr.p == nil {
+			continue
+		}
+		for _, d := range []*time.Duration{&pr.p.StartInterval, &pr.p.Interval, &pr.p.Timeout, &pr.p.InitialDelay} {
+			clamp(pr.key, d)
+		}
+	}
 }

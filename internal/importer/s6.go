@@ -401,15 +401,40 @@ func (c *s6Conv) script(p *Process, file string) bool {
 		interp = []string{"/bin/sh"}
 	}
 	execline := strings.HasPrefix(path.Base(interp[0]), "execlineb")
+	// The logical lines of the body: comments and blank lines left out,
+	// backslash continuations joined.
 	var body []string
+	cur := ""
 	for _, l := range ls {
-		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
-			body = append(body, t)
+		t := strings.TrimSpace(l)
+		if cur == "" && (t == "" || strings.HasPrefix(t, "#")) {
+			continue
 		}
+		if strings.HasSuffix(t, "\\") {
+			cur += strings.TrimSuffix(t, "\\") + " "
+			continue
+		}
+		body = append(body, strings.TrimSpace(cur+t))
+		cur = ""
+	}
+	if cur != "" {
+		body = append(body, strings.TrimSpace(cur))
 	}
 	shellish := map[string]bool{"sh": true, "bash": true, "ash": true, "dash": true}[path.Base(interp[0])]
-	if shellish && len(body) == 1 && !strings.HasSuffix(body[0], "\\") {
-		line := strings.TrimPrefix(body[0], "exec ")
+	if shellish && len(body) == 1 {
+		line := strings.TrimSpace(strings.TrimPrefix(body[0], "exec "))
+		if strings.HasPrefix(line, "s6-notifyoncheck ") && !strings.ContainsAny(line, "$`") {
+			if words, err := splitWords(line); err == nil {
+				if rest, probe, timeout, ok := notifyOnCheck(words[1:], path.Dir(file)); ok && len(rest) > 0 {
+					p.Ready = probe
+					if p.StartTimeout == 0 {
+						p.StartTimeout = timeout
+					}
+					p.note(c.r, file, "ready", "s6-notifyoncheck: its check became an exec readiness probe with the same timings")
+					line = strings.Join(shellQuoteAll(rest), " ")
+				}
+			}
+		}
 		words, err := splitWords(line)
 		if err == nil && len(words) >= 3 && words[0] == "s6-setuidgid" {
 			p.User = words[1]
@@ -459,4 +484,70 @@ func (c *s6Conv) inTree(p string) string {
 		}
 	}
 	return found
+}
+
+// notifyOnCheck reads s6-notifyoncheck's options (times in ms) and returns
+// the program it runs and the readiness probe its check amounts to. With
+// no -c, the check is the service's data/check script.
+//
+// The start timeout is -T, else -s plus -n tries of -w (1 s when not
+// given), else 0.
+func notifyOnCheck(args []string, dir string) ([]string, *Probe, time.Duration, bool) {
+	pr := &Probe{Kind: "exec", Argv: []string{path.Join(dir, "data", "check")}}
+	ms := func(v string) (time.Duration, bool) {
+		n, err := strconv.Atoi(v)
+		return time.Duration(n) * time.Millisecond, err == nil && n >= 0 && n < 1e9
+	}
+	tries := 0
+	var global time.Duration
+	i := 0
+	for ; i < len(args) && strings.HasPrefix(args[i], "-") && len(args[i]) > 1; i++ {
+		opt := args[i]
+		if opt == "--" {
+			i++
+			break
+		}
+		if opt == "-d" {
+			continue
+		}
+		if i+1 >= len(args) {
+			return nil, nil, 0, false
+		}
+		v := args[i+1]
+		i++
+		var ok bool
+		switch opt {
+		case "-s":
+			pr.InitialDelay, ok = ms(v)
+		case "-t":
+			pr.Timeout, ok = ms(v)
+		case "-w":
+			pr.StartInterval, ok = ms(v)
+		case "-T":
+			global, ok = ms(v)
+		case "-n":
+			var err error
+			tries, err = strconv.Atoi(v)
+			ok = err == nil && tries >= 0
+		case "-3":
+			ok = true // the notification fd: podvisor needs none for an exec probe
+		case "-c":
+			pr.Argv, pr.Shell, ok = nil, escapeDollar(v), v != ""
+		}
+		if !ok {
+			return nil, nil, 0, false
+		}
+	}
+	if pr.StartInterval > 0 && pr.StartInterval < 10*time.Millisecond {
+		pr.StartInterval = 10 * time.Millisecond
+	}
+	timeout := global
+	if timeout == 0 && tries > 0 {
+		w := pr.StartInterval
+		if w == 0 {
+			w = time.Second
+		}
+		timeout = pr.InitialDelay + time.Duration(tries)*w
+	}
+	return args[i:], pr, timeout, true
 }
