@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,7 +28,13 @@ func checkConverted(t *testing.T, m *Model, r *Report, err error) {
 	if err != nil || r.Failed() {
 		return
 	}
-	assertPortable(t, Write(m))
+	out := Write(m)
+	assertPortable(t, out)
+	for _, e := range r.Entries {
+		if e.Kind == Approximated && !bytes.Contains(out, []byte(oneLine(e.Detail))) {
+			t.Errorf("approximation %q (%s) is not in the file", e.Detail, e.What)
+		}
+	}
 }
 
 func FuzzSupervisord(f *testing.F) {

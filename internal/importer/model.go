@@ -299,6 +299,7 @@ func finish(m *Model, r *Report) {
 		}
 	}
 	checkGraph(m, r)
+	headerApproximations(m, r)
 	for _, kv := range m.Env {
 		if bad(kv.Key) || bad(kv.Value) {
 			r.Fail("", "environment "+kv.Key, "contains a NUL byte or invalid UTF-8")
@@ -433,5 +434,22 @@ func clampDurations(p *Process, r *Report) {
 		for _, d := range []*time.Duration{&pr.p.StartInterval, &pr.p.Interval, &pr.p.Timeout, &pr.p.InitialDelay} {
 			clamp(pr.key, d)
 		}
+	}
+}
+
+// headerApproximations writes into the file's header every approximation
+// that is not a comment beside a key (a group, a top-level setting, a
+// renamed duplicate), so that the file shows all of them.
+func headerApproximations(m *Model, r *Report) {
+	for _, e := range r.Entries {
+		if e.Kind != Approximated {
+			continue
+		}
+		if name, key, ok := strings.Cut(e.What, "."); ok {
+			if p := m.Process(name); p != nil && strings.Contains(p.Comments[key], e.Detail) {
+				continue
+			}
+		}
+		m.Header = append(m.Header, "approximated: "+e.String())
 	}
 }

@@ -21,11 +21,7 @@ const procfileBasePort = 5000
 // its path as given.
 func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, error) {
 	r := &Report{}
-	m := &Model{Header: []string{
-		"Converted by podvisor import from a Procfile: " + src.Path,
-		"foreman and honcho stop everything when one process exits; podvisor restarts",
-		"it instead (restart: always, the default for a service).",
-	}}
+	m := &Model{Header: []string{"Converted by podvisor import from a Procfile: " + src.Path}}
 	r.Approx(src.Path, "process exit", "foreman/honcho stop every process when one exits; podvisor restarts the process (restart: always)")
 	if env != nil {
 		if _, err := config.ParseEnvFile(env.Path, env.Data); err != nil {

@@ -3,6 +3,7 @@ package importer
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,22 @@ func (w *writer) env(indent int, env []KV) {
 }
 
 func (w *writer) process(p *Process) {
-	c := func(k string) string { return p.Comments[k] }
+	used := map[string]bool{}
+	c := func(k string) string { used[k] = true; return p.Comments[k] }
+	// A comment on a key that is not written (no user, an empty stop
+	// block) goes on a line of its own at the end of the process.
+	defer func() {
+		keys := make([]string, 0, len(p.Comments))
+		for k := range p.Comments {
+			if !used[k] {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			w.line(2, "# approximated ("+oneLine(k)+"): "+oneLine(p.Comments[k]))
+		}
+	}()
 	if p.Origin != "" {
 		w.line(1, "# from "+oneLine(p.Origin))
 	}
