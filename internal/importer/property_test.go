@@ -12,7 +12,7 @@ import (
 // TestPropertyRandomInputs generates inputs from the directives each
 // format knows, with plausible and odd values, and checks the property
 // that import's output always passes check --portable unless the report
-// says something could not be converted. The seed is fixed, so a failure
+// says something could not be converted, and shows every approximation. The seed is fixed, so a failure
 // reproduces (IMPORT_PROPERTY_SEED=N explores others); the generated input
 // is printed with it.
 func TestPropertyRandomInputs(t *testing.T) {
@@ -107,6 +107,11 @@ func TestPropertyRandomInputs(t *testing.T) {
 		out := Write(m)
 		if _, _, cerr := parsePortableHere(t, out); cerr != nil {
 			t.Fatalf("case %d: import wrote a file that fails check --portable:\n%v\n--- input\n%s\n--- output\n%s", i, cerr, b.String(), out)
+		}
+		for _, e := range r.Entries {
+			if e.Kind == Approximated && !strings.Contains(string(out), oneLine(e.Detail)) {
+				t.Fatalf("case %d: approximation %q (%s) is not in the file\n--- input\n%s\n--- output\n%s", i, e.Detail, e.What, b.String(), out)
+			}
 		}
 	}
 }
