@@ -90,8 +90,19 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		ReleaseFirst:  *o.releaseFirst,
 	})
 	if err != nil {
-		// Unreadable input: every converter error names its file:line.
-		fmt.Fprintf(stderr, "podvisor import: %v\n", err)
+		// Unreadable input: every error, one per line, starting with its
+		// file:line as config errors do; one without a place is prefixed
+		// with the command's name.
+		var list importer.ParseErrors
+		var one *importer.ParseError
+		switch {
+		case errors.As(err, &list):
+			fmt.Fprintln(stderr, list.Error())
+		case errors.As(err, &one) && one.Pos != "":
+			fmt.Fprintln(stderr, one.Error())
+		default:
+			fmt.Fprintf(stderr, "podvisor import: %v\n", err)
+		}
 		return exitUsage
 	}
 	outName := *o.output

@@ -31,6 +31,8 @@ func TestImportExitCodes(t *testing.T) {
 			[]string{"not converted (2):", "supervisord.conf:1: [program:a]: no command="}, ""},
 		{"unreadable", []string{writeTemp(t, "supervisord.conf", "[program:a]\ncommand=x\nthis line is not ini\n")}, 2,
 			[]string{"supervisord.conf:3: line \"this line is not ini\" is neither [section] nor key=value"}, ""},
+		{"every syntax error", []string{writeTemp(t, "web.service", "[Service]\nExecStart=/bin/web\nnot an assignment\n[Unit\nAfter=x\n")}, 2,
+			[]string{"web.service:3: line \"not an assignment\" is not Key=Value", "web.service:4: section header \"[Unit\" has no closing ]"}, ""},
 		{"bad yaml", []string{writeTemp(t, "process-compose.yaml", "processes:\n  a: [\n")}, 2,
 			[]string{"process-compose.yaml:2: invalid YAML: did not find expected node content"}, ""},
 		{"missing", []string{filepath.Join(t.TempDir(), "Procfile")}, 2, []string{"Procfile: cannot read: no such file or directory"}, ""},

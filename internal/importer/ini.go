@@ -40,6 +40,7 @@ func parseINI(src Source) ([]*iniSection, error) {
 		sections []*iniSection
 		cur      *iniSection
 		last     *iniKey
+		errs     ParseErrors
 	)
 	for i, raw := range lines(src.Data) {
 		n := i + 1
@@ -64,7 +65,9 @@ func parseINI(src Source) ([]*iniSection, error) {
 		if trimmed[0] == '[' {
 			end := strings.IndexByte(trimmed, ']')
 			if end < 0 {
-				return nil, perr(src.Path, n, "section header %q has no closing ]", trimmed)
+				errs = append(errs, perr(src.Path, n, "section header %q has no closing ]", trimmed))
+				cur, last = nil, nil
+				continue
 			}
 			cur = &iniSection{Name: strings.TrimSpace(trimmed[1:end]), File: src.Path, Line: n}
 			sections = append(sections, cur)
@@ -73,10 +76,13 @@ func parseINI(src Source) ([]*iniSection, error) {
 		}
 		sep := strings.IndexAny(trimmed, "=:")
 		if sep <= 0 {
-			return nil, perr(src.Path, n, "line %q is neither [section] nor key=value", trimmed)
+			errs = append(errs, perr(src.Path, n, "line %q is neither [section] nor key=value", trimmed))
+			last = nil
+			continue
 		}
 		if cur == nil {
-			return nil, perr(src.Path, n, "key %q before the first [section]", strings.TrimSpace(trimmed[:sep]))
+			errs = append(errs, perr(src.Path, n, "key %q before the first [section]", strings.TrimSpace(trimmed[:sep])))
+			continue
 		}
 		cur.Keys = append(cur.Keys, iniKey{
 			Name:  strings.ToLower(strings.TrimSpace(trimmed[:sep])),
@@ -84,6 +90,9 @@ func parseINI(src Source) ([]*iniSection, error) {
 			Line:  n,
 		})
 		last = &cur.Keys[len(cur.Keys)-1]
+	}
+	if len(errs) > 0 {
+		return nil, errs.err()
 	}
 	return sections, nil
 }

@@ -236,6 +236,28 @@ func (e *ParseError) Error() string {
 	return e.Pos + ": " + e.Msg
 }
 
+// ParseErrors is every syntax error of the inputs, one per line.
+type ParseErrors []*ParseError
+
+func (es ParseErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// errs returns es as an error: nil when empty, the single error, or the list.
+func (es ParseErrors) err() error {
+	switch len(es) {
+	case 0:
+		return nil
+	case 1:
+		return es[0]
+	}
+	return es
+}
+
 func perr(file string, line int, format string, args ...any) *ParseError {
 	return &ParseError{Pos: fmt.Sprintf("%s:%d", file, line), Msg: fmt.Sprintf(format, args...)}
 }
@@ -452,4 +474,15 @@ func headerApproximations(m *Model, r *Report) {
 		}
 		m.Header = append(m.Header, "approximated: "+e.String())
 	}
+}
+
+// appendErr adds err (a *ParseError or ParseErrors) to es.
+func appendErr(es ParseErrors, err error) ParseErrors {
+	switch e := err.(type) {
+	case *ParseError:
+		return append(es, e)
+	case ParseErrors:
+		return append(es, e...)
+	}
+	return append(es, &ParseError{Msg: err.Error()})
 }

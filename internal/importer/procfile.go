@@ -30,6 +30,7 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 		r.AsIs(env.Path, ".env (every process's env_file)")
 	}
 	port := procfileBasePort
+	var errs ParseErrors
 	for i, line := range lines(src.Data) {
 		n := i + 1
 		t := strings.TrimSpace(line)
@@ -38,7 +39,8 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 		}
 		mm := procfileLine.FindStringSubmatch(t)
 		if mm == nil {
-			return nil, nil, perr(src.Path, n, "line %q is not NAME: COMMAND", t)
+			errs = append(errs, perr(src.Path, n, "line %q is not NAME: COMMAND (a name of letters, digits, _ and -, then a colon)", t))
+			continue
 		}
 		name, cmd := mm[1], strings.TrimSpace(mm[2])
 		if cmd == "" {
@@ -63,6 +65,9 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 			p.note(r, at(src.Path, n), "type", "release runs once (as on Heroku); a oneshot")
 		}
 		m.Processes = append(m.Processes, p)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs.err()
 	}
 	if len(m.Processes) == 0 {
 		return nil, nil, perr(src.Path, 1, "no process: a Procfile has lines NAME: COMMAND")

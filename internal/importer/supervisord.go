@@ -37,6 +37,7 @@ func ConvertSupervisord(main Source, include IncludeFunc, opt Options) (*Model, 
 	}
 	r := &Report{}
 	here := path.Dir(main.Path)
+	var incErrs ParseErrors // syntax errors of included files, all reported
 	for _, s := range sections {
 		if s.Name != "include" {
 			continue
@@ -66,7 +67,8 @@ func ConvertSupervisord(main Source, include IncludeFunc, opt Options) (*Model, 
 			for _, src := range srcs {
 				more, err := parseINI(src)
 				if err != nil {
-					return nil, nil, err
+					incErrs = appendErr(incErrs, err)
+					continue
 				}
 				r.AsIs(at(s.File, k.Line), "[include] "+src.Path)
 				for _, m := range more {
@@ -78,6 +80,9 @@ func ConvertSupervisord(main Source, include IncludeFunc, opt Options) (*Model, 
 				}
 			}
 		}
+	}
+	if len(incErrs) > 0 {
+		return nil, nil, incErrs.err()
 	}
 	c := &svConv{r: r, m: &Model{}, opt: opt}
 	c.m.Header = []string{"Converted by podvisor import from supervisord: " + main.Path}

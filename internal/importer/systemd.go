@@ -26,6 +26,7 @@ type unitFile struct {
 func parseUnit(src Source) (map[string][]iniKey, error) {
 	out := map[string][]iniKey{}
 	cur := ""
+	var errs ParseErrors
 	ls := lines(src.Data)
 	for i := 0; i < len(ls); i++ {
 		n := i + 1
@@ -43,19 +44,26 @@ func parseUnit(src Source) (map[string][]iniKey, error) {
 		}
 		if t[0] == '[' {
 			if !strings.HasSuffix(t, "]") {
-				return nil, perr(src.Path, n, "section header %q has no closing ]", t)
+				errs = append(errs, perr(src.Path, n, "section header %q has no closing ]", t))
+				cur = ""
+				continue
 			}
 			cur = t[1 : len(t)-1]
 			continue
 		}
 		k, v, ok := strings.Cut(t, "=")
 		if !ok {
-			return nil, perr(src.Path, n, "line %q is not Key=Value", t)
+			errs = append(errs, perr(src.Path, n, "line %q is not Key=Value", t))
+			continue
 		}
 		if cur == "" {
-			return nil, perr(src.Path, n, "assignment %q before the first [section]", t)
+			errs = append(errs, perr(src.Path, n, "assignment %q before the first [section]", t))
+			continue
 		}
 		out[cur] = append(out[cur], iniKey{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v), Line: n, File: src.Path})
+	}
+	if len(errs) > 0 {
+		return nil, errs.err()
 	}
 	return out, nil
 }
@@ -68,6 +76,7 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	var names []string
 	var files []*unitFile
 	var dropins []Source
+	var allErrs ParseErrors
 	for _, u := range units {
 		base := path.Base(u.Path)
 		if strings.HasSuffix(path.Dir(u.Path), ".service.d") && strings.HasSuffix(base, ".conf") {
@@ -81,7 +90,8 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 		}
 		sec, err := parseUnit(u)
 		if err != nil {
-			return nil, nil, err
+			allErrs = appendErr(allErrs, err)
+			continue
 		}
 		f := &unitFile{name: strings.TrimSuffix(base, ext), src: u, sec: sec, typ: "simple"}
 		f.unit, f.prefix = f.name, f.name
@@ -96,6 +106,9 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 		}
 		files = append(files, f)
 		names = append(names, base)
+	}
+	if len(allErrs) > 0 {
+		return nil, nil, allErrs.err()
 	}
 	if len(files) == 0 {
 		return nil, nil, &ParseError{Pos: "", Msg: "no .service unit among the inputs"}
