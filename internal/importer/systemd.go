@@ -556,6 +556,10 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 				continue
 			}
 			file := spec(k, v)
+			if !path.IsAbs(strings.TrimPrefix(file, "-")) {
+				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not an absolute path (systemd refuses it too)", v))
+				continue
+			}
 			if strings.HasPrefix(file, "-") {
 				file = strings.TrimPrefix(file, "-")
 				p.note(r, pos(k), "env_file", "EnvironmentFile=-"+file+": optional under systemd; podvisor needs the file to exist")
