@@ -94,6 +94,7 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor kube generate --shape ''", []string{"fat", "sidecars"}},
 		{"podvisor kube play -", []string{"--ca-file", "--dry-run", "--from-dir", "--image-command", "--listen", "--log-format", "--name", "--ordered", "--volume-root"}},
 		{"podvisor graph --format m", []string{"mermaid"}},
+		{"podvisor import --from ''", []string{"supervisord", "process-compose", "procfile", "s6", "systemd"}},
 		{"podvisor graph -format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor run --log-format ''", []string{"text", "json"}},
 		{"podvisor run -", []string{"-c", "--config", "--control", "--listen", "--log-format"}},
