@@ -12,6 +12,7 @@ package importer
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,6 +80,7 @@ type Process struct {
 	SuccessExitCodes []int
 	Stop             Stop
 	OOMScoreAdj      *int
+	Log              *Log // nil: the defaults (both streams on podvisor's stdout)
 
 	// Comments by key (command, ready, restart, stop, ...): why the value
 	// only approximates the original. Written beside the key.
@@ -107,6 +109,22 @@ type Probe struct {
 	InitialDelay     time.Duration
 	SuccessThreshold int
 	FailureThreshold int
+}
+
+// Log is a process's log block; empty fields are left out.
+type Log struct {
+	Stdout, Stderr   string // inherit | file | off
+	File, StderrFile string
+	MaxSize          int64 // bytes; 0: podvisor's default
+	MaxFiles         int   // 0: podvisor's default
+}
+
+// log returns p's log block, creating it.
+func (p *Process) log() *Log {
+	if p.Log == nil {
+		p.Log = &Log{}
+	}
+	return p.Log
 }
 
 // Restart is the long form of restart.
@@ -283,6 +301,9 @@ func finish(m *Model, r *Report) {
 		texts := append([]string{p.Name, p.Shell, p.WorkingDir, p.User, p.Stop.Shell}, p.Argv...)
 		texts = append(texts, p.Stop.Argv...)
 		texts = append(texts, p.EnvFile...)
+		if p.Log != nil {
+			texts = append(texts, p.Log.File, p.Log.StderrFile)
+		}
 		for _, kv := range p.Env {
 			texts = append(texts, kv.Key, kv.Value)
 		}
@@ -321,6 +342,7 @@ func finish(m *Model, r *Report) {
 		}
 	}
 	checkGraph(m, r)
+	shareNoLogFile(m, r)
 	headerApproximations(m, r)
 	for _, kv := range m.Env {
 		if bad(kv.Key) || bad(kv.Value) {
@@ -485,4 +507,30 @@ func appendErr(es ParseErrors, err error) ParseErrors {
 		return append(es, e...)
 	}
 	return append(es, &ParseError{Msg: err.Error()})
+}
+
+// shareNoLogFile gives each process its own log files: podvisor refuses two
+// processes writing one file, which supervisord allows (numprocs copies
+// with one stdout_logfile). A shared name gets ".{name}" before its
+// extension.
+func shareNoLogFile(m *Model, r *Report) {
+	owner := map[string]string{}
+	for _, p := range m.Processes {
+		if p.Log == nil {
+			continue
+		}
+		for _, f := range []*string{&p.Log.File, &p.Log.StderrFile} {
+			if *f == "" {
+				continue
+			}
+			name := strings.ReplaceAll(*f, "{name}", p.Name)
+			if o, taken := owner[name]; taken && o != p.Name {
+				ext := path.Ext(*f)
+				*f = strings.TrimSuffix(*f, ext) + ".{name}" + ext
+				p.note(r, p.Origin, "log", "the log file is also "+o+"'s; podvisor gives each process its own: "+*f)
+				name = strings.ReplaceAll(*f, "{name}", p.Name)
+			}
+			owner[name] = p.Name
+		}
+	}
 }

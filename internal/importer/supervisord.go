@@ -549,16 +549,16 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 	return true
 }
 
-// logKeys approximates the log file settings: podvisor prints every line
-// of a process on its own stdout as "name | line" (log files with rotation
-// do not exist yet).
+// logKeys converts the log settings: a file becomes the process's log
+// file (rotated by size, as supervisord rotates it), /dev/stdout the
+// default (podvisor's stdout), NONE "off".
 func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 	r := c.r
 	redirect := false
 	if k, ok := s.get("redirect_stderr"); ok {
 		redirect, _ = parseBool(k.Value)
 		if redirect {
-			r.AsIs(at(s.File, k.Line), sec+"redirect_stderr (podvisor prints both streams in one output)")
+			r.AsIs(at(s.File, k.Line), sec+"redirect_stderr (stderr goes where stdout goes)")
 		}
 	}
 	for _, stream := range []string{"stdout", "stderr"} {
@@ -567,24 +567,106 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 			continue
 		}
 		v, _ := e.expand(strings.TrimSpace(k.Value))
+		pos := at(s.File, k.Line)
 		switch strings.ToLower(v) {
-		case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "auto":
-			r.AsIs(at(s.File, k.Line), sec+k.Name+"="+v+" (podvisor prints it on its stdout as \"name | line\")")
+		case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+			r.AsIs(pos, sec+k.Name+"="+v+" (podvisor prints it on its stdout as \"name | line\")")
 		case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2":
-			p.note(r, at(s.File, k.Line), "command", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
+			p.note(r, pos, "log", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
+		case "auto", "":
+			p.note(r, pos, "log", k.Name+"="+v+": supervisord wrote a file it named itself; podvisor prints the lines on its stdout")
 		case "none":
-			redir := map[string]string{"stdout": ">/dev/null", "stderr": "2>/dev/null"}[stream]
-			p.note(r, at(s.File, k.Line), "command", k.Name+"=NONE: podvisor still prints the "+stream+" lines; redirect them in the command ("+redir+") to discard them")
+			if stream == "stdout" {
+				p.log().Stdout = "off"
+			} else {
+				p.log().Stderr = "off"
+			}
+			r.AsIs(pos, sec+k.Name+"=NONE (log."+stream+": off)")
 		default:
-			how := k.Name + "=" + v + ": written to podvisor's stdout as \"name | line\" instead of the file (log files do not exist yet)"
-			for _, extra := range []string{"_maxbytes", "_backups"} {
-				if x, ok := s.get(stream + "_logfile" + extra); ok {
-					how += ", " + x.Name + "=" + x.Value + " dropped with it"
+			if v == "." || v == ".." || strings.HasSuffix(v, "/") || strings.HasSuffix(v, "/.") || strings.HasSuffix(v, "/..") {
+				r.Fail(pos, sec+k.Name, fmt.Sprintf("%q is a directory; name the file, such as app.log", v))
+				continue
+			}
+			l := p.log()
+			if stream == "stdout" {
+				l.Stdout, l.File = "file", v
+				if redirect {
+					l.Stderr = "file" // merged into the same file
+				}
+			} else {
+				l.Stderr = "file"
+				if v != l.File {
+					l.StderrFile = v
 				}
 			}
-			p.note(r, at(s.File, k.Line), "command", how)
+			r.AsIs(pos, sec+k.Name+" (log."+map[string]string{"stdout": "file", "stderr": "stderr_file"}[stream]+")")
+			c.rotation(s, stream, p)
 		}
 	}
+}
+
+// rotation converts *_logfile_maxbytes and *_logfile_backups. podvisor
+// has one max_size and max_files per process: stdout's win when both
+// streams set them.
+func (c *svConv) rotation(s *iniSection, stream string, p *Process) {
+	r, l := c.r, p.log()
+	if k, ok := s.get(stream + "_logfile_maxbytes"); ok {
+		n, ok := parseByteSize(k.Value)
+		switch {
+		case !ok:
+			r.Fail(at(s.File, k.Line), k.Name, fmt.Sprintf("%q is not a size (want bytes, KB, MB or GB)", k.Value))
+		case l.MaxSize > 0 && l.MaxSize != n:
+			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_size per process; stdout's is kept")
+		case n == 0:
+			p.note(r, at(s.File, k.Line), "log", k.Name+"=0: supervisord never rotated this file; podvisor rotates at its default max_size (10MiB)")
+		case n < 1<<20:
+			l.MaxSize = 1 << 20
+			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor's smallest max_size is 1MiB")
+		default:
+			l.MaxSize = n
+			r.AsIs(at(s.File, k.Line), k.Name+" (log.max_size)")
+		}
+	}
+	if k, ok := s.get(stream + "_logfile_backups"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(k.Value))
+		files := n + 1 // podvisor counts the current file
+		switch {
+		case err != nil || n < 0:
+			r.Fail(at(s.File, k.Line), k.Name, fmt.Sprintf("%q is not a number of backups", k.Value))
+		case l.MaxFiles > 0 && l.MaxFiles != files:
+			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_files per process; stdout's is kept")
+		case files < 2:
+			l.MaxFiles = 2
+			p.note(r, at(s.File, k.Line), "log", k.Name+"=0: supervisord kept no rotated file; podvisor keeps at least one (max_files: 2)")
+		case files > 1000:
+			l.MaxFiles = 1000
+			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor keeps at most 1000 files")
+		default:
+			l.MaxFiles = files
+			r.AsIs(at(s.File, k.Line), k.Name+" (log.max_files, the current file counted)")
+		}
+	}
+}
+
+// parseByteSize reads supervisord's sizes: bytes, or a number with KB, MB
+// or GB (powers of 1024, as supervisord computes them).
+func parseByteSize(v string) (int64, bool) {
+	v = strings.ToUpper(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSpace(strings.TrimSuffix(v, u.suffix)), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<50)/mult {
+		return 0, false
+	}
+	return n * mult, true
 }
 
 // priorityOrder makes each process depend (started) on every process of

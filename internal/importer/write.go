@@ -179,6 +179,20 @@ func (w *writer) process(p *Process) {
 			w.kv(3, "command", command(s.Argv, s.Shell), "")
 		}
 	}
+	if l := p.Log; l != nil {
+		w.kv(2, "log", "", c("log"))
+		for _, f := range []struct{ k, v string }{{"stdout", l.Stdout}, {"stderr", l.Stderr}, {"file", l.File}, {"stderr_file", l.StderrFile}} {
+			if f.v != "" {
+				w.kv(3, f.k, quote(f.v), "")
+			}
+		}
+		if l.MaxSize > 0 {
+			w.kv(3, "max_size", size(l.MaxSize), "")
+		}
+		if l.MaxFiles > 0 {
+			w.kv(3, "max_files", strconv.Itoa(l.MaxFiles), "")
+		}
+	}
 }
 
 func (w *writer) probe(key string, pr *Probe, c string) {
@@ -278,4 +292,18 @@ func escapeDollar(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, "$", "$$")
+}
+
+// size writes a byte count as podvisor reads it: with a binary unit when
+// it divides evenly, else in bytes.
+func size(n int64) string {
+	for _, u := range []struct {
+		name string
+		div  int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n%u.div == 0 {
+			return fmt.Sprintf("%d%s", n/u.div, u.name)
+		}
+	}
+	return fmt.Sprint(n)
 }

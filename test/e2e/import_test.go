@@ -133,16 +133,18 @@ stdout_logfile_maxbytes=0
 [program:worker]
 process_name=%(program_name)s-%(process_num)d
 numprocs=2
-command=/bin/sh -c 'echo "worker-%(process_num)d up $(date +%%s%%N) $$" >> "$E2E_EVENTS"; trap "exit 0" TERM; while :; do sleep 0.1; done'
+command=/bin/sh -c 'echo "worker-%(process_num)d up $(date +%%s%%N) $$" >> "$E2E_EVENTS"; echo "worker-%(process_num)d writes to its log"; trap "exit 0" TERM; while :; do sleep 0.1; done'
 autorestart=true
 startsecs = 1
 stopsignal=term
-stdout_logfile=/var/log/worker-%(process_num)d.log
+stdout_logfile=%(here)s/../logs/worker-%(process_num)d.log
+stdout_logfile_maxbytes=5MB
+stdout_logfile_backups=3
 `,
 		"www/index.html": "hello from the web program\n",
 	})
 	yaml, report := runImport(t, filepath.Join(src, "supervisord.conf"))
-	for _, want := range []string{"worker-0:", "worker-1:", "web:", "# approximated: startsecs=1", "# approximated: stdout_logfile=/var/log/worker-0.log"} {
+	for _, want := range []string{"worker-0:", "worker-1:", "web:", "# approximated: startsecs=1", "max_size: 5MiB", "max_files: 4"} {
 		if !strings.Contains(yaml, want) {
 			t.Errorf("procs.yaml lacks %q:\n%s", want, yaml)
 		}
@@ -162,6 +164,18 @@ stdout_logfile=/var/log/worker-%(process_num)d.log
 	}
 	r.WaitEvent(t, "worker-0", "up", 10*time.Second)
 	r.WaitEvent(t, "worker-1", "up", 10*time.Second)
+	// stdout_logfile became each copy's log file; web's /dev/stdout stays
+	// on podvisor's output.
+	for _, n := range []string{"0", "1"} {
+		logPath := filepath.Join(src, "logs", "worker-"+n+".log")
+		eventually(t, 10*time.Second, func() bool {
+			b, _ := os.ReadFile(logPath)
+			return strings.Contains(string(b), "worker-"+n+" writes to its log")
+		}, "%s does not hold worker-%s's output; podvisor output:\n%s", logPath, n, r.Stdout)
+	}
+	if r.Stdout.Contains("writes to its log") {
+		t.Errorf("a worker's output reached podvisor's stdout instead of its log file:\n%s", r.Stdout)
+	}
 	st := ffGetStatus(t, r)
 	for _, name := range []string{"web", "worker-0", "worker-1"} {
 		if p := st.proc(name); p.State != "running" || !p.Ready {
