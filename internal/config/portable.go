@@ -24,8 +24,8 @@ func LoadPortable(path string, lookupEnv func(string) (string, bool)) (*Config, 
 //
 //   - a user or group missing from this machine's user database (the spec
 //     must still be well formed);
-//   - an env_file that does not exist here (one that exists is still read
-//     and must parse);
+//   - an env_file that does not exist here, or cannot be read here (one
+//     that is read must parse);
 //   - a ${VAR} without a default whose VAR is unset here (it stands for
 //     "1" for the rest of the check, a value every interpolated place
 //     accepts).
@@ -98,14 +98,19 @@ func (l *loader) portableUser(n *yaml.Node, path *keyPath, spec string, err erro
 }
 
 // portableEnvFile decides, in portable mode, whether an env_file that
-// cannot be read is a note (it does not exist here) or an error.
+// cannot be read is a note (it does not exist here, or is not a readable
+// regular file here: facts of this machine) or an error (its contents do
+// not parse).
 func (l *loader) portableEnvFile(n *yaml.Node, path *keyPath, err error) bool {
-	if !errors.Is(err, fs.ErrNotExist) {
-		return false
+	var e *Error
+	if !errors.As(err, &e) || e.cause == nil {
+		return false // a syntax error inside the file
 	}
-	l.notes = append(l.notes, &Error{Pos: l.pos(n), Path: path.String(),
-		Msg:  "env_file " + n.Value + " does not exist here; it must exist where podvisor runs",
-		Hint: "not checked: --portable"})
+	msg := "env_file " + n.Value + " does not exist here; it must exist where podvisor runs"
+	if !errors.Is(err, fs.ErrNotExist) {
+		msg = "env_file " + n.Value + " cannot be read here (" + e.Msg + "); it must be a readable file where podvisor runs"
+	}
+	l.notes = append(l.notes, &Error{Pos: l.pos(n), Path: path.String(), Msg: msg, Hint: "not checked: --portable"})
 	return true
 }
 

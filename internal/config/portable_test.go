@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,6 +39,23 @@ func TestParsePortable(t *testing.T) {
 	}
 	if n := strings.Count(got, "note: "); n != 3 {
 		t.Errorf("%d notes, want 3:\n%s", n, got)
+	}
+}
+
+func TestParsePortableEnvFileDirectory(t *testing.T) {
+	dir := t.TempDir()
+	src := "processes:\n  a:\n    command: x\n    env_file: [" + dir + "]\n"
+	_, notes, err := ParsePortable("procs.yaml", []byte(src), nil)
+	if err != nil || len(notes) != 1 || !strings.Contains(notes[0].Msg, "cannot be read here") {
+		t.Fatalf("err %v, notes %v; want one note that the env_file cannot be read here", err, notes)
+	}
+	bad := filepath.Join(dir, "bad.env")
+	if err := os.WriteFile(bad, []byte("not an assignment\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src = "processes:\n  a:\n    command: x\n    env_file: [" + bad + "]\n"
+	if _, _, err := ParsePortable("procs.yaml", []byte(src), nil); err == nil {
+		t.Fatal("an env_file that exists and does not parse passed --portable")
 	}
 }
 

@@ -294,6 +294,7 @@ func finish(m *Model, r *Report) {
 	m.Env = dedupEnv(m.Env)
 	for _, p := range m.Processes {
 		p.Env = dedupEnv(p.Env)
+		p.DependsOn = dedupDeps(p.DependsOn)
 		clampDurations(p, r)
 	}
 	bad := func(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
@@ -333,6 +334,9 @@ func finish(m *Model, r *Report) {
 		}
 		if slices.ContainsFunc(p.EnvFile, func(f string) bool { return strings.TrimSpace(f) == "" }) {
 			r.Fail(p.Origin, p.Name+" env_file", "a file name is empty")
+		}
+		if slices.ContainsFunc(p.SuccessExitCodes, func(c int) bool { return c < 0 || c > 255 }) {
+			r.Fail(p.Origin, p.Name+" success exit codes", fmt.Sprintf("%v: exit codes are 0 to 255", p.SuccessExitCodes))
 		}
 		if p.User != "" && !validUser(p.User) {
 			r.Fail(p.Origin, p.Name+" user "+p.User, "not a user podvisor can run as: want name, uid, name:group or uid:gid")
@@ -533,4 +537,25 @@ func shareNoLogFile(m *Model, r *Report) {
 			owner[name] = p.Name
 		}
 	}
+}
+
+// dedupDeps keeps one dependency per name (an input may name one twice):
+// the strictest condition, restart if either asked for it.
+func dedupDeps(deps []Dep) []Dep {
+	rank := map[string]int{"started": 0, "ready": 1, "completed": 2}
+	idx := map[string]int{}
+	var out []Dep
+	for _, d := range deps {
+		i, ok := idx[d.Name]
+		if !ok {
+			idx[d.Name] = len(out)
+			out = append(out, d)
+			continue
+		}
+		if rank[d.Condition] > rank[out[i].Condition] {
+			out[i].Condition = d.Condition
+		}
+		out[i].Restart = out[i].Restart || d.Restart
+	}
+	return out
 }

@@ -159,7 +159,7 @@ func (c *pcConv) convert(root *yaml.Node) error {
 			c.m.Env = env
 			c.r.AsIs(c.pos(k), "environment")
 		case "log_location", "log_level", "log_length", "log_configuration":
-			c.r.Approx(c.pos(k), k.Value, "podvisor prints every process's output on its stdout as \"name | line\" (log files do not exist yet)")
+			c.r.Approx(c.pos(k), k.Value, "one log for every process has no podvisor equivalent (a log file is per process); output goes to podvisor's stdout as \"name | line\" unless a process sets its own log_location")
 		case "shell":
 			c.r.Approx(c.pos(k), "shell", "podvisor runs a command string with /bin/sh -c")
 		default:
@@ -328,8 +328,17 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 			r.AsIs(c.pos(k), what)
 		case "description":
 			r.Drop(c.pos(k), what, "kept only in the report")
-		case "log_location", "log_configuration":
-			p.note(r, c.pos(k), "command", k.Value+": output goes to podvisor's stdout as \"name | line\" (log files do not exist yet)")
+		case "log_location":
+			file := strings.ReplaceAll(scalar(v), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
+			if strings.TrimSpace(file) == "" || strings.HasSuffix(file, "/") {
+				r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
+				continue
+			}
+			l := p.log()
+			l.Stdout, l.Stderr, l.File = "file", "file", pcString(file)
+			r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
+		case "log_configuration":
+			p.note(r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
 		default:
 			r.Drop(c.pos(k), what, "no podvisor equivalent")
 		}

@@ -634,11 +634,32 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 			p.OOMScoreAdj = &n
 			r.AsIs(pos(k), what(k))
 		case "StandardOutput", "StandardError":
-			switch v {
-			case "journal", "inherit", "journal+console", "tty", "kmsg", "syslog", "":
+			kind, file, _ := strings.Cut(v, ":")
+			stdout := k.Name == "StandardOutput"
+			switch {
+			case v == "journal" || v == "inherit" || v == "journal+console" || v == "tty" || v == "kmsg" || v == "syslog" || v == "":
 				r.AsIs(pos(k), what(k)+" (podvisor prints the lines on its stdout)")
+			case v == "null":
+				if stdout {
+					p.log().Stdout = "off"
+				} else {
+					p.log().Stderr = "off"
+				}
+				r.AsIs(pos(k), what(k)+" (off)")
+			case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file):
+				l := p.log()
+				if stdout {
+					l.Stdout, l.File = "file", escapeDollar(file)
+				} else if l.Stderr = "file"; file != l.File {
+					l.StderrFile = escapeDollar(file)
+				}
+				if kind == "append" {
+					r.AsIs(pos(k), what(k)+" (a log file, appended to)")
+				} else {
+					p.note(r, pos(k), "log", k.Name+"="+v+": podvisor appends to the file and rotates it by size")
+				}
 			default:
-				p.note(r, pos(k), "command", k.Name+"="+v+": podvisor prints the lines on its stdout (log files do not exist yet)")
+				p.note(r, pos(k), "log", k.Name+"="+v+": podvisor prints the lines on its stdout")
 			}
 		case "SyslogIdentifier":
 			r.Drop(pos(k), what(k), "podvisor names each line with the process name")

@@ -159,7 +159,8 @@ func uniqueNames(m *Model, r *Report) {
 		base := p.Name
 		name := base
 		for n := 2; seen[strings.ToLower(name)]; n++ {
-			name = base + "-" + strconv.Itoa(n)
+			suffix := "-" + strconv.Itoa(n)
+			name = base[:min(len(base), 63-len(suffix))] + suffix // names are at most 63
 		}
 		if name != base {
 			r.Approx(p.Origin, p.Name, "renamed to "+name+": another process has the same name")
