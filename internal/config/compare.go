@@ -30,6 +30,8 @@ func SpawnDiff(old, new *Process) string {
 		return "log changed" // its pipes are wired at the start
 	case !sameInt(old.OOMScoreAdj, new.OOMScoreAdj):
 		return "oom_score_adj changed"
+	case !slices.Equal(old.SecretEnv, new.SecretEnv):
+		return "secret_env changed" // the probes' redaction is set at the start
 	}
 	return ""
 }

@@ -127,6 +127,11 @@ type Process struct {
 	// Log says where stdout and stderr go (the top-level log keys under
 	// the process's own).
 	Log Output
+
+	// SecretEnv names the variables whose values are secrets whatever
+	// their names say (secret_env; kube play lists those from Secrets):
+	// they are redacted from probe details like DB_PASSWORD's. Sorted.
+	SecretEnv []string
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.

@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "control", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit"}
 	stopKeys       = []string{"signal", "timeout", "command"}
@@ -349,6 +349,9 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 		envs = append(envs, l.env(v.val, path.field("env")))
 	}
 	proc.Env = MergeEnv(envs...)
+	if v, ok := f.get("secret_env"); ok {
+		proc.SecretEnv = l.envNames(v.val, path.field("secret_env"))
+	}
 
 	if v, ok := f.get("working_dir"); ok {
 		proc.WorkingDir = l.path(v.val, path.field("working_dir"))
@@ -454,6 +457,29 @@ func (l *loader) path(n *yaml.Node, path *keyPath) string {
 		s = filepath.Join(l.dir, s)
 	}
 	return filepath.Clean(s)
+}
+
+// envNames decodes secret_env: a list of variable names, sorted, without
+// duplicates.
+func (l *loader) envNames(n *yaml.Node, path *keyPath) []string {
+	if n.Kind != yaml.SequenceNode {
+		l.errorf(n, path, "expected a list of variable names, got %s", describe(n))
+		return nil
+	}
+	var out []string
+	for _, item := range n.Content {
+		name, ok := l.str(item, path)
+		if !ok {
+			continue
+		}
+		if !validEnvName(name) {
+			l.errorf(item, path, "%q is not a variable name (letters, digits and _, not starting with a digit)", name)
+			continue
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // envFileList reads one env_file or a list of them, each relative to the

@@ -34,6 +34,7 @@ type Proc struct {
 	Restart      *Restart
 	SuccessCodes []int // success_exit_codes; nil is the default [0]
 	Stop         *Stop
+	SecretEnv    []string // variables from Secrets: secret_env
 }
 
 // Dep is one depends_on entry.
@@ -154,6 +155,13 @@ func (q *Proc) node() *yaml.Node {
 			}
 			add(n, "restart", rn)
 		}
+	}
+	if len(q.SecretEnv) > 0 {
+		names := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, name := range q.SecretEnv {
+			names.Content = append(names.Content, scalar(name))
+		}
+		add(n, "secret_env", names)
 	}
 	if len(q.SuccessCodes) > 0 {
 		codes := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}

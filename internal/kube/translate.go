@@ -501,7 +501,7 @@ func (b *builder) base(c *Container, where string) *Proc {
 	t := b.t
 	q := &Proc{Name: c.Name}
 	t.envFiles = nil
-	q.Env = t.env(c, where)
+	q.Env, q.SecretEnv = t.env(c, where)
 	lookup := func(k string) (string, bool) {
 		for _, kv := range q.Env {
 			if kv[0] == k {

@@ -291,6 +291,10 @@ spec:
 	if got := cfg.Processes["app"].Command; !slices.Equal(got, []string{"app", "fast", "secret", "fast"}) {
 		t.Errorf("command %q", got)
 	}
+	// TOKEN came from a Secret: podvisor redacts it whatever its name.
+	if got := cfg.Processes["app"].SecretEnv; !slices.Equal(got, []string{"TOKEN"}) {
+		t.Errorf("secret_env %q, want [TOKEN]", got)
+	}
 	joined := strings.Join(res.Warnings, "\n")
 	for _, want := range []string{`"1bad"`, "Service/web"} {
 		if !strings.Contains(joined, want) {
