@@ -192,6 +192,8 @@ type Supervisor struct {
 	pings chan chan struct{}
 	done  chan struct{} // closed when Run returns: senders stop blocking
 	snap  atomic.Pointer[Snapshot]
+	// changed wakes event-stream readers after each publish (watch.go).
+	changed changes
 
 	// Loop-owned state.
 	recs       []*record // in start order (topological, by level then name)
@@ -1478,4 +1480,5 @@ func (s *Supervisor) publish() {
 	}
 	snap.Ready = allReady
 	s.snap.Store(snap)
+	s.changed.notify()
 }
