@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -172,6 +173,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	// Bound before any child is spawned: a port in use fails the run
 	// while nothing needs tearing down.
+	events := server.NewEvents(sup, metrics.Sampler())
+	web.opts.Events = events
+	if cfg.UI.Enabled {
+		ui, err := webUI(cfg.UI, sup, tl, log)
+		if err != nil {
+			log.Error("cannot serve the web page; nothing was started", "err", err)
+			return exitFail
+		}
+		web.opts.UI = ui
+	}
 	web.handler = server.New(sup, metrics, web.opts)
 	if err := web.serve(addr); err != nil {
 		log.Error("cannot serve HTTP; nothing was started", "err", err)
@@ -181,7 +192,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer func() { web.shutdown(drainBy) }()
 	ctlPath, explicit := controlPath(*controlFlag, cfg)
 	cfgPath, _ := filepath.Abs(cfg.File)
-	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, sup, log)
+	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, sup,
+		map[string]http.Handler{"GET /v1/events": events, "GET /v1/timeline": server.TimelineHandler(tl)}, log)
 	if err != nil {
 		log.Error("cannot create the control socket; nothing was started", "err", err)
 		return exitFail

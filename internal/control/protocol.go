@@ -7,6 +7,8 @@ package control
 //	POST /v1/reload               {"dry_run": true|false}
 //	GET  /v1/logs?name=N&tail=K&follow=1   text/plain, one line per output line
 //	GET  /v1/identity             {"pid": N, "config": PATH}
+//	GET  /v1/events               text/event-stream, as GET /events on the
+//	                              HTTP listener (internal/server/events.go)
 //
 // Every reply carries the headers Podvisor-Pid and Podvisor-Config: which
 // podvisor answered.
