@@ -236,6 +236,23 @@ func commands() []command {
 			exits: []exitCode{{0, "printed (with -f: until interrupted)"}, {1, "unknown process or no podvisor on the socket"}, {2, "usage error"}},
 		},
 		{
+			name:    "ui",
+			summary: "watch and steer a running podvisor in the terminal",
+			usage:   "[--control PATH] [--http URL [--token-file FILE]]",
+			about: "A live table of the processes (state, readiness, pid, uptime, restarts, last\n" +
+				"exit, CPU, memory, what each waits for), their output, the dependencies and\n" +
+				"the timeline, with keys to restart, stop, start, signal and reload, each\n" +
+				"confirmed. Over the control socket, or with --http over the HTTP listener\n" +
+				"(actions there need the token of ui.token_file). Keys: ? in the UI; docs/ui.md.",
+			flags: func(fs *flag.FlagSet) { uiFlags(fs) },
+			run:   cmdUI,
+			examples: []example{
+				{"podvisor ui", "watch the podvisor on the default control socket"},
+				{"podvisor ui --http http://127.0.0.1:9464 --token-file ui-token", "watch one through kubectl port-forward, with actions"},
+			},
+			exits: []exitCode{{0, "quit with q or Ctrl-C"}, {1, "no podvisor answers, or the terminal failed"}, exitUsageLine},
+		},
+		{
 			name:    "kube play",
 			summary: "run a Kubernetes Pod (or workload) manifest as local processes",
 			usage:   "[--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]... [--from-dir DIR] [--volume-root DIR] FILE|-",
