@@ -136,7 +136,7 @@ func TestTerminalUI(t *testing.T) {
 
 	// Keys act: select api by filter, restart it, confirm.
 	x.keys("/", "api", "Enter")
-	s = x.waitFor(2*time.Second, "the filter keeps api only", func(s string) bool { return row(s, "api") != nil && row(s, "db") == nil })
+	x.waitFor(2*time.Second, "the filter keeps api only", func(s string) bool { return row(s, "api") != nil && row(s, "db") == nil })
 	x.keys("r")
 	x.waitFor(2*time.Second, "a confirmation question", contains("restart api? (y/n)"))
 	x.keys("n")
@@ -144,7 +144,7 @@ func TestTerminalUI(t *testing.T) {
 	x.keys("r")
 	x.waitFor(2*time.Second, "a confirmation question", contains("restart api? (y/n)"))
 	x.keys("y")
-	s = x.waitFor(5*time.Second, "the outcome and the second restart", func(s string) bool {
+	x.waitFor(5*time.Second, "the outcome and the second restart", func(s string) bool {
 		return strings.Contains(s, "restart api: done api: restarted (pid") && restarts(s, "api") == "2"
 	})
 
