@@ -166,13 +166,24 @@ func TestTerminalUI(t *testing.T) {
 
 	// Stop and start db, which takes api and worker with it.
 	x.keys("/", "db", "Enter", "S", "y")
-	x.waitFor(5*time.Second, "db stopped", func(s string) bool { f := row(s, "db"); return f != nil && f[1] == "stopped" })
+	x.waitFor(5*time.Second, "db stopped", func(s string) bool {
+		f := row(s, "db")
+		return f != nil && f[1] == "stopped" && strings.Contains(s, ", filter db")
+	})
 	x.escape(unfiltered)
 	x.keys("/", "api", "Enter")
-	x.waitFor(3*time.Second, "api stopped with db", func(s string) bool { f := row(s, "api"); return f != nil && f[1] == "stopped" })
+	// The filter must show before the next Esc: an Esc read together with
+	// the next key is Alt+key.
+	x.waitFor(3*time.Second, "api stopped with db", func(s string) bool {
+		f := row(s, "api")
+		return f != nil && f[1] == "stopped" && row(s, "db") == nil && strings.Contains(s, ", filter api")
+	})
 	x.escape(unfiltered)
 	x.keys("/", "db", "Enter", "s", "y")
-	x.waitFor(5*time.Second, "db running again", func(s string) bool { f := row(s, "db"); return f != nil && f[1] == "running" })
+	x.waitFor(5*time.Second, "db running again", func(s string) bool {
+		f := row(s, "db")
+		return f != nil && f[1] == "running" && strings.Contains(s, ", filter db")
+	})
 	x.escape(unfiltered)
 
 	// Resizing redraws at the new size.
