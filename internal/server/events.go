@@ -25,6 +25,7 @@ import (
 //	           exit, pid, detail
 //	phase      {"phase", "ready", "generation"}: podvisor's phase or
 //	           readiness changed
+//	reload     {"generation"}: a reload was applied; a status frame follows
 //	resources  {NAME: Resources}: only with ?resources=DURATION (at least
 //	           1s), every DURATION
 //	overflow   the client fell behind and is dropped; EventSource
@@ -197,12 +198,21 @@ type PhaseEvent struct {
 	Generation uint64 `json:"generation"`
 }
 
-// Diff returns the frames that take a client from prev to next: one status
-// frame when the set of processes or the generation changed, else one
+// ReloadEvent is the data of a reload frame.
+type ReloadEvent struct {
+	Generation uint64 `json:"generation"` // the config generation now in effect
+}
+
+// Diff returns the frames that take a client from prev to next: a reload
+// and a status frame when the generation changed, one status frame when the
+// set of processes changed otherwise, else one
 // process frame per changed process and a phase frame when the phase or
 // readiness changed.
 func Diff(prev, next supervisor.Snapshot) [][]byte {
-	if prev.Generation != next.Generation || !sameNames(prev.Processes, next.Processes) {
+	if prev.Generation != next.Generation {
+		return [][]byte{frame("reload", ReloadEvent{Generation: next.Generation}), frame("status", NewStatus(next))}
+	}
+	if !sameNames(prev.Processes, next.Processes) {
 		return [][]byte{frame("status", NewStatus(next))}
 	}
 	var out [][]byte

@@ -99,7 +99,7 @@ func TestDiff(t *testing.T) {
 
 	reloaded := fourStates()
 	reloaded.Generation = 2
-	if got := Diff(base, reloaded); len(got) != 1 || !strings.HasPrefix(string(got[0]), "event: status\n") {
+	if got := Diff(base, reloaded); len(got) != 2 || string(got[0]) != "event: reload\ndata: {\"generation\":2}\n\n" || !strings.HasPrefix(string(got[1]), "event: status\n") {
 		t.Errorf("reload: %q", got)
 	}
 	stopping := fourStates()

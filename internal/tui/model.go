@@ -244,6 +244,11 @@ func (m *Model) applyFrame(f frame) bool {
 		}
 		m.status.Phase, m.status.Ready, m.status.Generation = ev.Phase, ev.Ready, ev.Generation
 		return true
+	case "reload":
+		var ev server.ReloadEvent
+		if json.Unmarshal(f.data, &ev) == nil {
+			m.result = fmt.Sprintf("config reloaded: generation %d", ev.Generation)
+		}
 	case "resources":
 		var rs map[string]server.Resources
 		if json.Unmarshal(f.data, &rs) != nil {

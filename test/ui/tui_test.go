@@ -223,3 +223,25 @@ func TestTerminalUINoColor(t *testing.T) {
 	}
 	x.keys("q")
 }
+
+// TestTerminalUIOverHTTP watches a podvisor through its HTTP port, as
+// under kubectl port-forward: the table is live, and without a token an
+// action is refused and changes nothing.
+func TestTerminalUIOverHTTP(t *testing.T) {
+	tools := need(t, "tmux")
+	p := start(t, "")
+	x := newTmux(t, tools["tmux"], 80, 24, nil, podvisorBin, "ui", "--http", "http://"+p.Addr)
+	x.waitFor(10*time.Second, "the table", func(s string) bool { return row(s, "worker") != nil && strings.Contains(s, "ready, 4 processes") })
+	p.Operate(t, "restart", "worker")
+	x.waitFor(time.Second, "worker's restart within a second", func(s string) bool { return restarts(s, "worker") == "1" })
+	x.keys("/", "api", "Enter")
+	x.waitFor(2*time.Second, "the filter", func(s string) bool { return row(s, "db") == nil && strings.Contains(s, ", filter api") })
+	x.keys("r", "y")
+	s := x.waitFor(5*time.Second, "the refusal", contains("restart api: refused actions are disabled"))
+	if got := restarts(s, "api"); got != "0" {
+		t.Errorf("api restarted by a refused action: restarts %s", got)
+	}
+	x.keys("l")
+	x.waitFor(3*time.Second, "why output is not shown", contains("ui.logs"))
+	x.keys("q")
+}
