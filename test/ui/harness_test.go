@@ -144,14 +144,15 @@ processes:
   worker:
     command: ["sh", "-c", "echo worker up; exec sleep 100000"]
     depends_on: {db: started}
-`
+%s`
 
-// start runs podvisor on config with extra top-level keys (ui: ...).
-func start(t *testing.T, extra string) *Podvisor {
+// start runs podvisor on config with extra top-level keys (ui: ...) and,
+// if given, more processes (YAML lines under processes:).
+func start(t *testing.T, extra string, procs ...string) *Podvisor {
 	t.Helper()
 	dir := t.TempDir()
 	p := &Podvisor{Dir: dir, Control: filepath.Join(dir, "ctl.sock"), Out: &syncBuffer{}, done: make(chan struct{})}
-	cfg := strings.ReplaceAll(fmt.Sprintf(config, extra), "{{dir}}", dir)
+	cfg := strings.ReplaceAll(fmt.Sprintf(config, extra, strings.Join(procs, "")), "{{dir}}", dir)
 	if err := os.WriteFile(filepath.Join(dir, "procs.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

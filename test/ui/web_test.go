@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,14 +133,22 @@ func cell(name string, i int) string {
 	return fmt.Sprintf(`(document.querySelector('#procs tr[data-name=%q]')||{cells:[]}).cells[%d]?.textContent`, name, i)
 }
 
+// slowStop ignores SIGTERM (the disposition survives exec), so that the
+// teardown lasts its stop.timeout and ends with SIGKILL: the page shows
+// the shutdown report meanwhile.
+const slowStop = `  slowstop:
+    command: ["sh", "-c", "trap '' TERM; exec sleep 100000"]
+    stop: {timeout: 4s}
+`
+
 func TestWebPage(t *testing.T) {
 	tools := need(t, "chromium")
-	p := start(t, "")
+	p := start(t, "", slowStop)
 	b := newBrowser(t, tools["chromium"])
 	b.do(t, chromedp.Navigate("http://"+p.Addr+"/"))
 
-	b.waitJS(t, 10*time.Second, "four rows, api running and ready",
-		`document.querySelectorAll('#procs tbody tr').length === 4 && `+cell("api", 2)+` === "running" && `+cell("api", 3)+` === "yes"`)
+	b.waitJS(t, 10*time.Second, "five rows, api running and ready",
+		`document.querySelectorAll('#procs tbody tr').length === 5 && `+cell("api", 2)+` === "running" && `+cell("api", 3)+` === "yes"`)
 	if got := b.eval(t, `document.querySelector('#conn').textContent`); got != "live" {
 		t.Errorf("connection %q, want live", got)
 	}
@@ -154,7 +163,7 @@ func TestWebPage(t *testing.T) {
 	// The graph: a box per process, an arrow per dependency (init->db,
 	// db->api, db->worker).
 	b.waitJS(t, 5*time.Second, "the dependency graph",
-		`document.querySelectorAll('#graph g[data-name]').length === 4 && document.querySelectorAll('#graph path[marker-end]').length === 3`)
+		`document.querySelectorAll('#graph g[data-name]').length === 5 && document.querySelectorAll('#graph path[marker-end]').length === 3`)
 	// The timeline: the SVG loaded and has a size.
 	b.waitJS(t, 5*time.Second, "the timeline image",
 		`document.querySelector('#timeline').complete && document.querySelector('#timeline').naturalWidth > 100`)
@@ -183,16 +192,35 @@ func TestWebPage(t *testing.T) {
 	b.waitJS(t, 5*time.Second, "all running again", cell("worker", 2)+` === "running" && `+cell("api", 2)+` === "running"`)
 	b.noErrors(t)
 
-	if dir := os.Getenv("PODVISOR_UI_SCREENSHOTS"); dir != "" {
-		ctx, cancel := context.WithTimeout(b.ctx, scaled(30*time.Second))
-		defer cancel()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "ui-web.png"), png, 0o644); err != nil {
-			t.Error(err)
-		}
+	b.screenshot(t, "ui-web.png")
+
+	// The teardown: the page shows the shutdown report while slowstop
+	// holds it up, and the other processes stopping.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	b.waitJS(t, 4*time.Second, "the shutdown report",
+		`!document.querySelector('#shutdown').hidden && document.querySelector('#shutcause').textContent.includes('received terminated') && `+
+			`document.querySelector('#shuttable').textContent.includes('api') && document.querySelector('#phase').textContent === 'stopping'`)
+	b.noErrors(t)
+	b.screenshot(t, "ui-web-shutdown.png")
+}
+
+// screenshot writes the page to $PODVISOR_UI_SCREENSHOTS/name, if set.
+func (b *browser) screenshot(t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv("PODVISOR_UI_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, scaled(30*time.Second))
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Error(err)
 	}
 }
 
