@@ -68,6 +68,7 @@ type Events struct {
 	src     EventSource
 	sampler Sampler
 	gap     time.Duration
+	beat    time.Duration // heartbeat period
 
 	mu    sync.Mutex           // guards subs and quit
 	subs  map[*stream]struct{} // open streams
@@ -84,7 +85,7 @@ type stream struct {
 // NewEvents returns the event stream of src. sampler (nil: none) serves
 // ?resources.
 func NewEvents(src EventSource, sampler Sampler) *Events {
-	return &Events{src: src, sampler: sampler, gap: eventGap, subs: map[*stream]struct{}{}}
+	return &Events{src: src, sampler: sampler, gap: eventGap, beat: heartbeat, subs: map[*stream]struct{}{}}
 }
 
 // Streams returns how many streams are open.
@@ -296,11 +297,11 @@ func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer e.unsubscribe(s)
 	rc := http.NewResponseController(w)
-	// The server's ReadTimeout would end the request's context mid-stream
-	// (its background read times out); a stream reads nothing after the
-	// request, and the write budget below catches a stuck client.
+	// A stream reads nothing after the request: no read deadline may end
+	// it (the write budget below catches a stuck client).
 	_ = rc.SetReadDeadline(time.Time{})
 	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no") // a buffering proxy would hold frames back
 	w.WriteHeader(http.StatusOK)
 	send := func(b []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(writeBudget)) // not every writer has one
@@ -313,7 +314,7 @@ func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !send(append([]byte("retry: 1000\n\n"), frame("status", NewStatus(e.src.Snapshot()))...)) {
 		return
 	}
-	beat := time.NewTicker(heartbeat)
+	beat := time.NewTicker(e.beat)
 	defer beat.Stop()
 	var tick <-chan time.Time
 	if every > 0 {

@@ -214,3 +214,33 @@ func TestEventsLimitAndBadResources(t *testing.T) {
 		t.Errorf("stream %d: %d", MaxStreams+1, rec.Code)
 	}
 }
+
+// TestEventsOutliveServerTimeouts: a stream stays open past the server's
+// ReadTimeout and WriteTimeout, which would otherwise end it.
+func TestEventsOutliveServerTimeouts(t *testing.T) {
+	src := newChangingSource(fourStates())
+	ev := NewEvents(src, nil)
+	ev.beat = 20 * time.Millisecond
+	opts := Options{Events: ev, ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond}
+	srv := httptest.NewUnstartedServer(New(src, NewMetrics(), opts))
+	srv.Config = NewHTTPServer(srv.Config.Handler, opts)
+	srv.Start()
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	r := bufio.NewReader(res.Body)
+	readFrame(t, r) // status
+	began := time.Now()
+	for beats := 0; time.Since(began) < 4*opts.ReadTimeout; {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended after %v and %d heartbeats: %v", time.Since(began), beats, err)
+		}
+		if line == ": ping\n" {
+			beats++
+		}
+	}
+}
