@@ -101,3 +101,25 @@ func TestReadToken(t *testing.T) {
 		t.Errorf("short token: %v", err)
 	}
 }
+
+// TestAssetsSelfContained: the page loads nothing from elsewhere (it must
+// work offline and under a strict CSP) and stays small.
+func TestAssetsSelfContained(t *testing.T) {
+	total := 0
+	for _, name := range []string{"index.html", "app.js", "app.css"} {
+		b, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(b)
+		s := strings.ReplaceAll(string(b), "http://www.w3.org/2000/svg", "") // a namespace, not a load
+		for _, bad := range []string{"http://", "https://", "//cdn", "@import", "fonts.googleapis"} {
+			if strings.Contains(s, bad) {
+				t.Errorf("%s refers to %q: the page must load only its own files", name, bad)
+			}
+		}
+	}
+	if total > 32<<10 {
+		t.Errorf("assets take %d bytes; keep the page under 32 KiB", total)
+	}
+}

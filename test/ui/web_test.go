@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -265,4 +266,23 @@ func TestWebPageActionsWithToken(t *testing.T) {
 	b.waitJS(t, 10*time.Second, "the outcome and the restart",
 		`document.querySelector('#result').textContent.startsWith('restart api: done') && `+cell("api", 6)+` === "1"`)
 	b.noErrors(t)
+}
+
+// TestWebPageOff: ui: false serves no page, and the event stream stays.
+func TestWebPageOff(t *testing.T) {
+	p := start(t, "ui: false")
+	for path, want := range map[string]int{"/": 404, "/ui/static/app.js": 404, "/events": 200} {
+		ctx, cancel := context.WithTimeout(context.Background(), scaled(5*time.Second))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.Addr+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		cancel()
+		if res.StatusCode != want {
+			t.Errorf("ui: false, GET %s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
 }
