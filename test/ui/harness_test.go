@@ -6,7 +6,7 @@
 // where they fail.
 //
 // PODVISOR_UI_SCREENSHOTS=DIR writes the screenshots docs/ui.md shows
-// (ui-web.png, ui-tui.txt) to DIR.
+// (ui-web.png, ui-web-shutdown.png, ui-tui.txt) to DIR.
 package ui
 
 import (

@@ -198,11 +198,6 @@ func TestTerminalUI(t *testing.T) {
 		return len(strings.Split(strings.TrimSuffix(s, "\n"), "\n")) == 24 && row(s, "worker") != nil && strings.Contains(s, "ready, 4 processes")
 	})
 	checkSane(t, s, 80, 24)
-	if dir := os.Getenv("PODVISOR_UI_SCREENSHOTS"); dir != "" {
-		if err := os.WriteFile(filepath.Join(dir, "ui-tui.txt"), []byte(s), 0o644); err != nil {
-			t.Error(err)
-		}
-	}
 
 	x.keys("q")
 	x.waitFor(3*time.Second, "the UI to quit", func(string) bool {
@@ -243,5 +238,39 @@ func TestTerminalUIOverHTTP(t *testing.T) {
 	}
 	x.keys("l")
 	x.waitFor(3*time.Second, "why output is not shown", contains("ui.logs"))
+	x.keys("q")
+}
+
+// TestTerminalUIShowsWhyItWaits: a process held back by a dependency that
+// is not ready yet says so in its row, and starts as soon as it is.
+func TestTerminalUIShowsWhyItWaits(t *testing.T) {
+	tools := need(t, "tmux")
+	p := start(t, "", `  cache:
+    command: ["sh", "-c", "echo cache warming; exec sleep 100000"]
+    ready: {file: "{{dir}}/cache-warm", start_interval: 50ms}
+  web:
+    command: ["sh", "-c", "echo web up; exec sleep 100000"]
+    depends_on: [api, cache]
+`)
+	x := newTmux(t, tools["tmux"], 80, 24, nil, podvisorBin, "ui", "--control", p.Control)
+	s := x.waitFor(10*time.Second, "web pending on cache", func(s string) bool {
+		f := row(s, "web")
+		return f != nil && f[1] == "pending" && strings.Contains(s, "cache: ready") && row(s, "worker") != nil
+	})
+	if f := row(s, "cache"); f == nil || f[1] != "starting" || f[2] != "no" {
+		t.Errorf("cache row %v, want starting, not ready", f)
+	}
+	if dir := os.Getenv("PODVISOR_UI_SCREENSHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "ui-tui.txt"), []byte(s), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(p.Dir, "cache-warm"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x.waitFor(3*time.Second, "web running once cache is ready", func(s string) bool {
+		f := row(s, "web")
+		return f != nil && f[1] == "running" && strings.Contains(s, "podvisor running, ready, 6 processes")
+	})
 	x.keys("q")
 }
