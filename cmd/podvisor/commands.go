@@ -64,8 +64,9 @@ func commands() []command {
 			summary: "supervise the processes of a config (the main job)",
 			usage:   "[-c FILE] [--listen ADDR] [--log-format text|json]",
 			about: "Starts every process in dependency order, keeps them running, serves\n" +
-				"/readyz, /livez, /status and /metrics, and on SIGTERM, SIGINT or SIGQUIT\n" +
-				"tears them down in reverse dependency order within shutdown_timeout.",
+				"/readyz, /livez, /status, /metrics, /events and the web page at /, and on\n" +
+				"SIGTERM, SIGINT or SIGQUIT tears them down in reverse dependency order\n" +
+				"within shutdown_timeout.",
 			flags:     func(fs *flag.FlagSet) { runFlags(fs) },
 			run:       cmdRun,
 			flagWords: map[string][]string{"log-format": {"text", "json"}},

@@ -47,7 +47,7 @@ const (
 // runFlags defines run's flags (cmdRun and the command table share it).
 func runFlags(fs *flag.FlagSet) (path, listen, logFormat, control *string) {
 	path = configFlag(fs)
-	listen = fs.String("listen", "", "HTTP `ADDR` for /readyz, /livez, /status, /metrics (\"off\" disables; default from the config)")
+	listen = fs.String("listen", "", "HTTP `ADDR` for /readyz, /livez, /status, /metrics, /events and the web page (\"off\" disables; default from the config)")
 	logFormat = fs.String("log-format", "", "log `FORMAT`: text or json (default from the config)")
 	control = fs.String("control", "", "control socket `PATH`, or \"off\" (default: the config's control:, else $PODVISOR_CONTROL, else the default for this user)")
 	return path, listen, logFormat, control
