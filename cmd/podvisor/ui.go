@@ -1,8 +1,9 @@
+//go:build !podvisor_notui
+
 package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,18 +18,6 @@ import (
 	"github.com/podvisor/podvisor/internal/tui"
 	"github.com/podvisor/podvisor/internal/webui"
 )
-
-// uiFlags defines ui's flags (cmdUI and the command table share it).
-func uiFlags(fs *flag.FlagSet) (path, httpURL, tokenFile *string) {
-	def := os.Getenv("PODVISOR_CONTROL")
-	if def == "" {
-		def = control.DefaultPath(os.Geteuid(), os.Getenv)
-	}
-	path = fs.String("control", def, "control socket of the podvisor to watch ($PODVISOR_CONTROL, else "+control.DefaultPath(os.Geteuid(), os.Getenv)+")")
-	httpURL = fs.String("http", "", "watch the podvisor at this HTTP `URL` instead (its web page's routes; actions need --token-file)")
-	tokenFile = fs.String("token-file", "", "with --http: `FILE` holding the token of the podvisor's ui.token_file, for actions")
-	return path, httpURL, tokenFile
-}
 
 // cmdUI runs the terminal UI until q or Ctrl-C.
 func cmdUI(args []string, stdout, stderr io.Writer) int {
