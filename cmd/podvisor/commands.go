@@ -225,14 +225,16 @@ func commands() []command {
 		},
 		{
 			name:     "logs",
-			summary:  "print a process's recent output (and follow it)",
-			usage:    "NAME [--tail N] [-f] [--control PATH]",
+			summary:  "print a process's recent output, or every process's (and follow it)",
+			usage:    "[NAME] [--tail N] [-f] [--since WHEN] [--until WHEN] [--grep RE] [--reopen] [--control PATH]",
 			flags:    func(fs *flag.FlagSet) { logsFlags(fs) },
 			run:      cmdLogs,
 			procArgs: true,
 			examples: []example{
 				{"podvisor logs web --tail 50", "the last 50 lines of web"},
 				{"podvisor logs worker -f", "follow worker's output until Ctrl-C"},
+				{"podvisor logs --since 10m --grep error", "every process's lines of the last 10 minutes that match error, by time"},
+				{"podvisor logs --reopen", "reopen the log files after logrotate moved them"},
 			},
 			exits: []exitCode{{0, "printed (with -f: until interrupted)"}, {1, "unknown process or no podvisor on the socket"}, {2, "usage error"}},
 		},
@@ -256,7 +258,7 @@ func commands() []command {
 		{
 			name:    "kube play",
 			summary: "run a Kubernetes Pod (or workload) manifest as local processes",
-			usage:   "[--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]... [--from-dir DIR] [--volume-root DIR] FILE|-",
+			usage:   "[--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]... [--from-dir DIR] [--ca-file FILE] [--volume-root DIR] FILE|-",
 			about: "Runs the pod template of a Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet,\n" +
 				"Job or CronJob (with the ConfigMaps and Secrets in the same file) under podvisor,\n" +
 				"in the kubelet's order by default, or podvisor's with --ordered. Details and\n" +

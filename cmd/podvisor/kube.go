@@ -20,7 +20,7 @@ import (
 
 const kubeUsage = `usage:
   podvisor kube play [--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]...
-                     [--from-dir DIR] [--volume-root DIR] [--listen ADDR] [--log-format text|json] FILE|-
+                     [--from-dir DIR] [--ca-file FILE] [--volume-root DIR] [--listen ADDR] [--log-format text|json] FILE|-
   podvisor kube generate [-c FILE] [--shape fat|sidecars] [--kind Pod|Deployment|Job] [--image IMAGE] [--name NAME]
 `
 
@@ -53,6 +53,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 type playFlags struct {
 	dryRun, ordered                              *bool
 	name, fromDir, volumeRoot, listen, logFormat *string
+	caFile                                       *string
 	imageCmds                                    *listFlag
 }
 
@@ -65,6 +66,7 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 	f.name = fs.String("name", "", "the workload to run when the file holds several")
 	fs.Var(f.imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
 	f.fromDir = fs.String("from-dir", "", "ConfigMap and Secret keys as files `DIR`/NAME/KEY")
+	f.caFile = fs.String("ca-file", "", "the cluster CA certificate `FILE` for the kube-root-ca.crt ConfigMap (the kube-api-access-* volume's ca.crt)")
 	f.volumeRoot = fs.String("volume-root", "", "materialise volumes under `DIR` and rewrite their paths, instead of a mount namespace (no root needed)")
 	f.listen = fs.String("listen", "", "HTTP address (as podvisor run)")
 	f.logFormat = fs.String("log-format", "", "text or json (as podvisor run)")
@@ -116,7 +118,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
-	opts, err := playOptions(*f.imageCmds, *ordered, *fromDir, *volumeRoot)
+	opts, err := playOptions(*f.imageCmds, *ordered, *fromDir, *volumeRoot, *f.caFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitUsage
@@ -257,8 +259,15 @@ func underMount(dir string, mounts []kube.Mount) bool {
 	return false
 }
 
-func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot string) (kube.Options, error) {
+func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot, caFile string) (kube.Options, error) {
 	opts := kube.Options{Ordered: ordered, FromDir: fromDir, Root: os.Geteuid() == 0, ImageCommands: map[string]string{}}
+	if caFile != "" {
+		b, err := os.ReadFile(caFile)
+		if err != nil {
+			return opts, fmt.Errorf("--ca-file: %w", err)
+		}
+		opts.CACert = string(b)
+	}
 	for _, ic := range imageCmds {
 		img, cmd, ok := strings.Cut(ic, "=")
 		if !ok || img == "" || cmd == "" {
@@ -294,6 +303,10 @@ func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot string) (
 // mountedEnv carries the state file to the process execMounted starts, so
 // that the re-exec needs no command or flag of its own.
 const mountedEnv = "PODVISOR_KUBE_MOUNTED"
+
+// kubeStateEnv overrides kube.DefaultStateDir, where runs as root record the
+// mount points they create.
+const kubeStateEnv = "PODVISOR_KUBE_STATE"
 
 type mountedState struct {
 	Mounts  []kube.Mount
@@ -365,7 +378,28 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	defer os.RemoveAll(st.Tmp)
-	bound, err := kube.Bind(st.Mounts)
+	// Mount points are created on the real filesystem: written down first,
+	// so that a run killed with SIGKILL leaves a record the next run cleans.
+	stateDir := os.Getenv(kubeStateEnv)
+	if stateDir == "" {
+		stateDir = kube.DefaultStateDir
+	}
+	removed, errs := kube.CleanStale(stateDir)
+	if len(removed) > 0 {
+		fmt.Fprintf(stderr, "podvisor kube play: removed what a killed run left: %s\n", strings.Join(removed, ", "))
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "podvisor kube play: cleaning what a killed run left: %v\n", e)
+	}
+	rec, err := kube.OpenRecord(stateDir)
+	if err == nil {
+		err = rec.Tmp(st.Tmp)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: cannot record the mount points it creates in %s (%v); nothing was started\n", stateDir, err)
+		return exitFail
+	}
+	bound, err := kube.Bind(st.Mounts, rec)
 	defer func() {
 		for _, e := range kube.Unbind(bound) {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)

@@ -48,6 +48,9 @@ func logShutdownReport(log *slog.Logger, d timeline.Doc) {
 		if p.ExitCode != nil {
 			attrs = append(attrs, "code", *p.ExitCode)
 		}
+		if p.Cause {
+			attrs = append(attrs, "began_teardown", true)
+		}
 		log.Info("shutdown report", attrs...)
 	}
 }

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/control"
@@ -136,42 +133,6 @@ func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "config generation %d\n", res.Generation)
 	}
 	if !res.OK {
-		return exitFail
-	}
-	return exitOK
-}
-
-// logsFlags defines logs' flags (shared with the command table).
-func logsFlags(fs *flag.FlagSet) (path *string, tail *int, follow *bool) {
-	path, _ = controlFlags(fs)
-	tail = fs.Int("tail", -1, "print only the last `N` lines (default: all that are kept)")
-	follow = fs.Bool("f", false, "keep printing new lines until interrupted")
-	fs.BoolVar(follow, "follow", false, "same as -f")
-	return path, tail, follow
-}
-
-// cmdLogs prints a process's recent output, and with -f follows it until
-// Ctrl-C.
-func cmdLogs(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("logs", stderr)
-	path, tail, follow := logsFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 1 {
-		fmt.Fprintf(stderr, "podvisor logs: want one process name, got %d (%s)\n", len(pos), strings.Join(pos, " "))
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if !*follow {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, control.DefaultTimeout)
-		defer cancel()
-	}
-	if err := control.NewClient(*path).Logs(ctx, stdout, pos[0], *tail, *follow); err != nil {
-		fmt.Fprintf(stderr, "podvisor logs: %v\n", err)
 		return exitFail
 	}
 	return exitOK

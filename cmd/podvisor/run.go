@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -96,7 +97,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	for _, n := range cfg.Names {
 		width = max(width, len(n))
 	}
-	sink := logs.NewSink(stdout, logs.Options{Format: format, Width: width, Timestamps: cfg.Log.Timestamps})
+	out := stdout
+	if f, ok := stdout.(*os.File); ok {
+		out = logs.PollableStdout(f) // a stdout nobody reads stalls nobody (issue 29)
+	}
+	sink := logs.NewSink(out, logs.Options{Format: format, Width: width, Timestamps: cfg.Log.Timestamps})
 	log := sink.Logger()
 	// The children's pipes in one growth of the fd table, made while the
 	// rest of the set-up goes on (see proc.ReserveFDs).
@@ -129,6 +134,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// SIGUSR1 also reopens the log files (after an external logrotate);
+	// the supervisor still forwards it to the children.
+	stopReopen := reopenOnSignal(sink, log)
+	defer stopReopen()
 
 	if os.Getpid() != 1 {
 		if err := proc.BecomeSubreaper(); err != nil {
@@ -147,11 +156,24 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(runDir)
 	metrics := server.NewMetrics()
+	if err := metrics.Register(sink.Collector()); err != nil {
+		log.Warn("log metrics", "err", err)
+	}
 	tl, oomDetector := observers(cfg, log)
 	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
 	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl}, log: log}
+	var current atomic.Pointer[config.Config] // for `podvisor logs`
+	current.Store(cfg)
 	onReload := func(c *config.Config) {
+		current.Store(c)
 		go reserveFDs(c) // a reload may add processes
+		files := map[string]bool{}
+		for _, p := range c.Processes {
+			for _, f := range p.Log.Files() {
+				files[f] = true
+			}
+		}
+		sink.RetainFiles(func(path string) bool { return files[path] })
 		tails.SetMaxLines(c.Log.Tail)
 		if *logFormat == "" { // a --log-format flag outranks the file
 			sink.SetFormat(c.Log.Format, c.Log.Timestamps)
@@ -192,7 +214,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer func() { web.shutdown(drainBy) }()
 	ctlPath, explicit := controlPath(*controlFlag, cfg)
 	cfgPath, _ := filepath.Abs(cfg.File)
-	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, sup,
+	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{sup, sink, &current},
 		map[string]http.Handler{"GET /v1/events": events, "GET /v1/timeline": server.TimelineHandler(tl)}, log)
 	if err != nil {
 		log.Error("cannot create the control socket; nothing was started", "err", err)
@@ -247,4 +269,26 @@ func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, run
 		OnReload: onReload,
 		Tails:    tails,
 	})
+}
+
+// reopenOnSignal reopens the sink's log files on each SIGUSR1 until the
+// returned function is called. A channel of its own: every channel notified
+// for a signal gets it, so the supervisor's forwarding is untouched.
+func reopenOnSignal(sink *logs.Sink, log *slog.Logger) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR1)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ch:
+				if n := sink.Reopen(); n > 0 {
+					log.Info("log files reopened", "files", n)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }
 }

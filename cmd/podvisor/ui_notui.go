@@ -10,7 +10,7 @@ import (
 // cmdUI without the terminal UI: `go build -tags podvisor_notui` leaves
 // bubbletea out, for images that want podvisor run's RSS as small as it
 // can be (its package initialisers run in every podvisor process;
-// docs/BENCHMARKS.md section 14). The web page is unaffected.
+// docs/BENCHMARKS.md section 15). The web page is unaffected.
 func cmdUI(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("ui", stderr)
 	uiFlags(fs)

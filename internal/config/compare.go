@@ -4,8 +4,9 @@ import "slices"
 
 // SpawnDiff says what, if anything, differs between how old and new would
 // be spawned and probed: the resolved command, environment (after
-// interpolation and env_file reading), working directory, user, type and the
-// readiness and liveness checks. It returns "" when the two are the same, else
+// interpolation and env_file reading), working directory, user, type, the
+// readiness and liveness checks, where its output goes and oom_score_adj
+// (written before exec). It returns "" when the two are the same, else
 // the first difference in words ("command changed"). A reload restarts a
 // process exactly when SpawnDiff is not "": a reformatted file, reordered keys
 // or a moved process change nothing here, an edited .env file does.
@@ -25,8 +26,20 @@ func SpawnDiff(old, new *Process) string {
 		return "ready check changed"
 	case !sameProbe(old.Live, new.Live):
 		return "live check changed"
+	case old.Log != new.Log:
+		return "log changed" // its pipes are wired at the start
+	case !sameInt(old.OOMScoreAdj, new.OOMScoreAdj):
+		return "oom_score_adj changed"
 	}
 	return ""
+}
+
+// sameInt compares optional numbers: unset differs from any value.
+func sameInt(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // SettingsDiff says what differs in the settings that a reload applies to a

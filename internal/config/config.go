@@ -58,6 +58,9 @@ type Log struct {
 	Format     string // "text" or "json"
 	Timestamps bool
 	Tail       int // lines of each process's output kept in memory for `podvisor logs`; 0 keeps none
+	// Default is every process's output unless its own log says otherwise;
+	// its files still hold {name}.
+	Default Output
 }
 
 // Type is a process type.
@@ -121,6 +124,10 @@ type Process struct {
 	// OOMScoreAdj is written to the child's oom_score_adj before it execs;
 	// nil leaves podvisor's own value (inherited).
 	OOMScoreAdj *int
+
+	// Log says where stdout and stderr go (the top-level log keys under
+	// the process's own).
+	Log Output
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.

@@ -12,7 +12,7 @@ func defaultConfig(file, dir string) *Config {
 		Listen:          DefaultListen,
 		UI:              UI{Enabled: true},
 		ShutdownTimeout: DefaultShutdownTimeout,
-		Log:             Log{Format: "text", Tail: DefaultLogTail},
+		Log:             Log{Format: "text", Tail: DefaultLogTail, Default: defaultOutput()},
 		Processes:       map[string]*Process{},
 	}
 }

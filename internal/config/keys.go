@@ -30,6 +30,7 @@ func Sections() []Section {
 		{Path: "processes.NAME.live", Keys: slices.Concat(liveKinds, probeTimingKeys())},
 		{Path: "processes.NAME.restart", Keys: slices.Clone(restartKeys)},
 		{Path: "processes.NAME.stop", Keys: slices.Clone(stopKeys)},
+		{Path: "processes.NAME.log", Keys: slices.Clone(outputKeys)},
 	}
 }
 
@@ -50,10 +51,15 @@ type Enum struct {
 func Enums() []Enum {
 	return []Enum{
 		{Path: "log.format", Words: slices.Clone(logFormats)},
+		{Path: "log.stdout", Words: slices.Clone(destWords)},
+		{Path: "log.stderr", Words: slices.Clone(destWords)},
 		{Path: "processes.NAME.type", Words: slices.Clone(typeWords)},
 		{Path: "processes.NAME.restart.policy", Words: slices.Clone(policyWords)},
 		{Path: "processes.NAME.depends_on.NAME.condition", Words: slices.Clone(conditionWords)},
 		{Path: "processes.NAME.stop.signal", Words: stopSignalNames()},
+		{Path: "processes.NAME.log.stdout", Words: slices.Clone(destWords)},
+		{Path: "processes.NAME.log.stderr", Words: slices.Clone(destWords)},
+		{Path: "processes.NAME.log.format", Words: slices.Clone(logFormats)},
 	}
 }
 

@@ -51,7 +51,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 	// itself is checked against them below, by content.
 	lists := map[string][]string{
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
-		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "uiKeys": uiKeys,
+		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys,
 	}
 	if len(used) < len(lists) {
 		t.Fatalf("found only %d fields() calls (%v): the source scan is broken", len(used), used)

@@ -249,8 +249,8 @@ func TestParseRejectsBadInput(t *testing.T) {
 			pos: "procs.yaml:2:26", path: "processes.a.ready", msg: "no check given", hint: "http, tcp, exec, file, log, notify"},
 		{name: "probe with two kinds", src: "processes:\n  a:\n    command: x\n    ready:\n      http: http://localhost/\n      tcp: localhost:80\n",
 			pos: "procs.yaml:6:7", path: "processes.a.ready", msg: "both http and tcp given"},
-		{name: "http probe with https", src: "processes:\n  a: {command: x, ready: {http: \"https://h/\"}}\n",
-			pos: "procs.yaml:2:33", path: "processes.a.ready.http", msg: "must start with http://"},
+		{name: "http probe with ftp", src: "processes:\n  a: {command: x, ready: {http: \"ftp://h/\"}}\n",
+			pos: "procs.yaml:2:33", path: "processes.a.ready.http", msg: "must start with http:// or https://"},
 		{name: "http probe without host", src: "processes:\n  a: {command: x, ready: {http: \"http:///x\"}}\n",
 			pos: "procs.yaml:2:33", path: "processes.a.ready.http", msg: "no host"},
 		{name: "http probe bad port", src: "processes:\n  a: {command: x, ready: {http: \"http://h:0/\"}}\n",
@@ -528,7 +528,7 @@ func TestDefaults(t *testing.T) {
   init: {command: "setup", type: oneshot}
   work: {command: [work], type: job, ready: {exec: check}, live: {tcp: "h:1"}}
 `, nil)
-	if cfg.Listen != ":9464" || cfg.ShutdownTimeout != 30*time.Second || cfg.Log != (Log{Format: "text", Tail: DefaultLogTail}) || cfg.Env != nil {
+	if cfg.Listen != ":9464" || cfg.ShutdownTimeout != 30*time.Second || cfg.Log != (Log{Format: "text", Tail: DefaultLogTail, Default: defaultOutput()}) || cfg.Env != nil {
 		t.Errorf("global defaults: listen %q shutdown %v log %+v env %v", cfg.Listen, cfg.ShutdownTimeout, cfg.Log, cfg.Env)
 	}
 	if want := []string{"init", "svc", "work"}; !reflect.DeepEqual(cfg.Names, want) {
@@ -636,7 +636,7 @@ processes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Listen != "127.0.0.1:0" || cfg.ShutdownTimeout != time.Minute || cfg.Log != (Log{Format: "json", Timestamps: true, Tail: DefaultLogTail}) {
+	if cfg.Listen != "127.0.0.1:0" || cfg.ShutdownTimeout != time.Minute || cfg.Log.Format != "json" || !cfg.Log.Timestamps || cfg.Log.Tail != DefaultLogTail {
 		t.Errorf("globals: %q %v %+v", cfg.Listen, cfg.ShutdownTimeout, cfg.Log)
 	}
 	if want := []string{"TZ=UTC", "SHARED=global"}; !reflect.DeepEqual(cfg.Env, want) {

@@ -19,6 +19,10 @@ type loader struct {
 
 	envFiles map[string]envFileResult // by absolute path: read each file once
 	users    map[string]userResult    // by spec: look each user up once
+
+	logDefaults    Output                // the top-level log keys, for every process
+	badLogDefaults bool                  // they had an error: do not report it again per process
+	logNodes       map[string]*yaml.Node // each process's log mapping, for errors across processes
 }
 
 type envFileResult struct {

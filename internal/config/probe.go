@@ -138,8 +138,8 @@ func checkHTTPURL(s string) string {
 	switch {
 	case err != nil:
 		return "not a URL"
-	case u.Scheme != "http":
-		return "must start with http://"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "must start with http:// or https://"
 	case u.Hostname() == "":
 		return "no host"
 	}

@@ -15,8 +15,8 @@ import (
 // The keys each mapping accepts, in the order hints list them.
 var (
 	topKeys        = []string{"version", "listen", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
-	logKeys        = []string{"format", "timestamps", "tail"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj"}
+	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit"}
 	stopKeys       = []string{"signal", "timeout", "command"}
@@ -58,6 +58,7 @@ func (l *loader) config(root *yaml.Node) *Config {
 	if p, ok := f.get("log"); ok {
 		cfg.Log = l.logSection(p.val, top("log"))
 	}
+	l.logDefaults = cfg.Log.Default
 	if p, ok := f.get("env"); ok {
 		cfg.Env = MergeEnv(l.env(p.val, top("env")))
 	}
@@ -67,6 +68,7 @@ func (l *loader) config(root *yaml.Node) *Config {
 		return cfg
 	}
 	l.processes(cfg, p)
+	l.fileOwners(cfg)
 	return cfg
 }
 
@@ -110,17 +112,15 @@ func checkHostPort(s string, minPort int) string {
 }
 
 func (l *loader) logSection(n *yaml.Node, path *keyPath) Log {
-	out := Log{Format: "text", Tail: DefaultLogTail}
+	out := Log{Format: "text", Tail: DefaultLogTail, Default: defaultOutput()}
 	f, ok := l.fields(n, path, logKeys)
 	if !ok {
 		return out
 	}
-	if p, ok := f.get("format"); ok {
-		out.Format, _ = l.word(p.val, path.field("format"), "log format", logFormats)
-	}
-	if p, ok := f.get("timestamps"); ok {
-		out.Timestamps, _ = l.boolean(p.val, path.field("timestamps"))
-	}
+	// format and timestamps are podvisor's stdout's, and the default of
+	// every process's file.
+	out.Default = l.output(f, path, out.Default, true)
+	out.Format, out.Timestamps = out.Default.Format, out.Default.Timestamps
 	if p, ok := f.get("tail"); ok {
 		out.Tail = l.logTail(p.val, path.field("tail"))
 	}
@@ -384,6 +384,15 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	if v, ok := f.get("oom_score_adj"); ok {
 		proc.OOMScoreAdj = l.oomScoreAdj(v.val, path.field("oom_score_adj"))
 	}
+	var logNode *yaml.Node
+	if v, ok := f.get("log"); ok {
+		logNode = v.val
+		if l.logNodes == nil {
+			l.logNodes = map[string]*yaml.Node{}
+		}
+		l.logNodes[name] = v.val
+	}
+	proc.Log = l.processOutput(name, logNode, p.key, path.field("log"))
 	return proc, deps
 }
 

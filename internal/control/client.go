@@ -91,33 +91,7 @@ func (c *Client) Identity(ctx context.Context) (Identity, error) {
 // Logs copies a process's tail (the last tail lines; all kept lines if tail
 // < 0) to w, then with follow new lines until ctx ends.
 func (c *Client) Logs(ctx context.Context, w io.Writer, name string, tail int, follow bool) error {
-	q := url.Values{"name": {name}}
-	if tail >= 0 {
-		q.Set("tail", strconv.Itoa(tail))
-	}
-	if follow {
-		q.Set("follow", "1")
-	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podvisor/v1/logs?"+q.Encode(), nil)
-	if err != nil {
-		return err
-	}
-	res, err := c.http.Do(hr)
-	if err != nil {
-		return c.dialError(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		var out Response
-		if json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out) == nil && out.Error != "" {
-			return errors.New(out.Error)
-		}
-		return fmt.Errorf("control socket %s: HTTP %s", c.Path, res.Status)
-	}
-	if _, err := io.Copy(w, res.Body); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("reading logs: %w", err)
-	}
-	return nil
+	return c.LogsWith(ctx, w, LogsQuery{Name: name, Tail: tail, Follow: follow})
 }
 
 // dialError explains the usual reasons a socket cannot be reached.

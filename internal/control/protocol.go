@@ -5,7 +5,10 @@ package control
 //	POST /v1/restart|stop|start   {"names": [...]}
 //	POST /v1/signal               {"names": [NAME], "signal": "HUP"}
 //	POST /v1/reload               {"dry_run": true|false}
-//	GET  /v1/logs?name=N&tail=K&follow=1   text/plain, one line per output line
+//	GET  /v1/logs?name=N&tail=K&follow=1&since=T&until=T&grep=RE
+//	                              text/plain, one line per output line; without
+//	                              name every process's, prefixed, by time
+//	POST /v1/logs/reopen          reopen the log files (after logrotate)
 //	GET  /v1/identity             {"pid": N, "config": PATH}
 //	GET  /v1/events               text/event-stream, as GET /events on the
 //	                              HTTP listener (internal/server/events.go)

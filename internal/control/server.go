@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,6 +48,10 @@ type Server struct {
 	// and Podvisor-Config, and GET /v1/identity), so that a client never
 	// mistakes another podvisor's answer for this one's.
 	Identity Identity
+	// closed is cancelled by Shutdown: log followers end at once, so they
+	// do not hold the exit for Shutdown's whole deadline.
+	closed       context.Context
+	endFollowers context.CancelFunc
 }
 
 // Identity is which podvisor answers on a socket.
@@ -64,10 +67,12 @@ func NewServer(backend Backend, log *slog.Logger) *Server {
 	}
 	mux := http.NewServeMux()
 	s := &Server{backend: backend, log: log, uid: os.Geteuid(), mux: mux}
+	s.closed, s.endFollowers = context.WithCancel(context.Background())
 	for _, op := range Ops {
 		mux.HandleFunc("POST /v1/"+op, func(w http.ResponseWriter, r *http.Request) { s.command(w, r, op) })
 	}
 	mux.HandleFunc("GET /v1/logs", s.logs)
+	mux.HandleFunc("POST /v1/logs/reopen", s.reopenLogs)
 	mux.HandleFunc("GET /v1/identity", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Identity) })
 	s.http = &http.Server{
 		Handler:           s.authorize(mux),
@@ -99,8 +104,10 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting and closes the listener (removing the socket
-// file); followers of logs are cut off at ctx's end.
+// file); followers of logs are ended at once, commands still waiting for
+// their outcome are cut off at ctx's end.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.endFollowers()
 	err := s.http.Shutdown(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return s.http.Close()
@@ -180,58 +187,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// logs writes the tail of one process, then, with follow, new lines as
-// they come until the client goes away or the server shuts down.
-func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	n := -1
-	if t := q.Get("tail"); t != "" {
-		v, err := strconv.Atoi(t)
-		if err != nil || v < 0 {
-			writeJSON(w, http.StatusBadRequest, Response{Error: fmt.Sprintf("bad tail %q: want a number of lines", t)})
-			return
-		}
-		n = v
-	}
-	tail, err := s.backend.Tail(q.Get("name"))
-	if err != nil {
-		writeJSON(w, http.StatusNotFound, Response{Error: err.Error()})
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	bw := bufio.NewWriter(w)
-	flusher, _ := w.(http.Flusher)
-	lines, next := tail.Last(n)
-	writeLines(bw, lines)
-	if q.Get("follow") == "" {
-		_ = bw.Flush()
-		return
-	}
-	for {
-		if bw.Flush() != nil {
-			return
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		var wake <-chan struct{}
-		lines, next, wake = tail.Since(next)
-		if len(lines) > 0 {
-			writeLines(bw, lines)
-			continue
-		}
-		select {
-		case <-wake:
-		case <-r.Context().Done():
-			return
-		}
-	}
-}
-
-func writeLines(w io.Writer, lines []logs.TailLine) {
-	for _, l := range lines {
-		fmt.Fprintf(w, "%s\n", l.Line)
-	}
 }

@@ -281,3 +281,13 @@ func TestHTTPWedgedAcceptLoop(t *testing.T) {
 		}
 	}
 }
+
+// An https probe does not check the certificate, as the kubelet's does not:
+// a self-signed server answering 200 is ready.
+func TestHTTPSWithoutCertificateCheck(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	if r, _ := attempt(mustHTTP(t, srv.URL), 5*time.Second); !r.OK {
+		t.Errorf("got %+v, want success from a self-signed server", r)
+	}
+}

@@ -50,6 +50,31 @@ type Workload struct {
 	BackoffLimit *int // Job and CronJob
 	Line         int
 	Ignored      []string // workload spec fields set that kube play ignores
+	// SpecNode is the pod spec as parsed, for the positions of Translate's
+	// errors; nil when unknown.
+	SpecNode *yaml.Node
+	// ServerSet lists the fields the API server sets that the object holds
+	// (it was taken from a cluster: kubectl get -o yaml), for one notice.
+	ServerSet []string
+}
+
+// serverSetMeta are the metadata fields the API server sets or manages.
+var serverSetMeta = []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+	"deletionGracePeriodSeconds", "managedFields", "ownerReferences", "finalizers", "selfLink", "generateName"}
+
+// serverSet lists the server-set fields object n holds.
+func serverSet(n *yaml.Node) []string {
+	var out []string
+	meta := mapValue(n, "metadata")
+	for _, k := range serverSetMeta {
+		if mapValue(meta, k) != nil {
+			out = append(out, "metadata."+k)
+		}
+	}
+	if st := mapValue(n, "status"); st != nil && st.ShortTag() != "!!null" {
+		out = append(out, "status")
+	}
+	return out
 }
 
 // Manifest is a decoded manifest file.
@@ -168,7 +193,7 @@ func (d *decoder) object(m *Manifest, n *yaml.Node) {
 		}
 		m.Secrets[obj.Metadata.Name] = data
 	case "Pod":
-		w := &Workload{Kind: obj.Kind, Name: obj.Metadata.Name, Meta: obj.Metadata, Line: n.Line}
+		w := &Workload{Kind: obj.Kind, Name: obj.Metadata.Name, Meta: obj.Metadata, Line: n.Line, ServerSet: serverSet(n), SpecNode: mapValue(n, "spec")}
 		if obj.Spec.Kind == 0 {
 			d.errorf(n, "Pod %q has no spec", obj.Metadata.Name)
 			return
@@ -230,7 +255,7 @@ func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {
 	if !d.decode(&obj.Spec, &spec, kind+".spec") {
 		return
 	}
-	w := &Workload{Kind: kind, Name: obj.Metadata.Name, Line: n.Line, BackoffLimit: spec.BackoffLimit}
+	w := &Workload{Kind: kind, Name: obj.Metadata.Name, Line: n.Line, BackoffLimit: spec.BackoffLimit, ServerSet: serverSet(n)}
 	for i := 0; i+1 < len(obj.Spec.Content); i += 2 {
 		switch k := obj.Spec.Content[i].Value; k {
 		case "template", "jobTemplate", "backoffLimit", "selector":
@@ -267,6 +292,11 @@ func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {
 		}
 	}
 	w.Spec = tmpl.Spec
+	if kind == "CronJob" {
+		w.SpecNode = mapValue(mapValue(mapValue(mapValue(&obj.Spec, "jobTemplate"), "spec"), "template"), "spec")
+	} else {
+		w.SpecNode = mapValue(mapValue(&obj.Spec, "template"), "spec")
+	}
 	m.Workloads = append(m.Workloads, w)
 }
 

@@ -127,6 +127,10 @@ func (t *translator) env(c *Container, where string) [][2]string {
 			set(e.Name, expand(e.Value, lookup))
 			continue
 		}
+		if ref := e.ValueFrom.FileKeyRef; ref != nil {
+			t.fileKeyRef(e.Name, ref, at)
+			continue
+		}
 		v, ok := t.valueFrom(c, e.ValueFrom, at)
 		if ok {
 			set(e.Name, v)
@@ -152,8 +156,8 @@ func (t *translator) valueFrom(c *Container, vf *EnvVarSource, at string) (strin
 				at, ref.Key, objKind(secret), ref.Name, objKind(secret), ref.Name, ref.Key)
 		}
 		return v, ok
-	case vf.FileKeyRef.Kind != 0:
-		t.errorf("%s: valueFrom.fileKeyRef is not supported (use value, or a configMapKeyRef with --from-dir)", at)
+	case vf.FileKeyRef != nil:
+		return "", false // read when the container starts: see env and fileKeyRef
 	default:
 		t.errorf("%s: valueFrom needs fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef", at)
 	}
@@ -266,8 +270,8 @@ func (t *translator) resourceFieldRef(c *Container, r *ResourceFieldRef, at stri
 	div := 1.0
 	if r.Divisor != "" && err == nil {
 		div, err = parseQuantity(string(r.Divisor))
-		if err == nil && div <= 0 {
-			err = fmt.Errorf("divisor must be positive")
+		if err == nil && div == 0 {
+			div = 1 // the kubelet takes a zero divisor (Istio writes "0") for 1
 		}
 	}
 	if err != nil {
@@ -321,4 +325,68 @@ func validEnvName(s string) bool {
 		}
 	}
 	return true
+}
+
+// envFromFile is one fileKeyRef of the container being translated: the
+// variable Name gets Key's value from the env file File when the process
+// starts (the file is usually written by an init container, so it cannot
+// be read now).
+type envFromFile struct {
+	Name, File, Key string
+	Optional        bool
+}
+
+// fileKeyRef checks a fileKeyRef as the API server does and records it for
+// the container's command (withEnvFiles).
+func (t *translator) fileKeyRef(name string, ref *FileKeyRef, at string) {
+	at += ".valueFrom.fileKeyRef"
+	p, ok := t.plans[ref.VolumeName]
+	if !ok {
+		t.errorf("%s: volumeName %q is not a volume of the pod", at, ref.VolumeName)
+		return
+	}
+	if prob := localPathProblem(ref.Path, true); ref.Path == "" || prob != "" {
+		if ref.Path == "" {
+			prob = "is empty"
+		}
+		t.errorf("%s: path %q %s: it must be a relative path inside the volume", at, ref.Path, prob)
+		return
+	}
+	if ref.Key == "" || len(ref.Key) > 128 || strings.ContainsFunc(ref.Key, func(r rune) bool { return r == '=' || r < ' ' || r > '~' }) {
+		t.errorf("%s: key %q: want 1-128 printable ASCII characters other than '='", at, ref.Key)
+		return
+	}
+	t.envFiles = append(t.envFiles, envFromFile{Name: name, File: filepath.Join(p.Source, ref.Path), Key: ref.Key,
+		Optional: ref.Optional != nil && *ref.Optional})
+}
+
+// envFileScript sets, for each FILE KEY NAME (required|optional) quadruple
+// before "--", NAME to KEY's value in the env file FILE (its last KEY=VALUE
+// line; the value as written), then execs the rest. A missing file or key
+// that is not optional fails the start, as the kubelet fails the container.
+const envFileScript = `while [ "$1" != -- ]; do
+  f=$1 k=$2 n=$3 o=$4; shift 4
+  if v=$(awk -v k="$k" 'index($0, k "=") == 1 { v = substr($0, length(k) + 2); found = 1 } END { if (!found) exit 3; printf "%s", v }' "$f" 2>/dev/null); then
+    export "$n=$v"
+  elif [ "$o" = required ]; then
+    echo "fileKeyRef: no key $k in env file $f" >&2; exit 1
+  fi
+done
+shift
+exec "$@"`
+
+// withEnvFiles wraps argv in envFileScript for the container's fileKeyRefs.
+func withEnvFiles(name string, argv []string, files []envFromFile) []string {
+	if len(files) == 0 {
+		return argv
+	}
+	out := []string{"/bin/sh", "-c", envFileScript, name}
+	for _, f := range files {
+		o := "required"
+		if f.Optional {
+			o = "optional"
+		}
+		out = append(out, f.File, f.Key, f.Name, o)
+	}
+	return append(append(out, "--"), argv...)
 }

@@ -57,6 +57,33 @@ func Generate(cfg *config.Config, opts GenerateOptions) (*Generated, error) {
 	return nil, fmt.Errorf("--shape %q: want fat or sidecars", opts.Shape)
 }
 
+// yaml11NonString reports whether a YAML 1.1 reader (Kubernetes reads
+// manifests with go-yaml v2, through sigs.k8s.io/yaml) would take the plain
+// scalar s for something other than a string: a boolean (y, n, yes, no, on,
+// off, true, false, in any of their spellings), a null (~, null), a number
+// (decimal, octal 017, hex 0x1F, binary 0b1, base 60 1:20, .inf, .nan, with
+// _ separators), a timestamp, or the merge and value keys << and =.
+// gopkg.in/yaml.v3 writes YAML 1.2 and quotes only some of these. Saying
+// yes too often costs two quotes, too rarely a manifest the API refuses.
+func yaml11NonString(s string) bool {
+	switch strings.ToLower(s) {
+	case "", "y", "n", "yes", "no", "on", "off", "true", "false", "~", "null", "<<", "=",
+		".inf", "+.inf", "-.inf", ".nan":
+		return true
+	}
+	// Numbers, base 60 numbers and timestamps all start with a sign, a dot or
+	// a digit and hold nothing but these characters.
+	if c := s[0]; c != '+' && c != '-' && c != '.' && (c < '0' || c > '9') {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEFxXoO_+-.:eEtTzZ ", c) {
+			return false
+		}
+	}
+	return strings.ContainsAny(s, "0123456789")
+}
+
 // node builds YAML in the order given: om("k", v, "k2", v2...).
 func om(kv ...any) *yaml.Node {
 	n := mapping()
@@ -75,8 +102,11 @@ func val(v any) *yaml.Node {
 		return x
 	case string:
 		n := scalar(x)
-		if strings.Contains(x, "\n") {
+		switch {
+		case strings.Contains(x, "\n"):
 			n.Style = yaml.LiteralStyle
+		case yaml11NonString(x):
+			n.Style = yaml.DoubleQuotedStyle
 		}
 		return n
 	case int:
@@ -237,6 +267,7 @@ func generateSidecars(cfg *config.Config, opts GenerateOptions) (*Generated, err
 	}
 	var inits, regular []*yaml.Node
 	grace := 0.0
+	stopSignal := false
 	restarts := map[string]bool{}
 	for _, name := range order {
 		p := cfg.Processes[name]
@@ -288,6 +319,7 @@ func generateSidecars(cfg *config.Config, opts GenerateOptions) (*Generated, err
 		}
 		if lc := lifecycle(p); lc != nil {
 			add(c, "lifecycle", lc)
+			stopSignal = stopSignal || mapValue(lc, "stopSignal") != nil
 		}
 		if p.User != nil {
 			add(c, "securityContext", om("runAsUser", int(p.User.UID), "runAsGroup", int(p.User.GID)))
@@ -311,6 +343,10 @@ func generateSidecars(cfg *config.Config, opts GenerateOptions) (*Generated, err
 	}
 	warn("the kubelet stops regular containers together and native sidecars after them in reverse order; podvisor's per-process reverse order among regular containers is lost")
 	spec := om("terminationGracePeriodSeconds", graceSeconds(max(grace, cfg.ShutdownTimeout.Seconds())), "restartPolicy", restart)
+	if stopSignal {
+		// The API accepts lifecycle.stopSignal only with spec.os.name set.
+		add(spec, "os", om("name", "linux"))
+	}
 	if len(inits) > 0 {
 		add(spec, "initContainers", val(inits))
 	}

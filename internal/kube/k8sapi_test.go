@@ -7,20 +7,18 @@ package kube
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
+	"fmt"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // jsonFields lists the JSON field names of an API type, inlined structs
@@ -103,6 +101,18 @@ func TestTypesMatchTheAPI(t *testing.T) {
 		{FieldRef{}, corev1.ObjectFieldSelector{}},
 		{ResourceFieldRef{}, corev1.ResourceFieldSelector{}},
 		{PodTemplate{}, corev1.PodTemplateSpec{}},
+		{DownwardAPIVolume{}, corev1.DownwardAPIVolumeSource{}},
+		{DownwardAPIFile{}, corev1.DownwardAPIVolumeFile{}},
+		{ProjectedVolume{}, corev1.ProjectedVolumeSource{}},
+		{VolumeProjection{}, corev1.VolumeProjection{}},
+		{ObjectProjection{}, corev1.ConfigMapProjection{}},
+		{ObjectProjection{}, corev1.SecretProjection{}},
+		{DownwardAPIProjection{}, corev1.DownwardAPIProjection{}},
+		{TokenProjection{}, corev1.ServiceAccountTokenProjection{}},
+		{FileKeyRef{}, corev1.FileKeySelector{}},
+		{PodOS{}, corev1.PodOS{}},
+		{RestartRule{}, corev1.ContainerRestartRule{}},
+		{RestartRuleExitCodes{}, corev1.ContainerRestartRuleOnExitCodes{}},
 	}
 	for _, p := range pairs {
 		ours, api := yamlFields(reflect.TypeOf(p.ours)), jsonFields(reflect.TypeOf(p.api))
@@ -131,26 +141,20 @@ func TestTypesMatchTheAPI(t *testing.T) {
 }
 
 // strictAPI decodes every document of a manifest into the API type of its
-// kind, refusing unknown fields.
-func strictAPI(t *testing.T, manifest []byte) []string {
+// kind as the API machinery does: through sigs.k8s.io/yaml, which reads
+// YAML 1.1 (go-yaml v2), refusing unknown and duplicate fields. It returns
+// the decoded objects.
+func strictAPI(t *testing.T, manifest []byte) []any {
 	t.Helper()
-	var kinds []string
-	dec := yaml.NewDecoder(bytes.NewReader(manifest))
-	for {
-		var doc map[string]any
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return kinds
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		js, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
+	var objs []any
+	for _, doc := range bytes.Split(manifest, []byte("\n---\n")) {
+		doc = append(doc, '\n') // the separator took the document's last newline
+		var tm metav1.TypeMeta
+		if err := sigsyaml.Unmarshal(doc, &tm); err != nil {
+			t.Fatalf("%v\n%s", err, doc)
 		}
 		var obj any
-		switch doc["kind"] {
+		switch tm.Kind {
 		case "Pod":
 			obj = &corev1.Pod{}
 		case "ConfigMap":
@@ -160,15 +164,29 @@ func strictAPI(t *testing.T, manifest []byte) []string {
 		case "Job":
 			obj = &batchv1.Job{}
 		default:
-			t.Fatalf("unexpected kind %v", doc["kind"])
+			t.Fatalf("unexpected kind %q", tm.Kind)
 		}
-		jd := json.NewDecoder(bytes.NewReader(js))
-		jd.DisallowUnknownFields()
-		if err := jd.Decode(obj); err != nil {
-			t.Fatalf("%v does not decode strictly into %T: %v\n%s", doc["kind"], obj, err, manifest)
+		if err := sigsyaml.UnmarshalStrict(doc, obj); err != nil {
+			t.Fatalf("%s does not decode strictly into %T: %v\n%s", tm.Kind, obj, err, manifest)
 		}
-		kinds = append(kinds, doc["kind"].(string))
+		objs = append(objs, obj)
 	}
+	return objs
+}
+
+func kindOf(obj any) string { return reflect.TypeOf(obj).Elem().Name() }
+
+// podSpec returns the pod spec of a decoded workload.
+func podSpec(obj any) *corev1.PodSpec {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return &o.Spec
+	case *appsv1.Deployment:
+		return &o.Spec.Template.Spec
+	case *batchv1.Job:
+		return &o.Spec.Template.Spec
+	}
+	return nil
 }
 
 func TestGeneratedDecodeIntoTheAPI(t *testing.T) {
@@ -179,25 +197,67 @@ func TestGeneratedDecodeIntoTheAPI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kinds := strictAPI(t, g.Manifest)
-			if kinds[len(kinds)-1] != kind {
-				t.Errorf("%s/%s: kinds %q", shape, kind, kinds)
+			objs := strictAPI(t, g.Manifest)
+			if k := kindOf(objs[len(objs)-1]); k != kind {
+				t.Errorf("%s/%s: last kind %s", shape, kind, k)
 			}
 		}
 	}
-	// And the test manifests users write, as a cross-check of the decoder:
-	// what the API decodes, kube decodes too.
+	// The API reads the sidecars as native sidecars.
 	g, _ := Generate(cfg, GenerateOptions{Name: "shop", Shape: "sidecars", Raw: raw})
-	var pod corev1.Pod
-	docs := bytes.Split(g.Manifest, []byte("\n---\n"))
-	var m map[string]any
-	_ = yaml.Unmarshal(docs[len(docs)-1], &m)
-	js, _ := json.Marshal(m)
-	if err := json.Unmarshal(js, &pod); err != nil {
-		t.Fatal(err)
+	objs := strictAPI(t, g.Manifest)
+	spec := podSpec(objs[len(objs)-1])
+	if n := len(spec.InitContainers); n != 3 || spec.InitContainers[0].RestartPolicy == nil ||
+		*spec.InitContainers[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Errorf("init containers as the API reads them: %+v", spec.InitContainers)
 	}
-	if n := len(pod.Spec.InitContainers); n != 3 || pod.Spec.InitContainers[0].RestartPolicy == nil ||
-		*pod.Spec.InitContainers[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
-		t.Errorf("init containers as the API reads them: %+v", pod.Spec.InitContainers)
+	// stopSignal needs spec.os.name (the API refuses it otherwise).
+	if spec.InitContainers[0].Lifecycle.StopSignal == nil || spec.OS == nil || spec.OS.Name != corev1.Linux {
+		t.Errorf("stopSignal %v with spec.os %+v, want SIGINT with os.name linux", spec.InitContainers[0].Lifecycle.StopSignal, spec.OS)
+	}
+}
+
+// yaml11Strings are strings a YAML 1.1 reader takes for something else
+// when they are written plain.
+var yaml11Strings = []string{"no", "on", "yes", "off", "y", "n", "Y", "N", "NO", "On", "True", "true", "false",
+	"null", "Null", "~", "", "1", "-1", "+1", "017", "0o17", "0x1F", "0b101", "1_000", "1e3", "1.5", ".5", "1:20", "-1:20:30.5",
+	".inf", "-.Inf", ".NaN", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "=", "<<", "1.2.3", "v1", "--flag", "-", "a b"}
+
+// Strings a YAML 1.1 reader would turn into booleans, numbers or null reach
+// the API as the same strings, in command, args and env of both shapes.
+func TestGeneratedYAML11Strings(t *testing.T) {
+	var procs strings.Builder
+	procs.WriteString("listen: \":9464\"\nprocesses:\n  db: {command: [db], ready: {tcp: \"127.0.0.1:5432\"}}\n  app:\n    depends_on: [db]\n    command:\n")
+	for _, s := range yaml11Strings {
+		fmt.Fprintf(&procs, "      - %q\n", s)
+	}
+	procs.WriteString("    env:\n")
+	for i, s := range yaml11Strings {
+		fmt.Fprintf(&procs, "      V%d: %q\n", i, s)
+	}
+	cfg, raw := genConfig(t, procs.String())
+	for _, shape := range []string{"fat", "sidecars"} {
+		g, err := Generate(cfg, GenerateOptions{Name: "shop", Shape: shape, Raw: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs := strictAPI(t, g.Manifest)
+		if shape == "fat" {
+			cm := objs[0].(*corev1.ConfigMap)
+			if cm.Data["procs.yaml"] != procs.String() {
+				t.Errorf("fat: the ConfigMap's procs.yaml differs:\n%q\nwant\n%q", cm.Data["procs.yaml"], procs.String())
+			}
+			continue
+		}
+		spec := podSpec(objs[len(objs)-1])
+		app := spec.Containers[0]
+		if !slices.Equal(app.Command, yaml11Strings) {
+			t.Errorf("command as the API reads it:\n got %q\nwant %q\n%s", app.Command, yaml11Strings, g.Manifest)
+		}
+		for i, s := range yaml11Strings {
+			if i >= len(app.Env) || app.Env[i].Name != fmt.Sprintf("V%d", i) || app.Env[i].Value != s {
+				t.Errorf("env V%d as the API reads it: %+v, want %q", i, app.Env[min(i, len(app.Env)-1)], s)
+			}
+		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 func Materialise(vols []*VolumePlan) error {
 	for _, v := range vols {
 		switch v.Kind {
-		case "emptyDir", "configMap", "secret":
+		case "emptyDir", "configMap", "secret", "downwardAPI", "projected":
 			dir, name := filepath.Split(v.Source)
 			if name != v.Name || !dnsLabel(name) {
 				return fmt.Errorf("volume %q: its directory %s is not named after it", v.Name, v.Source)
@@ -107,14 +107,16 @@ func hostPath(v *VolumePlan) error {
 type Bound struct {
 	Mounted []string // targets, in mount order
 	Created []string // mount points Bind created on the real filesystem
+	record  *Record  // where Created is written down first, or nil
 }
 
 // Bind bind-mounts each volume at its target. It must run in a private
 // mount namespace (see cmd/podvisor): it first makes every mount private,
 // so that nothing it mounts propagates to the host. Missing mount points are
-// created (recorded in Bound.Created, for Unbind to remove).
-func Bind(mounts []Mount) (*Bound, error) {
-	b := &Bound{}
+// created (recorded in Bound.Created, for Unbind to remove, and in rec,
+// when not nil, before each is created: see Record).
+func Bind(mounts []Mount, rec *Record) (*Bound, error) {
+	b := &Bound{record: rec}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return b, fmt.Errorf("making mounts private: %w", err)
 	}
@@ -188,6 +190,9 @@ func (b *Bound) mountPoint(target string, dir bool) error {
 	}
 	slices.Reverse(missing)
 	for i, p := range missing {
+		if err := b.record.add(recordEntry{Created: p}); err != nil {
+			return fmt.Errorf("record %s: %w", p, err)
+		}
 		var err error
 		if i == len(missing)-1 && !dir {
 			var f *os.File
@@ -217,6 +222,11 @@ func Unbind(b *Bound) []error {
 	for i := len(b.Created) - 1; i >= 0; i-- {
 		if err := os.Remove(b.Created[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove mount point %s: %w", b.Created[i], err))
+		}
+	}
+	if len(errs) == 0 {
+		if err := b.record.Close(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errs

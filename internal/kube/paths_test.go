@@ -166,18 +166,26 @@ func assertOnlyUnder(t *testing.T, root, allowed, outside string) {
 }
 
 // FuzzPlayVolumes: whatever the manifest says of volume names, keys,
-// items paths, subPaths and mount paths, translating it and materialising
+// items paths (configMap, secret, downwardAPI and projected volumes),
+// subPaths and mount paths, translating it and materialising
 // its volumes creates or changes nothing outside the run's volume
 // directory, even with a symlink planted in each volume beforehand.
 func FuzzPlayVolumes(f *testing.F) {
-	f.Add("v", "../../../../x", "", "", "/data", false, false)
-	f.Add("../../x", "k", "", "", "/data", false, false)
-	f.Add("v", "k", "a/../../x", "", "/data", true, true)
-	f.Add("v", "k", "link/x", "", "/data", true, false)
-	f.Add("v", "k", "", "link", "/data", false, true)
-	f.Add("v", "..data", "ok", "../x", "/d/../e", true, false)
-	f.Add("cfg", "app.conf", "conf/app.conf", "conf", "/etc/app", true, false)
-	f.Fuzz(func(t *testing.T, vol, key, itemPath, subPath, mountPath string, useItems, secret bool) {
+	f.Add("v", "../../../../x", "", "", "/data", false, uint8(0))
+	f.Add("../../x", "k", "", "", "/data", false, uint8(0))
+	f.Add("v", "k", "a/../../x", "", "/data", true, uint8(1))
+	f.Add("v", "k", "link/x", "", "/data", true, uint8(0))
+	f.Add("v", "k", "", "link", "/data", false, uint8(1))
+	f.Add("v", "..data", "ok", "../x", "/d/../e", true, uint8(0))
+	f.Add("cfg", "app.conf", "conf/app.conf", "conf", "/etc/app", true, uint8(0))
+	f.Add("podinfo", "k", "link/labels", "", "/etc/podinfo", true, uint8(2))
+	f.Add("podinfo", "k", "../labels", "", "/etc/podinfo", true, uint8(2))
+	f.Add("kube-api-access-x", "ca.crt", "link/token", "", "/var/run/secrets", true, uint8(3))
+	f.Add("kube-api-access-x", "../ca.crt", "..2026/token", "link", "/var/run/secrets", false, uint8(3))
+	// kind: 0 configMap, 1 secret, 2 downwardAPI (itemPath is a file's
+	// path), 3 projected (configMap with key and items, downwardAPI and
+	// serviceAccountToken at itemPath).
+	f.Fuzz(func(t *testing.T, vol, key, itemPath, subPath, mountPath string, useItems bool, kind uint8) {
 		root := t.TempDir()
 		volDir := filepath.Join(root, "a", "b", "c", "run", "volumes")
 		outside := filepath.Join(root, "outside")
@@ -190,12 +198,23 @@ func FuzzPlayVolumes(f *testing.F) {
 		}
 		volume := map[string]any{"name": vol}
 		objKind, dataKey := "ConfigMap", "data"
-		if secret {
+		switch kind % 4 {
+		case 0:
+			volume["configMap"] = source
+		case 1:
 			source["secretName"], objKind, dataKey = "src", "Secret", "stringData"
 			delete(source, "name")
 			volume["secret"] = source
-		} else {
-			volume["configMap"] = source
+		case 2:
+			volume["downwardAPI"] = map[string]any{"items": []any{
+				map[string]any{"path": itemPath, "fieldRef": map[string]any{"fieldPath": "metadata.labels"}}}}
+		case 3:
+			volume["projected"] = map[string]any{"sources": []any{
+				map[string]any{"configMap": source},
+				map[string]any{"downwardAPI": map[string]any{"items": []any{
+					map[string]any{"path": itemPath + "-ns", "fieldRef": map[string]any{"fieldPath": "metadata.namespace"}}}}},
+				map[string]any{"serviceAccountToken": map[string]any{"path": itemPath + "-token"}},
+			}}
 		}
 		mount := map[string]any{"name": vol, "mountPath": mountPath}
 		if subPath != "" {

@@ -32,6 +32,7 @@ type Proc struct {
 	StartTimeout string
 	Live         *Check
 	Restart      *Restart
+	SuccessCodes []int // success_exit_codes; nil is the default [0]
 	Stop         *Stop
 }
 
@@ -153,6 +154,13 @@ func (q *Proc) node() *yaml.Node {
 			}
 			add(n, "restart", rn)
 		}
+	}
+	if len(q.SuccessCodes) > 0 {
+		codes := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, c := range q.SuccessCodes {
+			codes.Content = append(codes.Content, integer(c))
+		}
+		add(n, "success_exit_codes", codes)
 	}
 	if s := q.Stop; s != nil {
 		sn := mapping()

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +63,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: web}
 spec:
+  os: {name: linux}
   terminationGracePeriodSeconds: 20
   initContainers:
     - name: setup
@@ -385,7 +387,7 @@ func TestRefusedAndWarned(t *testing.T) {
 	base := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n%s  containers:\n  - name: app\n    command: [x]\n%s"
 	refused := map[string][2]string{
 		"grpc probe":  {"", "    livenessProbe: {grpc: {port: 9000}}\n"},
-		"https probe": {"", "    readinessProbe: {httpGet: {port: 443, scheme: HTTPS}}\n"},
+		"ftp probe":   {"", "    readinessProbe: {httpGet: {port: 443, scheme: FTP}}\n"},
 		"named port":  {"", "    readinessProbe: {httpGet: {port: web}}\n"},
 		"pvc":         {"  volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]\n", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
 		"no volume":   {"", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
@@ -618,5 +620,343 @@ spec:
 	res := play(t, pod, Options{Root: false})
 	if cfg := load(t, res); cfg.Processes["app"].User != nil {
 		t.Error("user set without root")
+	}
+}
+
+const clusterMeta = `apiVersion: v1
+kind: Pod
+metadata:
+  creationTimestamp: "2026-11-20T10:00:00Z"
+  generateName: web-7d4b9c-
+  labels: {app: web}
+  name: web-7d4b9c-x2x9z
+  namespace: shop
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: ReplicaSet, name: web-7d4b9c, uid: 0d7c2c9e-2d8a-4e0b-9f0e-2b1f1c4c1a11, controller: true}
+  resourceVersion: "123456"
+  uid: 5f9d3b1a-1111-4c2d-8e3f-abcdefabcdef
+  managedFields:
+  - {apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {f:metadata: {}}, manager: kubectl, operation: Update, time: "2026-11-20T10:00:00Z"}
+spec:
+  containers:
+  - name: app
+    command: [app]
+status:
+  phase: Running
+  podIP: 10.0.0.5
+  conditions: [{type: Ready, status: "True"}]
+`
+
+// A pod taken from a cluster (kubectl get pod -o yaml) decodes: the fields
+// the API server set are ignored with one notice, and other errors are
+// still each reported with their position.
+func TestClusterPod(t *testing.T) {
+	res := play(t, clusterMeta, Options{})
+	var notices []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "set by the API server") {
+			notices = append(notices, w)
+		}
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "metadata.managedFields") || !strings.Contains(notices[0], "status") {
+		t.Errorf("notices %q, want one naming managedFields and status", notices)
+	}
+	bad := strings.Replace(clusterMeta, "command: [app]", "command: [app]\n    comand: [x]", 1)
+	_, err := playErr(bad, Options{})
+	if err == nil || err.Error() != `pod.yaml:19:5: Pod.spec.containers[0]: unknown field "comand" (did you mean "command"?)` {
+		t.Errorf("err = %v, want only the misspelt field, with its position", err)
+	}
+}
+
+// --image-command CMD gets the container's args once: "$@" is appended
+// only when CMD does not already end with it.
+func TestImageCommandArgsOnce(t *testing.T) {
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: [{name: app, image: img, args: [x]}]\n"
+	for cmd, want := range map[string]string{
+		`exec app`:            `exec app "$@"`,
+		`exec app "$@"`:       `exec app "$@"`,
+		`exec app $@`:         `exec app $@`,
+		`exec app "${@}"`:     `exec app "${@}"`,
+		`exec app "$@"; `:     `exec app "$@"; `,
+		`echo "$@x"`:          `echo "$@x" "$@"`,
+		`exec app --flag=$@a`: `exec app --flag=$@a "$@"`,
+	} {
+		res := play(t, pod, Options{ImageCommands: map[string]string{"img": cmd}})
+		got := res.Procs.Processes[0].Command
+		if !slices.Equal(got, []string{"/bin/sh", "-c", want, "app", "x"}) {
+			t.Errorf("--image-command img=%s: command %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+const projectedPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: shop
+  uid: 5f9d3b1a-1111-4c2d-8e3f-abcdefabcdef
+  labels: {app: web, tier: "front end"}
+  annotations: {note: "say \"hi\""}
+spec:
+  serviceAccountName: web-sa
+  containers:
+  - name: app
+    command: [app]
+    resources: {limits: {memory: 64Mi}}
+    volumeMounts:
+    - {name: kube-api-access-x2x9z, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}
+    - {name: podinfo, mountPath: /etc/podinfo}
+  volumes:
+  - name: kube-api-access-x2x9z
+    projected:
+      defaultMode: 420
+      sources:
+      - serviceAccountToken: {expirationSeconds: 3607, path: token}
+      - configMap:
+          name: kube-root-ca.crt
+          items: [{key: ca.crt, path: ca.crt}]
+      - downwardAPI:
+          items:
+          - path: namespace
+            fieldRef: {apiVersion: v1, fieldPath: metadata.namespace}
+  - name: podinfo
+    downwardAPI:
+      defaultMode: 0600
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: annotations, fieldRef: {fieldPath: metadata.annotations}}
+      - {path: name, fieldRef: {fieldPath: metadata.name}}
+      - {path: uid, fieldRef: {fieldPath: metadata.uid}}
+      - {path: sub/app, fieldRef: {fieldPath: "metadata.labels['app']"}, mode: 0644}
+      - {path: mem, resourceFieldRef: {containerName: app, resource: limits.memory, divisor: 1Mi}}
+`
+
+// The kube-api-access-* volume every pod from a cluster has, and a
+// downwardAPI volume, become local files.
+func TestProjectedAndDownwardAPIVolumes(t *testing.T) {
+	res := play(t, projectedPod, Options{CACert: "CERT\n"})
+	files := map[string]map[string]File{}
+	for _, v := range res.Volumes {
+		files[v.Name] = v.Files
+	}
+	api := files["kube-api-access-x2x9z"]
+	if api["ca.crt"].Data != "CERT\n" || api["namespace"].Data != "shop" || api["token"].Mode != 0o644 {
+		t.Errorf("kube-api-access files %+v", api)
+	}
+	tok := api["token"].Data
+	if !strings.HasPrefix(tok, PlaceholderToken) || strings.Count(tok, ".") != 2 {
+		t.Errorf("token %q is not an unsigned JWT", tok)
+	}
+	if hdr, _ := base64.RawURLEncoding.DecodeString(strings.TrimSuffix(PlaceholderToken, ".")); string(hdr) != `{"alg":"none","typ":"JWT"}` {
+		t.Errorf("token header %s", hdr)
+	}
+	claims, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+	if !strings.Contains(string(claims), `"sub":"system:serviceaccount:shop:web-sa"`) {
+		t.Errorf("token claims %s", claims)
+	}
+	info := files["podinfo"]
+	want := map[string]File{
+		"labels":      {Data: "app=\"web\"\ntier=\"front end\"", Mode: 0o600},
+		"annotations": {Data: `note="say \"hi\""`, Mode: 0o600},
+		"name":        {Data: "web", Mode: 0o600},
+		"uid":         {Data: "5f9d3b1a-1111-4c2d-8e3f-abcdefabcdef", Mode: 0o600},
+		"sub/app":     {Data: "web", Mode: 0o644},
+		"mem":         {Data: "64", Mode: 0o600},
+	}
+	if !reflect.DeepEqual(info, want) {
+		t.Errorf("podinfo files\n got %+v\nwant %+v", info, want)
+	}
+	// Without --ca-file, the CA is left out with a warning.
+	res = play(t, projectedPod, Options{})
+	if _, ok := res.Volumes[0].Files["ca.crt"]; ok || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "--ca-file") }) {
+		t.Errorf("without --ca-file: files %v, warnings %q", res.Volumes[0].Files, res.Warnings)
+	}
+}
+
+// Paths and fields of downwardAPI and projected volumes are checked as the
+// API server checks them.
+func TestProjectedRefused(t *testing.T) {
+	pod := func(vol string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes: [{name: v, " + vol + "}]\n" +
+			"  containers: [{name: app, command: [x], volumeMounts: [{name: v, mountPath: /v}]}]\n"
+	}
+	for vol, want := range map[string]string{
+		`downwardAPI: {items: [{path: ../x, fieldRef: {fieldPath: metadata.name}}]}`:                 `path "../x" must not start with '..'`,
+		`downwardAPI: {items: [{path: /x, fieldRef: {fieldPath: metadata.name}}]}`:                   `path "/x" must be relative`,
+		`downwardAPI: {items: [{path: a/../../x, fieldRef: {fieldPath: metadata.name}}]}`:            `must not contain '..'`,
+		`downwardAPI: {items: [{path: ip, fieldRef: {fieldPath: status.podIP}}]}`:                    `fieldRef "status.podIP" is not allowed in a volume`,
+		`downwardAPI: {items: [{path: m, resourceFieldRef: {resource: limits.memory}}]}`:             `containerName is required`,
+		`projected: {sources: [{serviceAccountToken: {path: ..t}}]}`:                                 `path "..t" must not start with '..'`,
+		`projected: {sources: [{serviceAccountToken: {path: t, expirationSeconds: 60}}]}`:            `expirationSeconds 60`,
+		`projected: {sources: [{serviceAccountToken: {path: t}}, {serviceAccountToken: {path: t}}]}`: `conflicting duplicate paths`,
+		`projected: {sources: [{clusterTrustBundle: {path: b}}]}`:                                    `need a cluster`,
+		`projected: {sources: [{configMap: {name: missing}}]}`:                                       `ConfigMap "missing" not found`,
+	} {
+		if _, err := playErr(pod(vol), Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", vol, err, want)
+		}
+	}
+}
+
+// Fields of Kubernetes 1.33-1.35 that the API server accepts: translated as
+// far as podvisor's settings express them, refused as the API refuses them.
+func TestKube135Fields(t *testing.T) {
+	pod := func(spec, container string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n" + spec +
+			"  volumes: [{name: work, emptyDir: {}}]\n  containers:\n  - name: app\n    command: [x]\n" + container
+	}
+	proc := func(t *testing.T, doc string) (*Proc, []string) {
+		t.Helper()
+		res := play(t, doc, Options{})
+		load(t, res)
+		return res.Procs.proc("app"), res.Warnings
+	}
+	warned := func(ws []string, s string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, s) })
+	}
+
+	t.Run("https probe", func(t *testing.T) {
+		q, _ := proc(t, pod("", "    readinessProbe: {httpGet: {port: 8443, path: /ready, scheme: HTTPS}}\n"))
+		if q.Ready.HTTP != "https://127.0.0.1:8443/ready" {
+			t.Errorf("ready %+v", q.Ready)
+		}
+	})
+	t.Run("restart rules", func(t *testing.T) {
+		for _, tc := range []struct {
+			pod, container, policy string
+			codes                  []int
+			warn                   string
+		}{
+			// First match wins: 42 restarts, every other failure ends the container.
+			{"Never", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]",
+				"on-failure", append([]int{0}, append(seq(1, 41), seq(43, 255)...)...), "exit codes 1-41, 43-255 end the container"},
+			{"Never", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [0, 3]}}]",
+				"on-failure", []int{0, 3}, "exit codes 3 end"},
+			{"Always", "restartPolicy: Never", "never", nil, "restartPolicy Never in a pod with restartPolicy Always"},
+			{"Never", "restartPolicy: OnFailure", "on-failure", nil, ""},
+			{"Always", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [7]}}]",
+				"always", nil, "exit codes 7 end the container without a restart in the kubelet"},
+			{"Always", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [300]}}]",
+				"always", nil, ""},
+		} {
+			q, ws := proc(t, pod("  restartPolicy: "+tc.pod+"\n", "    "+tc.container+"\n"))
+			if q.Restart.Policy != tc.policy || !slices.Equal(q.SuccessCodes, tc.codes) {
+				t.Errorf("%s / %s: restart %+v, success codes %v; want %s %v", tc.pod, tc.container, q.Restart, q.SuccessCodes, tc.policy, tc.codes)
+			}
+			if tc.warn != "" && !warned(ws, tc.warn) {
+				t.Errorf("%s / %s: warnings %q, want %q", tc.pod, tc.container, ws, tc.warn)
+			}
+		}
+	})
+	t.Run("file key ref", func(t *testing.T) {
+		q, _ := proc(t, pod("", "    env: [{name: TOKEN, valueFrom: {fileKeyRef: {volumeName: work, path: cfg/app.env, key: TOKEN}}}, "+
+			"{name: OPT, valueFrom: {fileKeyRef: {volumeName: work, path: app.env, key: OPT, optional: true}}}]\n"))
+		want := []string{"/bin/sh", "-c", envFileScript, "app", "/vol/work/cfg/app.env", "TOKEN", "TOKEN", "required",
+			"/vol/work/app.env", "OPT", "OPT", "optional", "--", "x"}
+		if !slices.Equal(q.Command, want) {
+			t.Errorf("command %q\nwant %q", q.Command, want)
+		}
+	})
+	t.Run("probe grace", func(t *testing.T) {
+		q, ws := proc(t, pod("", "    livenessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 5}\n"))
+		if !strings.Contains(q.Comment, "livenessProbe.terminationGracePeriodSeconds: 5s") || !warned(ws, "livenessProbe.terminationGracePeriodSeconds 5") {
+			t.Errorf("comment %q, warnings %q", q.Comment, ws)
+		}
+	})
+	t.Run("tcpSocket hooks", func(t *testing.T) {
+		res := play(t, pod("", "    lifecycle: {postStart: {tcpSocket: {port: 80}}, preStop: {tcpSocket: {port: 80}}}\n"), Options{})
+		cfg := load(t, res)
+		hook := cfg.Processes["app.post-start"]
+		if hook == nil || !strings.Contains(strings.Join(hook.Command, " "), "exit 1") || cfg.Processes["app"].Stop.Command != nil {
+			t.Errorf("postStart %+v, preStop %q: want a failing postStart and no preStop", hook, cfg.Processes["app"].Stop.Command)
+		}
+	})
+	refused := map[string]string{
+		pod("", "    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [1]}}]\n"):                                        "need the container's own restartPolicy",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: In, values: [1]}}]\n"): "RestartAllContainers (alpha) is not supported",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: Is, values: [1]}}]\n"):              "operator \"Is\": want In or NotIn",
+		pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart}]\n"):                                                      "exitCodes is required",
+		pod("", "    restartPolicy: Sometimes\n"):                                                             `restartPolicy "Sometimes"`,
+		pod("", "    readinessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 5}\n"):            "must not be set on a readinessProbe",
+		pod("", "    livenessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 0}\n"):             "must be greater than 0",
+		pod("  terminationGracePeriodSeconds: 10\n", "    lifecycle: {preStop: {sleep: {seconds: 11}}}\n"):    "sleep.seconds 11: must be non-negative and at most terminationGracePeriodSeconds (10)",
+		pod("", "    lifecycle: {stopSignal: SIGINT}\n"):                                                      "stopSignal: needs spec.os.name",
+		pod("  os: {name: windows}\n", ""):                                                                    `spec.os.name "windows"`,
+		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: nope, path: p, key: A}}}]\n"):       `volumeName "nope" is not a volume`,
+		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: work, path: ../p, key: A}}}]\n"):    `path "../p" must not start with '..'`,
+		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: work, path: p, key: \"A=B\"}}}]\n"): `key "A=B"`,
+		pod("", "    livenessProbe: {grpc: {port: 9000}}\n"):                                                  "would add 4-6 MB",
+	}
+	for doc, want := range refused {
+		if _, err := playErr(doc, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q\n%s", err, want, doc)
+		}
+	}
+	// stopSignal with spec.os.name linux is accepted.
+	if q, _ := proc(t, pod("  os: {name: linux}\n", "    lifecycle: {stopSignal: SIGINT}\n")); q.Stop.Signal != "SIGINT" {
+		t.Errorf("stop %+v", q.Stop)
+	}
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// Translate's errors carry the line and column of the field they are
+// about, all of them at once.
+func TestTranslateErrorPositions(t *testing.T) {
+	_, err := playErr(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      volumes:
+      - name: info
+        downwardAPI:
+          items:
+          - {path: ../x, fieldRef: {fieldPath: metadata.name}}
+      containers:
+      - name: app
+        command: [x]
+        env:
+        - name: A
+          valueFrom: {fileKeyRef: {volumeName: nope, path: p, key: A}}
+        lifecycle:
+          stopSignal: SIGINT
+          preStop: {sleep: {seconds: 99}}
+        readinessProbe: {exec: {command: [x]}, terminationGracePeriodSeconds: 3}
+        volumeMounts: [{name: info, mountPath: /info}]
+`, Options{})
+	want := []string{
+		`pod.yaml:11:13: spec.volumes[0] (info).downwardAPI.items[0]: path "../x" must not start with '..'`,
+		`pod.yaml:17:35: containers[0] (app).env[0] (A).valueFrom.fileKeyRef: volumeName "nope"`,
+		`pod.yaml:19:23: containers[0] (app).lifecycle.stopSignal: needs spec.os.name`,
+		`pod.yaml:20:38: containers[0] (app).lifecycle.preStop.sleep.seconds 99`,
+		`pod.yaml:21:79: containers[0] (app).readinessProbe.terminationGracePeriodSeconds: must not be set`,
+	}
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("errors:\n%v\nwant a line starting %q", err, w)
+		}
+	}
+}
+
+// --ordered gates on readiness: the gate is tried at once, then every
+// 100ms until it first passes, then by periodSeconds; the kubelet's order
+// keeps the period throughout (its readiness gates nothing).
+func TestOrderedGateStartInterval(t *testing.T) {
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n" +
+		"  - {name: proxy, command: [p], readinessProbe: {exec: {command: [ok]}, periodSeconds: 15}}\n  - {name: app, command: [a]}\n"
+	for ordered, want := range map[bool][2]string{true: {"100ms", "15s"}, false: {"15s", "15s"}} {
+		cfg := load(t, play(t, pod, Options{Ordered: ordered}))
+		r := cfg.Processes["proxy"].Ready
+		if got := [2]string{r.StartInterval.String(), r.Interval.String()}; got != want {
+			t.Errorf("ordered %v: start_interval, interval = %q, want %q", ordered, got, want)
+		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 // 6.6 MB of RSS at start, see docs/BENCHMARKS.md). Every field the API
 // defines is listed, so that strictCheck can tell a known field podvisor does
 // not honour (a warning, or a refusal) from a misspelt one (an error). Fields
-// podvisor never reads are *yaml.Node: present or not, anything goes inside.
+// podvisor never reads are yaml.Node (a value: yaml.v3 cannot decode into
+// a *yaml.Node field): present or not, anything goes inside.
 
 // Object is one document: a workload, a ConfigMap, a Secret or a List.
 type Object struct {
@@ -25,7 +26,7 @@ type Object struct {
 	Data       map[string]string `yaml:"data"`
 	StringData map[string]string `yaml:"stringData"`
 	BinaryData map[string]string `yaml:"binaryData"`
-	Immutable  *yaml.Node        `yaml:"immutable"`
+	Immutable  yaml.Node         `yaml:"immutable"`
 	Type       string            `yaml:"type"`
 	// List
 	Items []yaml.Node `yaml:"items"`
@@ -38,16 +39,16 @@ type ObjectMeta struct {
 	UID                        string            `yaml:"uid"`
 	Labels                     map[string]string `yaml:"labels"`
 	Annotations                map[string]string `yaml:"annotations"`
-	GenerateName               *yaml.Node        `yaml:"generateName"`
-	ResourceVersion            *yaml.Node        `yaml:"resourceVersion"`
-	Generation                 *yaml.Node        `yaml:"generation"`
-	CreationTimestamp          *yaml.Node        `yaml:"creationTimestamp"`
-	DeletionTimestamp          *yaml.Node        `yaml:"deletionTimestamp"`
-	DeletionGracePeriodSeconds *yaml.Node        `yaml:"deletionGracePeriodSeconds"`
-	OwnerReferences            *yaml.Node        `yaml:"ownerReferences"`
-	Finalizers                 *yaml.Node        `yaml:"finalizers"`
-	ManagedFields              *yaml.Node        `yaml:"managedFields"`
-	SelfLink                   *yaml.Node        `yaml:"selfLink"`
+	GenerateName               yaml.Node         `yaml:"generateName"`
+	ResourceVersion            yaml.Node         `yaml:"resourceVersion"`
+	Generation                 yaml.Node         `yaml:"generation"`
+	CreationTimestamp          yaml.Node         `yaml:"creationTimestamp"`
+	DeletionTimestamp          yaml.Node         `yaml:"deletionTimestamp"`
+	DeletionGracePeriodSeconds yaml.Node         `yaml:"deletionGracePeriodSeconds"`
+	OwnerReferences            yaml.Node         `yaml:"ownerReferences"`
+	Finalizers                 yaml.Node         `yaml:"finalizers"`
+	ManagedFields              yaml.Node         `yaml:"managedFields"`
+	SelfLink                   yaml.Node         `yaml:"selfLink"`
 }
 
 // WorkloadSpec is the union of the specs of Deployment, ReplicaSet,
@@ -152,7 +153,7 @@ type PodSpec struct {
 	Overhead                     yaml.Node `yaml:"overhead"`
 	TopologySpreadConstraints    yaml.Node `yaml:"topologySpreadConstraints"`
 	SetHostnameAsFQDN            yaml.Node `yaml:"setHostnameAsFQDN"`
-	OS                           yaml.Node `yaml:"os"`
+	OS                           *PodOS    `yaml:"os"`
 	HostUsers                    yaml.Node `yaml:"hostUsers"`
 	SchedulingGates              yaml.Node `yaml:"schedulingGates"`
 	ResourceClaims               yaml.Node `yaml:"resourceClaims"`
@@ -199,22 +200,22 @@ type Container struct {
 	Lifecycle       *Lifecycle       `yaml:"lifecycle"`
 	SecurityContext *SecurityContext `yaml:"securityContext"`
 
-	ResizePolicy             yaml.Node `yaml:"resizePolicy"`
-	RestartPolicyRules       yaml.Node `yaml:"restartPolicyRules"`
-	VolumeDevices            yaml.Node `yaml:"volumeDevices"`
-	TerminationMessagePath   yaml.Node `yaml:"terminationMessagePath"`
-	TerminationMessagePolicy yaml.Node `yaml:"terminationMessagePolicy"`
-	ImagePullPolicy          yaml.Node `yaml:"imagePullPolicy"`
-	Stdin                    yaml.Node `yaml:"stdin"`
-	StdinOnce                yaml.Node `yaml:"stdinOnce"`
-	TTY                      yaml.Node `yaml:"tty"`
+	ResizePolicy             yaml.Node     `yaml:"resizePolicy"`
+	RestartPolicyRules       []RestartRule `yaml:"restartPolicyRules"`
+	VolumeDevices            yaml.Node     `yaml:"volumeDevices"`
+	TerminationMessagePath   yaml.Node     `yaml:"terminationMessagePath"`
+	TerminationMessagePolicy yaml.Node     `yaml:"terminationMessagePolicy"`
+	ImagePullPolicy          yaml.Node     `yaml:"imagePullPolicy"`
+	Stdin                    yaml.Node     `yaml:"stdin"`
+	StdinOnce                yaml.Node     `yaml:"stdinOnce"`
+	TTY                      yaml.Node     `yaml:"tty"`
 }
 
 // Resources is a container's resources.
 type Resources struct {
 	Limits   map[string]Quantity `yaml:"limits"`
 	Requests map[string]Quantity `yaml:"requests"`
-	Claims   *yaml.Node          `yaml:"claims"`
+	Claims   yaml.Node           `yaml:"claims"`
 }
 
 // ContainerPort is one of a container's ports.
@@ -256,7 +257,33 @@ type EnvVarSource struct {
 	ResourceFieldRef *ResourceFieldRef `yaml:"resourceFieldRef"`
 	ConfigMapKeyRef  *KeyRef           `yaml:"configMapKeyRef"`
 	SecretKeyRef     *KeyRef           `yaml:"secretKeyRef"`
-	FileKeyRef       *yaml.Node        `yaml:"fileKeyRef"`
+	FileKeyRef       *FileKeyRef       `yaml:"fileKeyRef"`
+}
+
+// FileKeyRef is valueFrom.fileKeyRef (KEP-3721): a key of an env file in
+// one of the pod's volumes, read when the container starts.
+type FileKeyRef struct {
+	VolumeName string `yaml:"volumeName"`
+	Path       string `yaml:"path"`
+	Key        string `yaml:"key"`
+	Optional   *bool  `yaml:"optional"`
+}
+
+// PodOS is spec.os.
+type PodOS struct {
+	Name string `yaml:"name"`
+}
+
+// RestartRule is one of a container's restartPolicyRules (KEP-5307).
+type RestartRule struct {
+	Action    string                `yaml:"action"`
+	ExitCodes *RestartRuleExitCodes `yaml:"exitCodes"`
+}
+
+// RestartRuleExitCodes is a restart rule's exitCodes.
+type RestartRuleExitCodes struct {
+	Operator string  `yaml:"operator"`
+	Values   []int32 `yaml:"values"`
 }
 
 // FieldRef is valueFrom.fieldRef.
@@ -312,32 +339,33 @@ type Volume struct {
 	ConfigMap *ConfigMapVolume `yaml:"configMap"`
 	Secret    *SecretVolume    `yaml:"secret"`
 
-	PersistentVolumeClaim yaml.Node `yaml:"persistentVolumeClaim"`
-	Projected             yaml.Node `yaml:"projected"`
-	DownwardAPI           yaml.Node `yaml:"downwardAPI"`
-	Ephemeral             yaml.Node `yaml:"ephemeral"`
-	Image                 yaml.Node `yaml:"image"`
-	NFS                   yaml.Node `yaml:"nfs"`
-	CSI                   yaml.Node `yaml:"csi"`
-	ISCSI                 yaml.Node `yaml:"iscsi"`
-	FC                    yaml.Node `yaml:"fc"`
-	GitRepo               yaml.Node `yaml:"gitRepo"`
-	AWSElasticBlockStore  yaml.Node `yaml:"awsElasticBlockStore"`
-	GCEPersistentDisk     yaml.Node `yaml:"gcePersistentDisk"`
-	AzureDisk             yaml.Node `yaml:"azureDisk"`
-	AzureFile             yaml.Node `yaml:"azureFile"`
-	CephFS                yaml.Node `yaml:"cephfs"`
-	RBD                   yaml.Node `yaml:"rbd"`
-	Cinder                yaml.Node `yaml:"cinder"`
-	Flocker               yaml.Node `yaml:"flocker"`
-	FlexVolume            yaml.Node `yaml:"flexVolume"`
-	Glusterfs             yaml.Node `yaml:"glusterfs"`
-	Quobyte               yaml.Node `yaml:"quobyte"`
-	VsphereVolume         yaml.Node `yaml:"vsphereVolume"`
-	PhotonPersistentDisk  yaml.Node `yaml:"photonPersistentDisk"`
-	PortworxVolume        yaml.Node `yaml:"portworxVolume"`
-	ScaleIO               yaml.Node `yaml:"scaleIO"`
-	StorageOS             yaml.Node `yaml:"storageos"`
+	PersistentVolumeClaim yaml.Node          `yaml:"persistentVolumeClaim"`
+	Projected             *ProjectedVolume   `yaml:"projected"`
+	DownwardAPI           *DownwardAPIVolume `yaml:"downwardAPI"`
+
+	Ephemeral            yaml.Node `yaml:"ephemeral"`
+	Image                yaml.Node `yaml:"image"`
+	NFS                  yaml.Node `yaml:"nfs"`
+	CSI                  yaml.Node `yaml:"csi"`
+	ISCSI                yaml.Node `yaml:"iscsi"`
+	FC                   yaml.Node `yaml:"fc"`
+	GitRepo              yaml.Node `yaml:"gitRepo"`
+	AWSElasticBlockStore yaml.Node `yaml:"awsElasticBlockStore"`
+	GCEPersistentDisk    yaml.Node `yaml:"gcePersistentDisk"`
+	AzureDisk            yaml.Node `yaml:"azureDisk"`
+	AzureFile            yaml.Node `yaml:"azureFile"`
+	CephFS               yaml.Node `yaml:"cephfs"`
+	RBD                  yaml.Node `yaml:"rbd"`
+	Cinder               yaml.Node `yaml:"cinder"`
+	Flocker              yaml.Node `yaml:"flocker"`
+	FlexVolume           yaml.Node `yaml:"flexVolume"`
+	Glusterfs            yaml.Node `yaml:"glusterfs"`
+	Quobyte              yaml.Node `yaml:"quobyte"`
+	VsphereVolume        yaml.Node `yaml:"vsphereVolume"`
+	PhotonPersistentDisk yaml.Node `yaml:"photonPersistentDisk"`
+	PortworxVolume       yaml.Node `yaml:"portworxVolume"`
+	ScaleIO              yaml.Node `yaml:"scaleIO"`
+	StorageOS            yaml.Node `yaml:"storageos"`
 }
 
 // EmptyDir is volumes[].emptyDir.
@@ -379,18 +407,71 @@ type SecretVolume struct {
 	DefaultUser yaml.Node   `yaml:"defaultUser"`
 }
 
+// DownwardAPIVolume is volumes[].downwardAPI.
+type DownwardAPIVolume struct {
+	Items       []DownwardAPIFile `yaml:"items"`
+	DefaultMode *int32            `yaml:"defaultMode"`
+	DefaultUser yaml.Node         `yaml:"defaultUser"`
+}
+
+// DownwardAPIFile is one file of a downwardAPI volume or projection.
+type DownwardAPIFile struct {
+	Path             string            `yaml:"path"`
+	FieldRef         *FieldRef         `yaml:"fieldRef"`
+	ResourceFieldRef *ResourceFieldRef `yaml:"resourceFieldRef"`
+	Mode             *int32            `yaml:"mode"`
+	User             yaml.Node         `yaml:"user"`
+}
+
+// ProjectedVolume is volumes[].projected.
+type ProjectedVolume struct {
+	Sources     []VolumeProjection `yaml:"sources"`
+	DefaultMode *int32             `yaml:"defaultMode"`
+	DefaultUser yaml.Node          `yaml:"defaultUser"`
+}
+
+// VolumeProjection is one source of a projected volume.
+type VolumeProjection struct {
+	Secret              *ObjectProjection      `yaml:"secret"`
+	ConfigMap           *ObjectProjection      `yaml:"configMap"`
+	DownwardAPI         *DownwardAPIProjection `yaml:"downwardAPI"`
+	ServiceAccountToken *TokenProjection       `yaml:"serviceAccountToken"`
+	ClusterTrustBundle  yaml.Node              `yaml:"clusterTrustBundle"`
+	PodCertificate      yaml.Node              `yaml:"podCertificate"`
+}
+
+// ObjectProjection is a projected configMap or secret.
+type ObjectProjection struct {
+	Name     string      `yaml:"name"`
+	Items    []KeyToPath `yaml:"items"`
+	Optional bool        `yaml:"optional"`
+}
+
+// DownwardAPIProjection is a projected downwardAPI.
+type DownwardAPIProjection struct {
+	Items []DownwardAPIFile `yaml:"items"`
+}
+
+// TokenProjection is a projected serviceAccountToken.
+type TokenProjection struct {
+	Audience          string    `yaml:"audience"`
+	ExpirationSeconds *int64    `yaml:"expirationSeconds"`
+	Path              string    `yaml:"path"`
+	User              yaml.Node `yaml:"user"`
+}
+
 // Probe is a startup, readiness or liveness probe.
 type Probe struct {
 	Exec                          *ExecAction      `yaml:"exec"`
 	HTTPGet                       *HTTPGetAction   `yaml:"httpGet"`
 	TCPSocket                     *TCPSocketAction `yaml:"tcpSocket"`
-	GRPC                          *yaml.Node       `yaml:"grpc"`
+	GRPC                          yaml.Node        `yaml:"grpc"`
 	InitialDelaySeconds           int              `yaml:"initialDelaySeconds"`
 	TimeoutSeconds                int              `yaml:"timeoutSeconds"`
 	PeriodSeconds                 int              `yaml:"periodSeconds"`
 	SuccessThreshold              int              `yaml:"successThreshold"`
 	FailureThreshold              int              `yaml:"failureThreshold"`
-	TerminationGracePeriodSeconds *yaml.Node       `yaml:"terminationGracePeriodSeconds"`
+	TerminationGracePeriodSeconds *int64           `yaml:"terminationGracePeriodSeconds"`
 }
 
 // ExecAction runs a command.

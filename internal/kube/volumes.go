@@ -73,8 +73,18 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
 			}
 			p.Files = t.volumeFiles(true, v.Secret.SecretName, v.Secret.Items, v.Secret.DefaultMode, v.Secret.Optional, where)
+		case v.DownwardAPI != nil:
+			p.Kind = "downwardAPI"
+			if v.DownwardAPI.DefaultUser.Kind != 0 {
+				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
+			}
+			p.Files = map[string]File{}
+			t.downwardFiles(p.Files, v.DownwardAPI.Items, fileMode(v.DownwardAPI.DefaultMode), where+".downwardAPI")
+		case v.Projected != nil:
+			p.Kind = "projected"
+			p.Files = t.projectedFiles(v.Projected, where+".projected")
 		default:
-			t.errorf("%s: only emptyDir, hostPath, configMap and secret volumes can run locally (use a hostPath for data that must persist)", where)
+			t.errorf("%s: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes can run locally (use a hostPath for data that must persist)", where)
 			continue
 		}
 		plans[v.Name] = p

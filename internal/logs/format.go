@@ -12,12 +12,14 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 // source is one output stream of one process, with its formatting prefixes
 // computed once.
 type source struct {
-	text []byte // "name   | "
-	json []byte // `","process":"name","stream":"stdout","line":"` (own: `","process":"podvisor",`)
+	text  []byte // "name   | "
+	json  []byte // `","process":"name","stream":"stdout","incarnation":N,"line":"` (own: `","process":"podvisor",`)
+	stats *procStats
 }
 
-func (s *Sink) newSource(name, stream string) *source {
-	src := &source{text: fmt.Appendf(nil, "%-*s | ", s.opts.Width, name)}
+// newSource makes a source; incarnation 0 (unknown) is left out of JSON.
+func (s *Sink) newSource(name, stream string, incarnation uint64) *source {
+	src := &source{text: fmt.Appendf(nil, "%-*s | ", s.opts.Width, name), stats: s.statsFor(name)}
 	src.json = append(src.json, `","process":"`...)
 	src.json = appendJSONString(src.json, []byte(name))
 	if stream == "" { // podvisor's own: slog's fields follow
@@ -26,7 +28,11 @@ func (s *Sink) newSource(name, stream string) *source {
 	}
 	src.json = append(src.json, `","stream":"`...)
 	src.json = appendJSONString(src.json, []byte(stream))
-	src.json = append(src.json, `","line":"`...)
+	if incarnation > 0 {
+		src.json = fmt.Appendf(src.json, `","incarnation":%d,"line":"`, incarnation)
+	} else {
+		src.json = append(src.json, `","line":"`...)
+	}
 	return src
 }
 

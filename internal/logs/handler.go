@@ -50,6 +50,7 @@ func (o ownWriter) Write(p []byte) (int, error) {
 	b := s.getBatch()
 	b.data = s.format(b.data, stamp, s.own, bytes.TrimSuffix(p, []byte("\n")), false)
 	b.lines = 1
+	b.count(s.own)
 	s.inflight.Add(1)
 	b.seq = s.seq.Add(1)
 	select {
@@ -59,6 +60,7 @@ func (o ownWriter) Write(p []byte) (int, error) {
 		// supervisor's loop) must not wait for it (FAULTS D9).
 		s.inflight.Add(-1)
 		s.ownDropped.Add(1)
+		s.own.stats.dropped[reasonIndex(ReasonBlocked)].Add(1)
 		s.release(b)
 	}
 	return len(p), nil

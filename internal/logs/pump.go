@@ -44,12 +44,34 @@ func OpenPipe() (r int, w *os.File, err error) {
 // pump takes each hung-up pipe from one epoll_wait with one close, and
 // shares one read buffer.
 func (s *Sink) AttachPipe(name, stream string, fd int, tail *Tail, tap func(line []byte), atEOF func()) {
+	s.AttachStream(fd, Stream{Name: name, Stream: stream, Tail: tail, Tap: tap, AtEOF: atEOF})
+}
+
+// Stream is one output stream of one incarnation of a process, for
+// AttachStream.
+type Stream struct {
+	Name        string
+	Stream      string // "stdout" or "stderr"
+	Incarnation uint64 // shown in JSON lines; 0 leaves it out
+	Tail        *Tail
+	Tap         func(line []byte)
+	AtEOF       func()
+	File        *File // its lines go to this file (Sink.File) instead of the sink
+	Off         bool  // its lines go nowhere; Tail and Tap still see them
+}
+
+// AttachStream is AttachPipe with every setting of the stream: a child's
+// pipe, read by the pump.
+func (s *Sink) AttachStream(fd int, o Stream) {
+	name, stream, tail, tap, atEOF := o.Name, o.Stream, o.Tail, o.Tap, o.AtEOF
 	if !s.addReader() {
 		unix.Close(fd)
 		atEOF()
 		return
 	}
-	st := &pipeStream{splitter: newSplitter(s.newSource(name, stream), stream, tail, tap), fd: fd, atEOF: atEOF}
+	sp := newSplitter(s.newSource(name, stream, o.Incarnation), stream, tail, tap)
+	sp.file, sp.off = o.File, o.Off
+	st := &pipeStream{splitter: sp, fd: fd, atEOF: atEOF}
 	p, err := s.startPump()
 	if err == nil {
 		err = p.add(st)
@@ -210,7 +232,8 @@ func (p *pump) shutdown() {
 // because of it (an exit) comes after their last lines (FAULTS B12).
 func (p *pump) run() {
 	buf := make([]byte, busyPipeSize)
-	var stampBuf [40]byte
+	var stampBuf, fstampBuf [40]byte
+	fb := new(batch) // a file stream's lines, written after each read
 	events := make([]unix.EpollEvent, pumpEvents)
 	var round, hot, ended []*pipeStream
 	for {
@@ -257,15 +280,28 @@ func (p *pump) run() {
 			continue
 		}
 		stamp, at := p.s.readStamp(stampBuf[:0], true)
+		var fstamp []byte // files' stamps, made once per round when needed
 		b := p.s.getBatch()
 		for _, st := range round {
 			st.queued = false
 			eof := st.hup
+			tb, tstamp := b, stamp
+			if st.file != nil || st.off {
+				tb = fb
+				if st.file != nil && st.file.wantsStamp() {
+					if fstamp == nil {
+						fstamp = at.AppendFormat(fstampBuf[:0], timeFormat)
+					}
+					tstamp = fstamp
+				} else {
+					tstamp = nil
+				}
+			}
 			if !eof {
 				nr, rerr := unix.Read(st.fd, buf)
 				switch {
 				case nr > 0:
-					st.feed(p.s, b, buf[:nr], stamp, at)
+					st.feed(p.s, tb, buf[:nr], tstamp, at)
 					// A hang-up is a state, not an edge: no event
 					// will come for the EOF behind this data.
 					if nr == len(buf) || st.hung {
@@ -283,8 +319,11 @@ func (p *pump) run() {
 				}
 			}
 			if eof {
-				st.finish(p.s, b, stamp, at)
+				st.finish(p.s, tb, tstamp, at)
 				ended = append(ended, st)
+			}
+			if tb == fb {
+				st.written(p.s, fb)
 			}
 			if len(b.data) >= maxPooled/2 { // bound a round's batch
 				p.s.queue(b)

@@ -40,7 +40,7 @@ func (s *Sink) AttachFunc(name, stream string, r io.Reader, tail *Tail, tap func
 		atEOF()
 		return
 	}
-	sp := newSplitter(s.newSource(name, stream), stream, tail, tap)
+	sp := newSplitter(s.newSource(name, stream, 0), stream, tail, tap)
 	go func() {
 		defer s.readers.Done()
 		defer atEOF()
@@ -73,13 +73,17 @@ func (s *Sink) read(sp *splitter, r io.Reader) {
 			b = s.getBatch()
 		}
 		if n > 0 || (err != nil && len(sp.partial) > 0) {
-			stamp, at := s.readStamp(stampBuf[:0], sp.tail != nil)
+			stamp, at := s.readStamp(stampBuf[:0], sp.tail != nil || sp.file != nil)
+			stamp = sp.stamp(stamp, stampBuf[:0], at)
 			sp.feed(s, b, buf[:n], stamp, at)
 			if err != nil {
 				sp.finish(s, b, stamp, at)
 			}
 		}
-		if b.lines > 0 {
+		switch {
+		case sp.file != nil || sp.off:
+			sp.written(s, b)
+		case b.lines > 0:
 			s.queue(b) // blocks while the sink is behind: back-pressure
 			b = nil
 		}
@@ -147,6 +151,8 @@ func (s *Sink) queue(b *batch) {
 // grows beyond MaxLine plus one read.
 type splitter struct {
 	src     *source
+	file    *File // lines go to this file, not the sink
+	off     bool  // lines go nowhere (tail and tap still see them)
 	stderr  bool
 	tap     func(line []byte)
 	tail    *Tail
@@ -166,7 +172,13 @@ func newSplitter(src *source, stream string, tail *Tail, tap func([]byte)) *spli
 // The lines go to the tail at the end, all at once (Tail.AddLines).
 func (sp *splitter) feed(s *Sink, b *batch, chunk []byte, stamp []byte, at time.Time) {
 	// Room for the formatted lines, so that append rarely has to copy.
-	b.data = slices.Grow(b.data, s.formattedSize(len(chunk)))
+	switch {
+	case sp.off:
+	case sp.file != nil && sp.file.style.Load().json:
+		b.data = slices.Grow(b.data, 2*len(chunk)+256)
+	default:
+		b.data = slices.Grow(b.data, s.formattedSize(len(chunk)))
+	}
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
 		if i < 0 {
@@ -196,9 +208,41 @@ func (sp *splitter) finish(s *Sink, b *batch, stamp []byte, at time.Time) {
 	}
 }
 
+// stamp returns the stamp for this stream's lines read at at: the sink's
+// (given), or for a file, the file's own, formatted into buf.
+func (sp *splitter) stamp(sinkStamp, buf []byte, at time.Time) []byte {
+	switch {
+	case sp.file == nil:
+		return sinkStamp
+	case sp.file.wantsStamp():
+		return at.AppendFormat(buf, timeFormat)
+	}
+	return nil
+}
+
+// written passes the lines of a file or off stream on and empties b.
+func (sp *splitter) written(s *Sink, b *batch) {
+	if sp.file != nil && b.lines > 0 {
+		s.writeFile(sp.file, b)
+	}
+	b.data = b.data[:0]
+	b.lines = 0
+	clear(b.counts)
+	b.counts = b.counts[:0]
+}
+
 func (sp *splitter) emit(s *Sink, b *batch, line []byte, split bool, stamp []byte, at time.Time) {
-	b.data = s.format(b.data, stamp, sp.src, line, split)
-	b.lines++
+	switch {
+	case sp.off:
+	case sp.file != nil:
+		b.data = sp.file.format(b.data, stamp, sp.src, line, split)
+		b.lines++
+		b.count(sp.src)
+	default:
+		b.data = s.format(b.data, stamp, sp.src, line, split)
+		b.lines++
+		b.count(sp.src)
+	}
 	if split {
 		s.split.Add(1)
 	}

@@ -23,8 +23,12 @@ import (
 
 // Usage is what one supervised process uses, summed over its tree.
 type Usage struct {
-	CPUSeconds float64 // user+system of live members, plus their reaped children
-	RSSBytes   uint64  // resident set size; shared pages count once per member
+	// CPUSeconds is user+system of live members and of the children they
+	// reaped, plus members gone since an earlier walk that no member
+	// reaped (a daemon podvisor reaped, a descendant whose parent died):
+	// it never decreases while the process runs.
+	CPUSeconds float64
+	RSSBytes   uint64 // resident set size; shared pages count once per member
 	OpenFDs    int
 	Threads    int
 	Processes  int // members counted
@@ -53,6 +57,15 @@ type Sampler struct {
 	sticky  map[procID]string
 	walks   int
 	scratch walker
+
+	// CPU time is a counter: it never decreases while a process runs
+	// (walk_linux.go). members is the last walk's members; reaped the
+	// ticks of members gone since without a member parent to reap them
+	// (into its cutime); shown the last total given out. Keyed by
+	// incarnation, so a restarted process starts from its own figures.
+	members map[procID]member
+	reaped  map[rootID]uint64
+	shown   map[rootID]uint64
 }
 
 type procID struct {
@@ -60,10 +73,24 @@ type procID struct {
 	start uint64
 }
 
+// rootID is one incarnation of a supervised process.
+type rootID struct {
+	name string
+	pid  int
+}
+
+// member is what a walk saw of one member of a tree.
+type member struct {
+	root  rootID
+	ppid  int
+	ticks uint64 // utime+stime+cutime+cstime
+}
+
 // New returns a Sampler whose results are reused for maxAge. self is
 // podvisor's own pid (orphans are reparented to it).
 func New(self int, maxAge time.Duration) *Sampler {
-	return &Sampler{maxAge: maxAge, self: self, proc: "/proc", sticky: map[procID]string{}}
+	return &Sampler{maxAge: maxAge, self: self, proc: "/proc", sticky: map[procID]string{},
+		members: map[procID]member{}, reaped: map[rootID]uint64{}, shown: map[rootID]uint64{}}
 }
 
 // Sample returns the usage of every root whose tree has at least one live

@@ -125,7 +125,10 @@ func (s *Sampler) walk(roots []Root) map[string]Usage {
 	}
 
 	sums := make([]Usage, len(roots))
+	ticks := make([]uint64, len(roots))
 	live := make(map[procID]string, len(s.sticky))
+	members := make(map[procID]member, len(s.members))
+	memberOf := make(map[int]rootID, len(s.members)) // pid -> incarnation
 	page := uint64(os.Getpagesize())
 	for _, st := range w.stats {
 		i := w.owner[st.pid]
@@ -134,17 +137,53 @@ func (s *Sampler) walk(roots []Root) map[string]Usage {
 		}
 		u := &sums[i]
 		u.Processes++
-		u.CPUSeconds += float64(st.ticks) / clockTicks
+		ticks[i] += st.ticks
 		u.RSSBytes += st.rssPages * page
 		u.Threads += st.threads
 		u.OpenFDs += w.countFDs(s.proc, st.pid)
-		live[procID{st.pid, st.start}] = roots[i].Name
+		id := procID{st.pid, st.start}
+		live[id] = roots[i].Name
+		rid := rootID{roots[i].Name, roots[i].Pid}
+		members[id] = member{root: rid, ppid: st.ppid, ticks: st.ticks}
+		memberOf[st.pid] = rid
 	}
 	s.sticky = live
+	// A member gone since the last walk: if its parent is still a member
+	// of the same tree, the parent reaped it and its cutime holds the
+	// member's time; otherwise (podvisor reaped it, or its parent is gone
+	// too) its last figure is kept, or the counter would go down.
+	for id, m := range s.members {
+		if _, ok := members[id]; ok {
+			continue
+		}
+		if memberOf[m.ppid] != m.root {
+			s.reaped[m.root] += m.ticks
+		}
+	}
+	s.members = members
+	current := make(map[rootID]bool, len(roots))
 	out := make(map[string]Usage, len(roots))
 	for i, r := range roots {
-		if sums[i].Processes > 0 {
-			out[r.Name] = sums[i]
+		rid := rootID{r.Name, r.Pid}
+		current[rid] = true
+		if sums[i].Processes == 0 {
+			continue
+		}
+		// Never below what was shown: a member auto-reaped by a member
+		// parent that ignores SIGCHLD adds nothing to its cutime.
+		t := max(ticks[i]+s.reaped[rid], s.shown[rid])
+		s.shown[rid] = t
+		sums[i].CPUSeconds = float64(t) / clockTicks
+		out[r.Name] = sums[i]
+	}
+	for rid := range s.reaped {
+		if !current[rid] {
+			delete(s.reaped, rid)
+		}
+	}
+	for rid := range s.shown {
+		if !current[rid] {
+			delete(s.shown, rid)
 		}
 	}
 	return out

@@ -80,7 +80,7 @@ const (
 type waitItem struct {
 	r    *record
 	goal goal
-	gen  uint64 // goalUp: the incarnation must be newer than this
+	gen  uint64 // goalUp: the incarnation must be newer than this; goalStopped: the one to stop
 	pid  int    // the pid when the command began (for the message)
 	verb string // "stopped", "restarted", "started", ...
 	done bool
@@ -105,15 +105,24 @@ func (s *Supervisor) Command(ctx context.Context, op string, req control.Request
 			return control.Response{Error: "reload is not available in this podvisor"}
 		}
 		// Reading and validating the file (env files, user database) is
-		// I/O: it happens here, never in the loop.
+		// I/O: it happens here, never in the loop. One read at a time, held
+		// until the result is in the inbox: racing reloads are applied in
+		// the order their files were read.
+		select {
+		case s.reading <- struct{}{}:
+		case <-s.done:
+			return control.Response{Error: "podvisor is exiting"}
+		case <-ctx.Done():
+			return control.Response{Error: "timed out waiting for another reload to be read"}
+		}
 		ev.cfg, ev.err = s.ops.load()
 	}
-	select {
-	case s.inbox <- ev:
-	case <-s.done:
-		return control.Response{Error: "podvisor is exiting"}
-	case <-ctx.Done():
-		return control.Response{Error: "timed out before podvisor took the command"}
+	msg := s.enqueue(ctx, ev)
+	if op == "reload" {
+		<-s.reading
+	}
+	if msg != "" {
+		return control.Response{Error: msg}
 	}
 	select {
 	case res := <-ev.reply:
@@ -122,6 +131,18 @@ func (s *Supervisor) Command(ctx context.Context, op string, req control.Request
 		return control.Response{Error: "podvisor exited before the command completed"}
 	case <-ctx.Done():
 		return s.notYet(req)
+	}
+}
+
+// enqueue hands ev to the loop; it returns why it could not, or "".
+func (s *Supervisor) enqueue(ctx context.Context, ev event) string {
+	select {
+	case s.inbox <- ev:
+		return ""
+	case <-s.done:
+		return "podvisor is exiting"
+	case <-ctx.Done():
+		return "timed out before podvisor took the command"
 	}
 }
 
@@ -178,9 +199,11 @@ func (s *Supervisor) onCommand(e commandEv, now time.Time) {
 		w.resp.Error = "podvisor is shutting down: " + e.op + " refused during teardown"
 		if e.op == "reload" {
 			s.observeReload("refused")
+			s.logRefusedReload("podvisor reload", w.resp)
 		}
 	case e.op == "reload":
 		s.reload(w, e.cfg, e.err, e.req.DryRun, now)
+		s.logRefusedReload("podvisor reload", w.resp)
 	default:
 		rs, msg := s.resolve(e.req.Names)
 		if msg != "" {
@@ -306,7 +329,7 @@ func (s *Supervisor) hold(w *waiter, r *record, by, verb string) {
 	default:
 		r.state, r.reason = Stopped, reasonHeld
 	}
-	w.items = append(w.items, &waitItem{r: r, goal: goalStopped, pid: r.pid, verb: verb})
+	w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.gen, pid: r.pid, verb: verb})
 }
 
 // opStart starts each named operator-stopped (or policy-stopped) process and
@@ -521,12 +544,17 @@ func (s *Supervisor) evaluate(it *waitItem) {
 		it.res = control.Result{Name: r.p.Name, OK: ok, Message: msg}
 	}
 	if it.goal == goalStopped {
+		msg := it.verb
+		if it.pid != 0 {
+			msg += fmt.Sprintf(" (was pid %d)", it.pid)
+		}
 		if r.child == nil && r.lingering == nil {
-			msg := it.verb
-			if it.pid != 0 {
-				msg += fmt.Sprintf(" (was pid %d)", it.pid)
-			}
 			finish(true, msg)
+		} else if r.gen != it.gen {
+			// The incarnation it stopped is gone, and a later start or
+			// restart launched a new one in the same step: answer now,
+			// not at the client's timeout.
+			finish(false, msg+", then started again by a later command"+pidText(r.pid))
 		} else if s.phase == PhaseStopping {
 			finish(true, it.verb+": podvisor is shutting down")
 		}

@@ -516,7 +516,7 @@ processes:
 		if !res.OK {
 			t.Fatalf("reload: %s %+v", resultText(res), res)
 		}
-		h.mustHave("0s signal old2 TERM", "2s exit old2 143", "2s signal old1 TERM", "0s signal app TERM", "1s signal cache TERM", "1s start cache", "1s start app")
+		h.mustHave("0s signal old2 TERM", "2s exit old2 143", "2s signal old1 TERM", "0s signal app TERM", "1s signal cache TERM", "2s start cache", "2s start app") // starts wait for the reload's stops
 		if n := strings.Count(strings.Join(h.f.events(), "\n"), "start old"); n != 2 {
 			t.Fatalf("removed processes started again:\n%s", strings.Join(h.f.events(), "\n"))
 		}

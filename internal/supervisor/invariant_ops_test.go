@@ -27,7 +27,7 @@ func (c *chaos) operate() bool {
 	if c.ops.IntN(6) != 0 {
 		return false
 	}
-	name := fmt.Sprintf("p%d", c.ops.IntN(len(c.procs)))
+	name := fmt.Sprintf("p%d", c.ops.IntN(c.n))
 	var op string
 	req := control.Request{Names: []string{name}}
 	switch r := c.ops.IntN(10); {
@@ -45,6 +45,18 @@ func (c *chaos) operate() bool {
 		if c.ops.IntN(2) == 0 { // change one command; else reload as is
 			old := fmt.Sprintf("command: [%s", name)
 			next = strings.Replace(next, old, old+", x", 1)
+		} else if c.ops.IntN(2) == 0 { // or rename the last process (nothing depends on it)
+			last := c.n - 1
+			p, r := fmt.Sprintf("  p%d:\n", last), fmt.Sprintf("  r%d:\n", last)
+			if strings.Contains(next, p) {
+				next = strings.Replace(next, p, r, 1)
+			} else {
+				next = strings.Replace(next, r, p, 1)
+			}
+			if c.ops.IntN(2) == 0 { // and change one command: a restart that waits for the rename's stop
+				old := fmt.Sprintf("command: [%s", name)
+				next = strings.Replace(next, old, old+", y", 1)
+			}
 		}
 		c.next.Store(&next)
 	}
@@ -69,5 +81,54 @@ func (c *chaos) checkHeld(r *record) {
 	case r.child != nil && r.wantStop == intentHold:
 	default:
 		c.violate("%s stopped by podvisor stop but %s (wantStop %d)", r.p.Name, r.state, r.wantStop)
+	}
+}
+
+// rec is the record a chaos child named name belongs to: the current one,
+// or one a reload removed that is still stopping.
+func (c *chaos) rec(name string) *record {
+	if r, ok := c.sup.byName[name]; ok {
+		return r
+	}
+	for _, r := range c.sup.recs {
+		if r.gone && r.p.Name == name && (r.child != nil || r.lingering != nil) {
+			return r
+		}
+	}
+	return nil
+}
+
+// checkRename: a renamed process (pN <-> rN) never starts while a removed
+// incarnation under either name is still alive (issue 22 item 3).
+func (c *chaos) checkRename(name string) {
+	if len(name) < 2 || name[0] != 'p' && name[0] != 'r' {
+		return
+	}
+	for _, r := range c.sup.recs {
+		if r.gone && r.p.Name[1:] == name[1:] && (r.child != nil || r.lingering != nil) {
+			c.violate("%s started while %s, removed by a reload, is still %s", name, r.p.Name, r.state)
+		}
+	}
+}
+
+// checkWaiters runs after each step, when every waiter that can be
+// answered has been: a stop still waited for is one of a live incarnation,
+// the one it stops (not one a later start launched meanwhile, issue 22
+// item 9); restarts that followed a dependency are restarts.
+func (c *chaos) checkWaiters() {
+	for _, w := range c.sup.ops.waiters {
+		for _, it := range w.items {
+			if it.done || it.goal != goalStopped {
+				continue
+			}
+			if r := it.r; r.child == nil && r.lingering == nil || r.gen != it.gen {
+				c.violate("a stop of %s (gen %d) still waits, but %s is %s at gen %d", r.p.Name, it.gen, r.p.Name, r.state, r.gen)
+			}
+		}
+	}
+	for _, r := range c.sup.recs {
+		if r.followed > r.restarts {
+			c.violate("%s: %d restarts followed a dependency, of %d restarts", r.p.Name, r.followed, r.restarts)
+		}
 	}
 }

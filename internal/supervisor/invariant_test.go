@@ -219,6 +219,7 @@ type chaos struct {
 	next  atomic.Pointer[string] // the config a reload reads
 	ops   *rand.Rand             // operator commands draw from here, leaving rng's sequence as it was
 	procs map[string]chaosProc
+	n     int // processes p0..p(n-1); the last may be renamed r(n-1) by a reload
 	sup   *Supervisor
 	limit int // at most this many random events; -1: no limit
 	t0    time.Time
@@ -244,11 +245,19 @@ func newChaos(seed uint64) *chaos {
 	c := &chaos{rng: rng, ops: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, pid: 1000, t0: time.Now()}
 	var procs []chaosProc
 	c.yaml, procs = genConfig(rng)
+	c.n = len(procs)
 	for _, p := range procs {
 		c.procs[p.name] = p
 		c.probeOK[p.name+"/ready"] = rng.IntN(2) == 0
 		c.probeOK[p.name+"/live"] = true
 	}
+	// A reload may rename the last process (invariant_ops_test.go).
+	last := procs[len(procs)-1]
+	renamed := "r" + last.name[1:]
+	c.procs[renamed] = chaosProc{name: renamed, typ: last.typ, readyKind: last.readyKind, live: last.live,
+		ignoreTerm: last.ignoreTerm, stopDelay: last.stopDelay, hook: last.hook}
+	c.probeOK[renamed+"/ready"] = c.probeOK[last.name+"/ready"]
+	c.probeOK[renamed+"/live"] = true
 	return c
 }
 
@@ -373,7 +382,7 @@ func (c *chaos) act(sigs chan<- os.Signal) {
 			k.ctl <- -1
 		}
 	case r < 50: // a polled probe flips
-		name := fmt.Sprintf("p%d", c.rng.IntN(len(c.procs)))
+		name := fmt.Sprintf("p%d", c.rng.IntN(c.n))
 		which := []string{"/ready", "/live"}[c.rng.IntN(2)]
 		c.mu.Lock()
 		c.probeOK[name+which] = !c.probeOK[name+which]
@@ -401,7 +410,7 @@ func (c *chaos) randomKid() *chaosChild {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ks []*chaosChild
-	for i := range len(c.procs) {
+	for i := range c.n {
 		if k := c.kids[fmt.Sprintf("p%d", i)]; k != nil && !k.exiting {
 			ks = append(ks, k)
 		}
@@ -476,11 +485,11 @@ func (c *chaos) checkStep(now time.Time) {
 		if s.phase == PhaseStopping {
 			continue
 		}
-		if r.state == Backoff && !now.Before(r.due) && !s.restartDependentsAlive(r) && !s.moreStarts {
+		if r.state == Backoff && !now.Before(r.due) && !s.restartDependentsAlive(r) && !s.moreStarts && !awaitsStops(r) {
 			c.violate("%s still in backoff %v past its due time with its restart allowed", r.p.Name, now.Sub(r.due))
 		}
 		// A full wave (maxWave) leaves the rest to the next step.
-		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts {
+		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !awaitsStops(r) {
 			c.violate("%s pending although its dependencies hold", r.p.Name)
 		}
 		c.checkHeld(r)
@@ -488,6 +497,7 @@ func (c *chaos) checkStep(now time.Time) {
 	if alive != s.alive {
 		c.violate("alive count %d, but %d records have a child", s.alive, alive)
 	}
+	c.checkWaiters()
 	if s.phase == PhaseStopping {
 		c.mu.Lock()
 		c.deadline = s.deadline
@@ -499,7 +509,7 @@ func (c *chaos) checkStep(now time.Time) {
 // process group.
 func (c *chaos) checkSignal(name string, sig syscall.Signal) {
 	s := c.sup
-	r := s.byName[name]
+	r := c.rec(name)
 	now := time.Now()
 	switch {
 	case sig == syscall.SIGKILL:
@@ -544,6 +554,7 @@ func (c *chaos) checkSignal(name string, sig syscall.Signal) {
 func (c *chaos) checkLaunch(name string) {
 	s := c.sup
 	r := s.byName[name]
+	c.checkRename(name)
 	if s.phase == PhaseStopping {
 		c.violate("%s started during teardown", name)
 	}

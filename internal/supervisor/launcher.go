@@ -186,8 +186,9 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}
 		return nil, err
 	}
-	l.Sink.AttachPipe(p.Name, "stdout", outR, l.Tails.For(p.Name), tap, gate.eof)
-	l.Sink.AttachPipe(p.Name, "stderr", errR, l.Tails.For(p.Name), tap, gate.eof)
+	tail := l.Tails.For(p.Name)
+	l.Sink.AttachStream(outR, l.stream(p, "stdout", gen, tail, tap, gate.eof))
+	l.Sink.AttachStream(errR, l.stream(p, "stderr", gen, tail, tap, gate.eof))
 	pid := child.Pid()
 	switch {
 	case sock != nil:
@@ -217,6 +218,25 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		}()
 	}
 	return child, nil
+}
+
+// stream says where one output stream of incarnation gen of p goes (its
+// log keys): podvisor's stdout, its file, or nowhere. The tail and a log
+// readiness check see every line in any case.
+func (l *ProcLauncher) stream(p *config.Process, stream string, gen uint64, tail *logs.Tail, tap func([]byte), atEOF func()) logs.Stream {
+	st := logs.Stream{Name: p.Name, Stream: stream, Incarnation: gen, Tail: tail, Tap: tap, AtEOF: atEOF}
+	o := p.Log
+	dest, file := o.Stdout, o.File
+	if stream == "stderr" {
+		dest, file = o.Stderr, o.StderrFile
+	}
+	switch dest {
+	case config.DestOff:
+		st.Off = true
+	case config.DestFile:
+		st.File = l.Sink.File(logs.FileOptions{Path: file, MaxSize: o.MaxSize, MaxFiles: o.MaxFiles, Compress: o.Compress, Format: o.Format, Timestamps: o.Timestamps})
+	}
+	return st
 }
 
 // notifySocket returns a fresh NOTIFY_SOCKET for one incarnation. Creating

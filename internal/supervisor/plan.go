@@ -68,7 +68,9 @@ func (p Plan) Changes() bool { return len(p.Steps) > 0 || len(p.Global) > 0 }
 //     interpolation and env_file reading) is restarted if it is active
 //     (pending, starting, running, backoff); if it is not (stopped by the
 //     operator or by its policy, completed, failed) its definition is
-//     replaced and it stays as it is.
+//     replaced and it stays as it is; except a completed oneshot or job
+//     that becomes a service, which is started (a service cannot stay
+//     "completed").
 //   - The restart carries along, transitively, the active dependents that
 //     declared restart: true on it, as a policy restart does.
 //   - A process whose only changes apply in place (config.SettingsDiff:
@@ -96,7 +98,7 @@ func PlanReload(old, new *config.Config, states map[string]State) Plan {
 		if !ok {
 			continue
 		}
-		if d := config.SpawnDiff(op, np); d != "" && active(states[name]) {
+		if d := config.SpawnDiff(op, np); d != "" && (active(states[name]) || completedToService(op, np, states[name])) {
 			restart[name] = d
 		}
 	}
@@ -142,6 +144,12 @@ func PlanReload(old, new *config.Config, states map[string]State) Plan {
 	return p
 }
 
+// completedToService reports whether a completed oneshot or job becomes a
+// service: a service has no "completed" state to stay in, so it starts.
+func completedToService(old, new *config.Process, s State) bool {
+	return s == Completed && old.Type != config.Service && new.Type == config.Service
+}
+
 // active reports whether a process in state s is running or meant to run
 // on its own, so that a change of its spec calls for a restart.
 func active(s State) bool {
@@ -165,6 +173,9 @@ func globalChanges(old, new *config.Config) []string {
 	}
 	if old.Control != new.Control {
 		out = append(out, "control: changed; the socket moves when podvisor next starts")
+	}
+	if old.UI != new.UI {
+		out = append(out, "ui: changed; the web page takes it when podvisor next starts")
 	}
 	if !slices.Equal(old.Env, new.Env) {
 		out = append(out, "env: changed (processes using it are restarted above)")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/control"
 )
 
 // hupSettle is how long a SIGHUP waits before the file is read, so that a
@@ -47,6 +48,13 @@ func (s *Supervisor) onHangup() {
 		case <-done:
 			return
 		}
+		// One read at a time, up to the inbox, as for podvisor reload.
+		select {
+		case s.reading <- struct{}{}:
+		case <-done:
+			return
+		}
+		defer func() { <-s.reading }()
 		read.Store(true)
 		cfg, err := load()
 		s.send(hangupLoadedEv{cfg: cfg, err: err})
@@ -62,15 +70,23 @@ func (s *Supervisor) onHangupLoaded(e hangupLoadedEv, now time.Time) {
 		return
 	}
 	s.reload(w, e.cfg, e.err, false, now)
-	if w.resp.Error != "" {
-		s.log.Error("reload (SIGHUP) refused", "err", w.resp.Error)
-		for _, e := range w.resp.Errors {
-			s.log.Error("config", "err", e)
-		}
-	}
+	s.logRefusedReload("SIGHUP", w.resp)
 	if s.ops.hupAgain {
 		s.ops.hupAgain = false
 		s.onHangup()
+	}
+}
+
+// logRefusedReload logs a refused reload and every error in it, whichever
+// way it came (SIGHUP, podvisor reload): the client's answer is not
+// podvisor's log.
+func (s *Supervisor) logRefusedReload(via string, resp control.Response) {
+	if resp.Error == "" {
+		return
+	}
+	s.log.Error("reload ("+via+") refused", "err", resp.Error)
+	for _, e := range resp.Errors {
+		s.log.Error("config", "err", e)
 	}
 }
 
@@ -115,11 +131,17 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		return
 	}
 
+	// Every start of this reload waits for its stops (a rename: the old
+	// name's process may hold the port the new one listens on).
+	var stopping []*record
 	for _, st := range plan.Steps {
 		if st.Action != PlanStop {
 			continue
 		}
 		r := s.byName[st.Name]
+		if r.child != nil || r.lingering != nil {
+			stopping = append(stopping, r)
+		}
 		r.gone = true
 		delete(s.byName, st.Name)
 		r.held, r.relaunch = false, false
@@ -131,26 +153,33 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		default:
 			r.state, r.reason = Stopped, "removed from the config"
 		}
-		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, pid: r.pid, verb: "stopped: removed from the config"})
+		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.gen, pid: r.pid, verb: "stopped: removed from the config"})
 	}
 	for _, name := range cfg.Names {
 		if r, ok := s.byName[name]; ok {
 			r.p = cfg.Processes[name]
 			continue
 		}
-		r := &record{p: cfg.Processes[name], idx: len(s.recs)}
+		r := &record{p: cfg.Processes[name], idx: len(s.recs), after: stopping}
 		s.recs = append(s.recs, r)
 		s.byName[name] = r
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, verb: "started: added to the config"})
 	}
 	s.relink()
 	s.sorted = nil // publish's name order includes the added records
+	if rr, ok := s.tl.(ReloadRecorder); ok {
+		rr.ReconfiguredFrom(cfg) // before any added process starts
+	}
 	for _, st := range plan.Steps {
 		if st.Action != PlanRestart {
 			continue
 		}
 		r := s.byName[st.Name]
+		r.after = stopping
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.gen, pid: r.pid, verb: "restarted: " + st.Why})
+		if r.child == nil && r.state == Completed { // a completed oneshot that is a service now
+			r.state, r.reason = Pending, ""
+		}
 		if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
 			s.requestStop(r, intentRestart, now)
 		}

@@ -115,6 +115,10 @@ const (
 
 const reminderEvery = 10 * time.Second
 
+// reasonFollows is the reason of a process stopped because a restart: true
+// dependency restarts; its start again counts as a restart.
+const reasonFollows = "restarting with its dependency"
+
 type dep struct {
 	idx     int
 	cond    graph.Condition
@@ -137,6 +141,7 @@ type record struct {
 	everStarted bool
 	ready       bool
 	restarts    int
+	followed    int           // restarts that followed a restart: true dependency (not counted against restart.limit)
 	delay       time.Duration // last backoff delay
 	due         time.Time     // backoff end, start timeout, or stop escalation
 	remindAt    time.Time
@@ -170,6 +175,10 @@ type record struct {
 	held   bool
 	heldBy string
 	gone   bool
+	// after holds the processes a reload removed while this one was added
+	// or restarted by it: it starts only once they are all gone (a renamed
+	// process must not start while its old self holds the port).
+	after []*record
 
 	// lingering holds the exit of a stopped leader whose process group still
 	// has members: the stop is over only once the group is empty (FAULTS B4),
@@ -190,8 +199,12 @@ type Supervisor struct {
 
 	inbox chan event
 	pings chan chan struct{}
-	done  chan struct{} // closed when Run returns: senders stop blocking
-	snap  atomic.Pointer[Snapshot]
+	// reading is held from the read of a config for a reload (podvisor
+	// reload or SIGHUP) until it is in the inbox, so reloads are applied
+	// in the order their files were read.
+	reading chan struct{}
+	done    chan struct{} // closed when Run returns: senders stop blocking
+	snap    atomic.Pointer[Snapshot]
 	// changed wakes event-stream readers after each publish (watch.go).
 	changed changes
 
@@ -251,6 +264,7 @@ func New(o Options) (*Supervisor, error) {
 		oom:      o.OOM,
 		inbox:    make(chan event, 256),
 		pings:    make(chan chan struct{}),
+		reading:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		byName:   make(map[string]*record, len(o.Config.Processes)),
 		ops:      operator{generation: 1, load: o.Load, onReload: o.OnReload, tails: o.Tails},
@@ -496,6 +510,9 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 	s.deadline = now.Add(s.cfg.ShutdownTimeout)
 	s.outcome.Deadline = s.deadline
 	s.tl.TeardownBegan(s.outcome.Detail, s.cfg.ShutdownTimeout, now)
+	if cr, ok := s.tl.(CauseRecorder); ok && s.outcome.Process != "" {
+		cr.TeardownCause(s.outcome.Process)
+	}
 	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
 	// Probes of stopping processes must not restart anything (FAULTS C13).
 	for _, r := range s.recs {
@@ -568,15 +585,18 @@ func (s *Supervisor) step(now time.Time) {
 		for _, r := range s.recs {
 			switch r.state {
 			case Pending:
-				if r.wantStop == intentNone && s.depsHold(r) {
+				if r.wantStop == intentNone && s.depsHold(r) && s.afterGone(r) {
 					if r.relaunch {
 						r.relaunch = false
 						r.restarts++
+						if r.reason == reasonFollows {
+							r.followed++ // not its own failure: not against restart.limit
+						}
 					}
 					starts = append(starts, r)
 				}
 			case Backoff:
-				if now.Before(r.due) || s.restartDependentsAlive(r) {
+				if now.Before(r.due) || s.restartDependentsAlive(r) || !s.afterGone(r) {
 					break
 				}
 				if !s.depsHold(r) {
@@ -926,6 +946,7 @@ const waveBudget = 40 * time.Millisecond
 // started records the result of one launch.
 func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	if err != nil {
+		s.tl.Exited(r.p.Name, r.gen, -1, false, "spawn failed", now) // the incarnation ends unstarted
 		var se *proc.SpawnError
 		if errors.As(err, &se) && !se.Retryable() {
 			// Not found, not executable, bad user: retrying cannot help.
@@ -1210,7 +1231,8 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	}
 	if intent == intentCascade {
 		r.state = Pending
-		r.reason = "restarting with its dependency"
+		r.relaunch = true // its start again counts as a restart
+		r.reason = reasonFollows
 		s.log.Info("stopped for dependency restart", "process", r.p.Name, "code", code)
 		return
 	}
@@ -1255,7 +1277,7 @@ func (s *Supervisor) onFailure(r *record, code int, ran time.Duration, now time.
 		s.fatal(r, code, r.reason, now)
 		return
 	}
-	if r.p.Restart.Limit > 0 && r.restarts >= r.p.Restart.Limit {
+	if r.p.Restart.Limit > 0 && r.restarts-r.followed >= r.p.Restart.Limit {
 		s.fatal(r, code, fmt.Sprintf("%s; restart limit %d reached", r.reason, r.p.Restart.Limit), now)
 		return
 	}
@@ -1302,9 +1324,15 @@ func (s *Supervisor) holds(r *record, c graph.Condition) bool {
 	return false
 }
 
-// waitingFor lists r's unmet conditions: "db: ready".
+// waitingFor lists r's unmet conditions: "db: ready", and the processes
+// its reload removed that are still stopping: "web: stopped".
 func (s *Supervisor) waitingFor(r *record) []string {
 	var out []string
+	for _, x := range r.after {
+		if x.child != nil || x.lingering != nil {
+			out = append(out, x.p.Name+": stopped")
+		}
+	}
 	for _, d := range r.deps {
 		dr := s.recs[d.idx]
 		if !s.holds(dr, d.cond) {
@@ -1312,6 +1340,27 @@ func (s *Supervisor) waitingFor(r *record) []string {
 		}
 	}
 	return out
+}
+
+// afterGone reports whether the processes r's reload removed are all gone
+// (see record.after), forgetting them once they are.
+func (s *Supervisor) afterGone(r *record) bool {
+	if awaitsStops(r) {
+		return false
+	}
+	r.after = nil
+	return true
+}
+
+// awaitsStops reports whether a process that r's reload removed is still
+// alive: r may not start yet, and its exit (not the clock) lets r go on.
+func awaitsStops(r *record) bool {
+	for _, x := range r.after {
+		if x.child != nil || x.lingering != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Supervisor) dependentsAlive(r *record) bool {
@@ -1389,9 +1438,10 @@ func (s *Supervisor) nextWake() time.Time {
 	for _, r := range s.recs {
 		switch r.state {
 		case Backoff:
-			// While restart: true dependents are still alive, their exit
-			// event (not the clock) is what lets the restart go ahead.
-			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) {
+			// While restart: true dependents are still alive, or processes
+			// its reload removed, their exit event (not the clock) is what
+			// lets the restart go ahead.
+			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) && !awaitsStops(r) {
 				consider(r.due)
 			}
 		case Starting:

@@ -4,6 +4,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/proc"
 )
 
@@ -43,6 +44,18 @@ func (nopRecorder) Signalled(string, uint64, syscall.Signal, time.Time) {}
 func (nopRecorder) Exited(string, uint64, int, bool, string, time.Time) {}
 func (nopRecorder) TeardownBegan(string, time.Duration, time.Time)      {}
 func (nopRecorder) TeardownEnded(time.Time)                             {}
+
+// ReloadRecorder is implemented by a Recorder that learns the processes of
+// a reloaded config (timeline.Recorder): called before any of them starts.
+type ReloadRecorder interface {
+	ReconfiguredFrom(cfg *config.Config)
+}
+
+// CauseRecorder is implemented by a Recorder that names, in its shutdown
+// report, the process whose failure began the teardown.
+type CauseRecorder interface {
+	TeardownCause(process string)
+}
 
 func recorderOrNop(r Recorder) Recorder {
 	if r == nil {

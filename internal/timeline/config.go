@@ -17,3 +17,7 @@ func FromConfig(cfg *config.Config) []Proc {
 	}
 	return out
 }
+
+// ReconfiguredFrom is Reconfigured with cfg's processes: the supervisor
+// calls it when a reload applied cfg.
+func (r *Recorder) ReconfiguredFrom(cfg *config.Config) { r.Reconfigured(FromConfig(cfg)) }

@@ -61,6 +61,7 @@ type Link struct {
 // Shutdown is the teardown report.
 type Shutdown struct {
 	Cause         string     `json:"cause"`
+	Process       string     `json:"process"` // the process whose failure began the teardown, if one did
 	Began         time.Time  `json:"began"`
 	Ended         *time.Time `json:"ended"`          // null while processes are still stopping
 	BudgetSeconds float64    `json:"budget_seconds"` // shutdown_timeout
@@ -79,11 +80,14 @@ type Stop struct {
 	StopSeconds *float64 `json:"stop_seconds"` // from stop request to exit
 	// EndedBy: "stop.command" (it exited before the stop signal was sent),
 	// "signal" (after the stop signal), "SIGKILL", "exited" (on its own,
-	// before podvisor asked), or "running".
+	// before podvisor asked), "spawn failed" (it never ran), or "running".
 	EndedBy   string `json:"ended_by"`
 	Signal    string `json:"signal"` // the stop signal sent, if any
 	SIGKILLed bool   `json:"sigkilled"`
 	ExitCode  *int   `json:"exit_code"`
+	// Cause: this is the process whose failure began the teardown (it
+	// may have exited just before the teardown began).
+	Cause bool `json:"cause"`
 }
 
 // readyAt is when p first became ready: its Ready instant, or for a oneshot
@@ -180,22 +184,28 @@ func CriticalChain(procs []Process) []Link {
 	return chain
 }
 
-// shutdownReport fills in td from the incarnations alive when it began.
+// shutdownReport fills in td from the incarnations the teardown had to
+// end: those not gone when it began, including those launched after it
+// began (the rest of a wave whose launch failed), and the last incarnation
+// of the process whose failure began it (it exited, or failed to spawn,
+// just before).
 func shutdownReport(td Shutdown, procs []Process, now time.Time) *Shutdown {
 	end := td.Ended
 	secs := func(t time.Time) *float64 { v := t.Sub(td.Began).Seconds(); return &v }
 	td.Processes = []Stop{}
 	for _, p := range procs {
-		for _, in := range p.Incarnations {
-			// Alive at the teardown's start: spawned before, not exited before.
-			if in.Started == nil || in.Started.After(td.Began) || (in.Exited != nil && in.Exited.Before(td.Began)) {
+		for i, in := range p.Incarnations {
+			cause := p.Name == td.Process && i == len(p.Incarnations)-1
+			if in.Spawned == nil && in.Started == nil || in.Exited != nil && in.Exited.Before(td.Began) && !cause {
 				continue
 			}
-			s := Stop{Process: p.Name, Signal: in.Signal, SIGKILLed: in.KillSent != nil, ExitCode: in.ExitCode}
+			s := Stop{Process: p.Name, Signal: in.Signal, SIGKILLed: in.KillSent != nil, ExitCode: in.ExitCode, Cause: cause}
 			if in.StopRequested != nil && !in.StopRequested.Before(td.Began) {
 				s.RequestedAt = secs(*in.StopRequested)
 			}
 			switch {
+			case in.Started == nil && in.Exited != nil:
+				s.EndedBy = "spawn failed"
 			case in.Exited == nil:
 				s.EndedBy = "running"
 			case in.KillSent != nil && !in.Exited.Before(*in.KillSent):

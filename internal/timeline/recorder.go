@@ -70,6 +70,27 @@ func New(procs []Proc, keep int, start time.Time) *Recorder {
 	return r
 }
 
+// Reconfigured takes in the processes of a reloaded config: an added one
+// gets its own log (without it, its incarnations were not recorded at all),
+// a kept one its new type and dependencies. A removed one keeps its log.
+func (r *Recorder) Reconfigured(procs []Proc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range procs {
+		deps := p.DependsOn
+		if deps == nil {
+			deps = []Dep{}
+		}
+		if pl := r.byName[p.Name]; pl != nil {
+			pl.Type, pl.DependsOn = p.Type, deps
+			continue
+		}
+		pl := &procLog{Process: Process{Name: p.Name, Type: p.Type, DependsOn: deps}}
+		r.procs = append(r.procs, pl)
+		r.byName[p.Name] = pl
+	}
+}
+
 // inc returns the record of name's incarnation gen, creating it (and
 // dropping the oldest beyond keep) when create is set. Callers hold mu.
 func (r *Recorder) inc(name string, gen uint64, create bool) *Incarnation {
@@ -182,6 +203,15 @@ func (r *Recorder) TeardownBegan(cause string, budget time.Duration, at time.Tim
 	defer r.mu.Unlock()
 	if r.teardown == nil {
 		r.teardown = &Shutdown{Cause: cause, Began: at, BudgetSeconds: budget.Seconds()}
+	}
+}
+
+// TeardownCause records which process's failure began the teardown.
+func (r *Recorder) TeardownCause(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.teardown != nil && r.teardown.Process == "" {
+		r.teardown.Process = name
 	}
 }
 

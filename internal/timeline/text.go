@@ -82,6 +82,9 @@ func WriteText(w io.Writer, d Doc, width int) error {
 			if s.SIGKILLed {
 				b.WriteString(" (SIGKILLed)")
 			}
+			if s.Cause {
+				b.WriteString(" (began the teardown)")
+			}
 			b.WriteString("\n")
 		}
 	}

@@ -187,3 +187,29 @@ func TestRingKeepsLastN(t *testing.T) {
 	// Unknown names are ignored.
 	r.Spawned("nope", 1, at(1))
 }
+
+// Issue 22 item 8: the report lists what the teardown had to stop, also
+// what started after it began (the rest of a first wave whose launch
+// failed), and the process whose failure began it (a start timeout: it
+// exited just before the teardown began).
+func TestShutdownReportListsLateStartsAndTheCause(t *testing.T) {
+	r := New([]Proc{{Name: "slow", Type: "service"}, {Name: "a", Type: "service"}, {Name: "b", Type: "service"}}, 0, t0)
+	run(r, "slow", 0, 10, false)
+	r.StopRequested("slow", 1, "start timeout 2s exceeded", at(2000))
+	r.Signalled("slow", 1, syscall.SIGTERM, at(2000))
+	r.Exited("slow", 1, 143, false, "", at(2100))
+	r.Spawned("a", 1, at(2101))
+	r.TeardownBegan("slow: start timeout 2s exceeded", 30*time.Second, at(2102))
+	r.TeardownCause("slow")
+	r.Started("a", 1, 7, at(2103)) // launched in the step that began the teardown
+	r.StopRequested("a", 1, "teardown", at(2104))
+	r.Exited("a", 1, 143, false, "", at(2200))
+	r.TeardownEnded(at(2201))
+	sd := r.Doc(at(3000)).Shutdown
+	if sd.Process != "slow" {
+		t.Errorf("cause %q, want slow", sd.Process)
+	}
+	if len(sd.Processes) != 2 || sd.Processes[0].Process != "slow" || !sd.Processes[0].Cause || sd.Processes[1].Process != "a" || sd.Processes[1].Cause {
+		t.Fatalf("report %+v, want slow (the cause), then a", sd.Processes)
+	}
+}

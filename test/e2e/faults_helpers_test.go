@@ -8,7 +8,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -20,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/testharness"
 )
 
 // ffCLI is the outcome of one podvisor invocation run to completion.
@@ -54,7 +55,7 @@ func ffRunArgvErr(dir string, timeout time.Duration, argv ...string) (ffCLI, err
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(environWithout("PODVISOR_CONFIG"), "E2E_DIR="+dir, "PODVISOR_CONTROL=off") // tests run side by side
+	cmd.Env = testharness.Environ([]string{"PODVISOR_CONFIG"}, "E2E_DIR="+dir) // PODVISOR_CONTROL=off: tests run side by side
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = time.Second
 	start := time.Now()
@@ -90,49 +91,21 @@ func ffStartHTTP(t testing.TB, yaml string, opts ...option) *Run {
 }
 
 // ffProc is one process of /status, including the reason podvisor gives.
-type ffProc struct {
-	Name     string `json:"name"`
-	State    string `json:"state"`
-	Pid      int    `json:"pid"`
-	Ready    bool   `json:"ready"`
-	Restarts int    `json:"restarts"`
-	ExitCode *int   `json:"exit_code"`
-	Reason   string `json:"reason"`
-
-	StartedAt  *time.Time `json:"started_at"`
-	ReadyAt    *time.Time `json:"ready_at"`
-	WaitingFor []string   `json:"waiting_for"`
-}
+type ffProc = testharness.ProcessStatus
 
 // ffStatus is the /status document and its raw text.
 type ffStatus struct {
-	Phase     string   `json:"phase"`
-	Ready     bool     `json:"ready"`
-	Processes []ffProc `json:"processes"`
-	Raw       string   `json:"-"`
+	testharness.Status
+	Raw string `json:"-"`
 }
 
-func (s ffStatus) proc(name string) ffProc {
-	for _, p := range s.Processes {
-		if p.Name == name {
-			return p
-		}
-	}
-	return ffProc{Name: name, State: "absent"}
-}
+func (s ffStatus) proc(name string) ffProc { return s.Process(name) }
 
 // ffGetStatus fetches /status; a failed request fails the test.
 func ffGetStatus(t testing.TB, r *Run) ffStatus {
 	t.Helper()
-	code, body := r.Get(t, "/status")
-	if code != http.StatusOK {
-		t.Fatalf("GET /status: %d %s", code, body)
-	}
 	var st ffStatus
-	if err := json.Unmarshal([]byte(body), &st); err != nil {
-		t.Fatalf("GET /status: %v\n%s", err, body)
-	}
-	st.Raw = body
+	st.Raw = getJSON(t, r, "/status", &st)
 	return st
 }
 
@@ -185,38 +158,19 @@ func ffCPU(t testing.TB, pid int) time.Duration {
 
 // ffCPUErr is ffCPU for a process that may be gone.
 func ffCPUErr(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// After the comm field: state is f[0], so utime (field 14) is f[11].
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
-	}
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / hz, nil
+	st, err := readStat(pid)
+	return st.CPU, err
 }
 
 // ffStartTime is when pid started, as time since boot (field 22 of
 // /proc/PID/stat, in clock ticks of 10 ms).
 func ffStartTime(t testing.TB, pid int) time.Duration {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := readStat(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	ticks, err := strconv.ParseInt(f[19], 10, 64) // f[0] is field 3
-	if err != nil {
-		t.Fatalf("/proc/%d/stat: bad starttime", pid)
-	}
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ticks) * time.Second / hz
+	return st.Start
 }
 
 // ffStatusKiB reads a "NNN kB" field (VmRSS, VmHWM) of /proc/PID/status.

@@ -324,10 +324,17 @@ func TestFault_B11_ConcurrentFloods(t *testing.T) {
 	if took > 2*eps() {
 		t.Errorf("SIGTERM took %v after the floods, want <= %v", took, 2*eps())
 	}
+	// The median catches /readyz queued behind the log pump; the worst
+	// request catches starvation. A single request slowed by the scheduler
+	// of a loaded 2-core machine (the client is descheduled too) is neither:
+	// the bound on the worst is loose, the median's tight.
 	slices.Sort(lat)
 	if len(lat) >= 10 {
-		if p99 := lat[len(lat)*99/100]; p99 > scaled(100*time.Millisecond) {
-			t.Errorf("/readyz p99 latency %v during the floods (%d requests), want <= %v", p99, len(lat), scaled(100*time.Millisecond))
+		if med := lat[len(lat)/2]; med > scaled(50*time.Millisecond) {
+			t.Errorf("/readyz median latency %v during the floods (%d requests), want <= %v", med, len(lat), scaled(50*time.Millisecond))
+		}
+		if worst := lat[len(lat)-1]; worst > scaled(500*time.Millisecond) {
+			t.Errorf("/readyz worst latency %v during the floods (%d requests), want <= %v", worst, len(lat), scaled(500*time.Millisecond))
 		}
 	}
 	f, err := os.Open(out.Name())

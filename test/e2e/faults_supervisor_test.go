@@ -390,7 +390,8 @@ processes:
 `, withStdout(pw))
 	pw.Close()
 	pv := r.Pid()
-	// Full pipe: podvisor's writer blocks, then its readers, then chatty.
+	// Full pipe: podvisor's write stalls, then its readers, then chatty,
+	// until the stall timeout (1 s) makes podvisor drop lines instead.
 	eventually(t, 5*time.Second, func() bool {
 		for _, p := range descendants(pv) {
 			if st, err := readStat(p); err == nil && st.Comm == "yes" && st.State == 'S' {
@@ -418,6 +419,12 @@ processes:
 	if med := lat[len(lat)/2]; med > scaled(100*time.Millisecond) {
 		t.Errorf("/readyz median latency %v with stdout stuck (max %v), want <= %v", med, lat[len(lat)-1], scaled(100*time.Millisecond))
 	}
+	// The stall costs chatty lines, not its progress: they are dropped and
+	// counted (issue 29), and chatty runs on.
+	eventually(t, 10*time.Second, func() bool {
+		_, body := r.Get(t, "/metrics")
+		return strings.Contains(body, `podvisor_log_lines_dropped_total{process="chatty",reason="stdout_blocked"}`)
+	}, "no dropped lines counted against chatty with stdout stuck")
 	r.Signal(syscall.SIGTERM)
 	code, took := r.Wait(20 * time.Second)
 	if code != 0 {

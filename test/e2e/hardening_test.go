@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/testharness"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,12 +116,8 @@ processes:
 // sharedDir is a fresh directory every user can write, under a path every
 // user can reach (t.TempDir's parent is 0700).
 func sharedDir(t *testing.T) string {
-	d, err := os.MkdirTemp("", "podvisor-e2e-")
+	d, err := testharness.SharedTempDir(t, "podvisor-e2e-", 0o1777)
 	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	if err := os.Chmod(d, 0o1777); err != nil {
 		t.Fatal(err)
 	}
 	return d

@@ -6,7 +6,8 @@
 //
 // Binary and timing:
 //
-//	podvisorBin                      path of the binary TestMain built once
+//	podvisorBin                      path of the binary testharness.Binary built
+//	                                 (once per source tree, shared by the suites)
 //	slowdown                         factor from PODVISOR_TEST_SLOWDOWN (default 1)
 //	scaled(d) time.Duration          d × slowdown
 //	eps() time.Duration              scheduling slack for upper bounds: 0.75 s × slowdown
@@ -52,6 +53,7 @@
 //	r.Exited() bool
 //	r.WriteTTY(b)                       write to the pty master (withPTY)
 //	r.URL(path) string, r.Get(t, path) (status int, body string)   HTTP (withHTTP)
+//	getJSON(t, r, path, &v) string      GET path: 200 and JSON decoded into v, or t.Fatalf
 //	r.WaitEvent(t, name, event, timeout) event      first matching event line
 //	r.ReadEvents(t) []event
 //	findEvent(evs, name, event) (event, bool), filterEvents(evs, name, event) []event
@@ -61,6 +63,9 @@
 //
 //	String() string, Lines() []string, Contains(s) bool
 //	WaitFor(t, re, timeout) string      first line matching regexp re, or t.Fatalf
+//
+// The helpers are thin wrappers over internal/testharness, which the other
+// black-box suites share; fix a helper there and every suite has the fix.
 //
 // Event files: children append lines "NAME EVENT NANOS [rest]" (NANOS from
 // `date +%s%N`, wall clock, comparable with time.Now().UnixNano()); ev(name,
@@ -82,10 +87,7 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -93,13 +95,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/testharness"
 	"golang.org/x/sys/unix"
 )
 
@@ -111,46 +113,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	if s := os.Getenv("PODVISOR_TEST_SLOWDOWN"); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < 1 {
-			fmt.Fprintf(os.Stderr, "e2e: PODVISOR_TEST_SLOWDOWN=%q: want a number >= 1\n", s)
-			return 2
-		}
-		slowdown = f
-	}
-	dir, err := os.MkdirTemp("", "podvisor-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	podvisorBin = filepath.Join(dir, "podvisor")
-	gobin, err := exec.LookPath("go")
-	if err != nil && os.Getenv("GOROOT") != "" {
-		gobin, err = filepath.Join(os.Getenv("GOROOT"), "bin", "go"), nil
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: no go command in PATH or $GOROOT/bin to build podvisor with")
-		return 2
-	}
-	build := exec.Command(gobin, "build", "-o", podvisorBin, "github.com/podvisor/podvisor/cmd/podvisor")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build podvisor:", err)
-		return 2
-	}
-	return m.Run()
+	testharness.Main(m, "e2e", func(bin string, f float64) error {
+		podvisorBin, slowdown = bin, f
+		return nil
+	})
 }
 
 // scaled stretches a deadline for slow machines.
-func scaled(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * slowdown)
-}
+func scaled(d time.Duration) time.Duration { return testharness.Scale(d, slowdown) }
 
 // eps is the slack allowed on top of an exact timing bound: FAULTS' 0.5 s
 // plus 0.25 s for podvisor's own exit path on a shared 2-core machine.
@@ -159,12 +129,8 @@ func eps() time.Duration { return scaled(750 * time.Millisecond) }
 // eventually polls cond until it holds, failing the test after scaled(timeout).
 func eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(scaled(timeout))
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v: "+format, append([]any{scaled(timeout)}, args...)...)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testharness.Poll(scaled(timeout), 10*time.Millisecond, cond) {
+		t.Fatalf("timed out after %v: "+format, append([]any{scaled(timeout)}, args...)...)
 	}
 }
 
@@ -181,13 +147,11 @@ type Run struct {
 	Stderr *lineBuffer
 
 	cmd    *exec.Cmd
+	proc   *testharness.Process
 	pid1   bool
 	master *os.File // pty master under withPTY
-	done   chan struct{}
 
 	mu          sync.Mutex // guards the fields below
-	code        int
-	exitedAt    time.Time
 	signalledAt time.Time
 	pid         int // resolved podvisor pid (differs from cmd's under withPID1)
 }
@@ -213,8 +177,6 @@ func withPID1() option                  { return func(o *runOpts) { o.pid1 = tru
 func withStdout(f *os.File) option      { return func(o *runOpts) { o.stdout = f } }
 func withPTY() option                   { return func(o *runOpts) { o.pty = true } }
 
-var unshareArgv = []string{"unshare", "--pid", "--fork", "--mount-proc"}
-
 // startPodvisor writes yaml and starts podvisor on it; see the file comment.
 func startPodvisor(t testing.TB, yaml string, opts ...option) *Run {
 	t.Helper()
@@ -234,7 +196,6 @@ func startPodvisor(t testing.TB, yaml string, opts ...option) *Run {
 		Stdout: &lineBuffer{},
 		Stderr: &lineBuffer{},
 		pid1:   o.pid1,
-		done:   make(chan struct{}),
 	}
 	if err := os.WriteFile(r.Config, []byte(strings.ReplaceAll(yaml, "{{dir}}", dir)), 0o644); err != nil {
 		t.Fatal(err)
@@ -249,7 +210,7 @@ func startPodvisor(t testing.TB, yaml string, opts ...option) *Run {
 	}
 	var argv []string
 	if o.pid1 {
-		argv = append(argv, unshareArgv...)
+		argv = append(argv, testharness.UnshareArgv...)
 	}
 	argv = append(argv, o.wrapper...)
 	argv = append(argv, podvisorBin, "run", "-c", r.Config, "--listen", listen)
@@ -258,10 +219,8 @@ func startPodvisor(t testing.TB, yaml string, opts ...option) *Run {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	// No control socket unless the test asks for one (control: in its
-	// config, or PODVISOR_CONTROL in withEnv): tests run side by side, and
-	// two podvisors may not share the default socket.
-	cmd.Env = append(environWithout("PODVISOR_CONFIG"), "E2E_DIR="+dir, "E2E_EVENTS="+r.Events, "PODVISOR_CONTROL=off")
-	cmd.Env = append(cmd.Env, o.env...)
+	// config, or PODVISOR_CONTROL in withEnv): see testharness.ControlOff.
+	cmd.Env = append(testharness.Environ([]string{"PODVISOR_CONFIG"}, "E2E_DIR="+dir, "E2E_EVENTS="+r.Events), o.env...)
 	cmd.WaitDelay = 2 * time.Second // never hang on a pipe some leftover holds
 	var pts *os.File
 	switch {
@@ -281,22 +240,16 @@ func startPodvisor(t testing.TB, yaml string, opts ...option) *Run {
 	}
 	r.cmd = cmd
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	p, err := testharness.Start(cmd)
+	if err != nil {
 		t.Fatalf("start podvisor: %v", err)
 	}
+	r.proc = p
 	r.signalledAt = start
 	if pts != nil {
 		pts.Close() // the child has its copy; EOF/EIO on the master follows its exit
 		go func() { _, _ = io.Copy(r.Stdout, r.master) }()
 	}
-	go func() {
-		err := cmd.Wait()
-		r.mu.Lock()
-		r.exitedAt = time.Now()
-		r.code = exitCode(cmd.ProcessState, err)
-		r.mu.Unlock()
-		close(r.done)
-	}()
 	t.Cleanup(r.cleanup)
 	if o.http && r.Addr == "" {
 		line := r.Stdout.WaitFor(t, `msg="serving .*addr=`, 10*time.Second)
@@ -309,30 +262,12 @@ func startPodvisor(t testing.TB, yaml string, opts ...option) *Run {
 // exitCode is the shell's view of an exit: 128+N for a death by signal N,
 // -1 when there is no status. err (from Wait) is not consulted: with
 // WaitDelay it can be ErrWaitDelay while ps holds the real status.
-func exitCode(ps *os.ProcessState, err error) int {
-	if ps == nil {
-		return -1
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
-}
+func exitCode(ps *os.ProcessState, _ error) int { return testharness.ExitCode(ps) }
 
 // cleanup kills whatever is left of this run: podvisor and every descendant.
 func (r *Run) cleanup() {
-	if !r.Exited() {
-		root := r.cmd.Process.Pid
-		pids := descendants(root)
-		_ = r.cmd.Process.Kill()
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		select {
-		case <-r.done:
-		case <-time.After(10 * time.Second):
-			r.t.Errorf("podvisor pid %d did not die after SIGKILL", root)
-		}
+	if !r.proc.KillTree(10 * time.Second) {
+		r.t.Errorf("podvisor pid %d did not die after SIGKILL", r.proc.Pid())
 	}
 	if r.master != nil {
 		r.master.Close()
@@ -348,11 +283,11 @@ func (r *Run) Pid() int {
 	if pid != 0 {
 		return pid
 	}
-	pid = r.cmd.Process.Pid
+	pid = r.proc.Pid()
 	if r.pid1 {
 		// unshare --fork: podvisor is unshare's only child.
 		eventually(r.t, 5*time.Second, func() bool {
-			for _, c := range children(r.cmd.Process.Pid) {
+			for _, c := range children(r.proc.Pid()) {
 				if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", c)); exe == podvisorBin {
 					pid = c
 					return true
@@ -392,25 +327,16 @@ func (r *Run) Signal(sig syscall.Signal) {
 // the last Signal (or the start).
 func (r *Run) Wait(timeout time.Duration) (int, time.Duration) {
 	r.t.Helper()
-	select {
-	case <-r.done:
-	case <-time.After(scaled(timeout)):
+	if !r.proc.Wait(scaled(timeout)) {
 		r.t.Fatalf("podvisor still running after %v\nstdout:\n%s\nstderr:\n%s", scaled(timeout), r.Stdout, r.Stderr)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.code, r.exitedAt.Sub(r.signalledAt)
+	return r.proc.Code(), r.proc.ExitedAt().Sub(r.signalledAt)
 }
 
 // Exited reports whether podvisor has exited.
-func (r *Run) Exited() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
-}
+func (r *Run) Exited() bool { return r.proc.Exited() }
 
 // WriteTTY writes b to the pty master, as typing on the terminal would.
 func (r *Run) WriteTTY(b []byte) {
@@ -429,21 +355,28 @@ func (r *Run) URL(path string) string { return "http://" + r.Addr + path }
 // Get fetches path with a short timeout; status 0 means no answer.
 func (r *Run) Get(t testing.TB, path string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), scaled(time.Second))
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL(path), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	code, body, err := testharness.Get(r.URL(path), scaled(time.Second))
+	if code == 0 && err != nil {
 		return 0, err.Error()
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return code, body
 }
 
+// getJSON fetches path, fails the test unless it answers 200 with JSON, and
+// decodes that into v; it returns the body.
+func getJSON(t testing.TB, r *Run, path string, v any) string {
+	t.Helper()
+	code, body := r.Get(t, path)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("GET %s: %v\n%s", path, err, body)
+	}
+	return body
+}
+
+// environWithout is the test's environment without key.
 func environWithout(key string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -457,96 +390,29 @@ func environWithout(key string) []string {
 // freeAddr returns a 127.0.0.1 address that was free a moment ago.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	ports, err := testharness.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+	return fmt.Sprintf("127.0.0.1:%d", ports[0])
 }
-
-var unshareOnce = sync.OnceValue(func() error {
-	out, err := exec.Command(unshareArgv[0], append(unshareArgv[1:], "true")...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
-	}
-	return nil
-})
 
 func skipWithoutUnshare(t testing.TB) {
 	t.Helper()
-	if err := unshareOnce(); err != nil {
+	if err := testharness.CanUnshare(); err != nil {
 		t.Skipf("cannot run podvisor as PID 1 (needs root and unshare): %v", err)
 	}
 }
 
 // openPTY opens a new pseudo-terminal pair.
-func openPTY() (master, slave *os.File, err error) {
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fd := int(m.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		m.Close()
-		return nil, nil, fmt.Errorf("unlockpt: %w", err)
-	}
-	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
-	if err != nil {
-		m.Close()
-		return nil, nil, fmt.Errorf("ptsname: %w", err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		m.Close()
-		return nil, nil, err
-	}
-	return m, s, nil
-}
+func openPTY() (master, slave *os.File, err error) { return testharness.OpenPTY() }
 
 // ---- captured output ----
 
 // lineBuffer collects output and lets tests wait for a line.
 type lineBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
+	testharness.Buffer // goroutine-safe
 }
-
-func (b *lineBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lineBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// Lines returns the complete lines so far, without "\r" (a pty adds them).
-func (b *lineBuffer) Lines() []string {
-	s := b.String()
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	} else {
-		return nil
-	}
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, "\r")
-	}
-	return lines
-}
-
-func (b *lineBuffer) Contains(s string) bool { return strings.Contains(b.String(), s) }
 
 // WaitFor returns the first complete line matching the regexp re, failing the
 // test after scaled(timeout).
@@ -568,63 +434,19 @@ func (b *lineBuffer) WaitFor(t testing.TB, re string, timeout time.Duration) str
 
 // ---- event files ----
 
-// event is one line "NAME EVENT NANOS [rest]" of an event file.
-type event struct {
-	Name, Event string
-	At          time.Time
-	Rest        string
-}
+// event is one line "NAME EVENT NANOS [rest]" of an event file; Pid() is the
+// pid in Rest as written by ev, or 0.
+type event = testharness.Event
 
 // ev is a shell snippet appending "NAME EVENT NANOS PID" to $E2E_EVENTS, PID
 // being the shell's. It is written for a config string, where podvisor turns
 // $$ into $ at load: the shell sees $$.
-func ev(name, what string) string {
-	return fmt.Sprintf(`echo "%s %s $(date +%%s%%N) $$$$" >> "$E2E_EVENTS"`, name, what)
-}
-
-// parseEvents reads an event file; a missing file has no events.
-func parseEvents(path string) ([]event, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var evs []event
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), " ", 4)
-		if len(f) < 3 {
-			continue // a line still being written
-		}
-		ns, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("event line %q: %w", sc.Text(), err)
-		}
-		e := event{Name: f[0], Event: f[1], At: time.Unix(0, ns)}
-		if len(f) == 4 {
-			e.Rest = f[3]
-		}
-		evs = append(evs, e)
-	}
-	return evs, nil
-}
-
-// Pid is the pid in Rest as written by ev, or 0.
-func (e event) Pid() int {
-	f := strings.Fields(e.Rest)
-	if len(f) == 0 {
-		return 0
-	}
-	n, _ := strconv.Atoi(f[0])
-	return n
-}
+func ev(name, what string) string { return testharness.Stamp("E2E_EVENTS", name, what) }
 
 // ReadEvents returns the events written so far.
 func (r *Run) ReadEvents(t testing.TB) []event {
 	t.Helper()
-	evs, err := parseEvents(r.Events)
+	evs, err := testharness.ReadEvents(r.Events)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,23 +467,12 @@ func (r *Run) WaitEvent(t testing.TB, name, what string, timeout time.Duration) 
 
 // findEvent returns the first event with name and event.
 func findEvent(evs []event, name, what string) (event, bool) {
-	for _, e := range evs {
-		if e.Name == name && e.Event == what {
-			return e, true
-		}
-	}
-	return event{}, false
+	return testharness.FindEvent(evs, name, what)
 }
 
 // filterEvents returns every event with name and event, in file order.
 func filterEvents(evs []event, name, what string) []event {
-	var out []event
-	for _, e := range evs {
-		if e.Name == name && e.Event == what {
-			out = append(out, e)
-		}
-	}
-	return out
+	return testharness.FilterEvents(evs, name, what)
 }
 
 func readFile(path string) string {
@@ -669,162 +480,29 @@ func readFile(path string) string {
 	return string(b)
 }
 
-// ---- /proc ----
+// ---- /proc (testharness) ----
 
 // procStat is the part of /proc/PID/stat the tests use.
-type procStat struct {
-	Pid, PPid, Pgrp, Session, TTY int
-	State                         byte
-	Comm                          string
-}
+type procStat = testharness.Stat
 
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procStat{}, err
-	}
-	// comm is in parentheses and may contain spaces or ')': split at the last ')'.
-	s := string(b)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return procStat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	f := strings.Fields(s[end+1:])
-	if len(f) < 5 {
-		return procStat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	st := procStat{Pid: pid, Comm: s[open+1 : end], State: f[0][0]}
-	for i, dst := range []*int{&st.PPid, &st.Pgrp, &st.Session, &st.TTY} {
-		if *dst, err = strconv.Atoi(f[i+1]); err != nil {
-			return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-	}
-	return st, nil
-}
+//lint:ignore U1000 part of the harness API above, kept for the tests that come
+func allPids() []int { return testharness.AllPids() }
 
-// statusField returns the value of "key:" in /proc/PID/status.
-func statusField(pid int, key string) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "", err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && k == key {
-			return strings.TrimSpace(v), nil
-		}
-	}
-	return "", fmt.Errorf("/proc/%d/status has no %s", pid, key)
-}
-
-// openFDs maps each open fd of pid to its readlink target.
-func openFDs(pid int) (map[int]string, error) {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	fds := make(map[int]string, len(ents))
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		target, err := os.Readlink(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // closed meanwhile
-		}
-		fds[n] = target
-	}
-	return fds, nil
-}
-
-// allPids lists every process visible in /proc.
-func allPids() []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil {
-			pids = append(pids, n)
-		}
-	}
-	return pids
-}
-
-// children lists the direct children of pid.
-func children(pid int) []int {
-	var out []int
-	for _, p := range allPids() {
-		if st, err := readStat(p); err == nil && st.PPid == pid {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// descendants lists every process below root (not root itself), walking
-// parent links in one snapshot of /proc.
-func descendants(root int) []int {
-	kids := map[int][]int{}
-	for _, p := range allPids() {
-		if st, err := readStat(p); err == nil {
-			kids[st.PPid] = append(kids[st.PPid], p)
-		}
-	}
-	var out []int
-	queue := []int{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range kids[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
+func readStat(pid int) (procStat, error)              { return testharness.ReadStat(pid) }
+func statusField(pid int, key string) (string, error) { return testharness.StatusField(pid, key) }
+func openFDs(pid int) (map[int]string, error)         { return testharness.OpenFDs(pid) }
+func children(pid int) []int                          { return testharness.Children(pid) }
+func descendants(root int) []int                      { return testharness.Descendants(root) }
+func zombies(pids []int) []int                        { return testharness.Zombies(pids) }
+func pidsWithArg(marker string) []int                 { return testharness.PidsWithArg(marker) }
 
 // nsMembers lists the processes in pid's PID namespace, pid included.
 func nsMembers(pid int) []int {
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	ns, err := testharness.PIDNamespace(pid)
 	if err != nil {
 		return nil
 	}
-	var out []int
-	for _, p := range allPids() {
-		if n, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", p)); err == nil && n == ns {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// zombies returns the pids in state Z.
-func zombies(pids []int) []int {
-	var out []int
-	for _, p := range pids {
-		if st, err := readStat(p); err == nil && st.State == 'Z' {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// pidsWithArg lists processes with an argv element equal to marker.
-func pidsWithArg(marker string) []int {
-	var out []int
-	for _, p := range allPids() {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
-		if err != nil {
-			continue
-		}
-		for _, a := range strings.Split(string(b), "\x00") {
-			if a == marker {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
+	return testharness.NamespaceMembers(ns)
 }
 
 // ioctlInt runs an int-returning ioctl (TIOCINQ/FIONREAD: bytes waiting) on f.

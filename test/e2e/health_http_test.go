@@ -29,6 +29,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/testharness"
 )
 
 // ---- helpers ----
@@ -78,36 +80,16 @@ func hhPort(t testing.TB, addr string) string {
 }
 
 // hhProc is one process of the /status document.
-type hhProc struct {
-	Name       string     `json:"name"`
-	Type       string     `json:"type"`
-	State      string     `json:"state"`
-	Pid        int        `json:"pid"`
-	Ready      bool       `json:"ready"`
-	Restarts   int        `json:"restarts"`
-	ExitCode   *int       `json:"exit_code"`
-	StartedAt  *time.Time `json:"started_at"`
-	ReadyAt    *time.Time `json:"ready_at"`
-	WaitingFor []string   `json:"waiting_for"`
-}
+type hhProc = testharness.ProcessStatus
 
 // hhStatus is the /status document.
 type hhStatus struct {
-	Phase     string   `json:"phase"`
-	Ready     bool     `json:"ready"`
-	Processes []hhProc `json:"processes"`
-	raw       string
+	testharness.Status
+	raw string
 }
 
 // proc returns the named process, or a zero hhProc with State "absent".
-func (s hhStatus) proc(name string) hhProc {
-	for _, p := range s.Processes {
-		if p.Name == name {
-			return p
-		}
-	}
-	return hhProc{Name: name, State: "absent"}
-}
+func (s hhStatus) proc(name string) hhProc { return s.Process(name) }
 
 // hhSpecProcessKeys are the per-process keys SPEC section 4 promises.
 var hhSpecProcessKeys = []string{"name", "type", "state", "pid", "ready", "restarts", "exit_code", "started_at", "ready_at", "waiting_for"}
@@ -116,14 +98,8 @@ var hhSpecProcessKeys = []string{"name", "type", "state", "pid", "ready", "resta
 // are all present (null counts as present).
 func hhGetStatus(t testing.TB, r *Run) hhStatus {
 	t.Helper()
-	code, body := r.Get(t, "/status")
-	if code != http.StatusOK {
-		t.Fatalf("GET /status: %d %s", code, body)
-	}
 	var st hhStatus
-	if err := json.Unmarshal([]byte(body), &st); err != nil {
-		t.Fatalf("GET /status: %v\n%s", err, body)
-	}
+	body := getJSON(t, r, "/status", &st)
 	st.raw = body
 	var raw struct {
 		Phase     *string          `json:"phase"`

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/testharness"
 )
 
 // Set once by TestMain before any test runs, read-only afterwards.
@@ -35,57 +36,25 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	if s := os.Getenv("PODVISOR_TEST_SLOWDOWN"); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < 1 {
-			fmt.Fprintf(os.Stderr, "examples: PODVISOR_TEST_SLOWDOWN=%q: want a number >= 1\n", s)
-			return 2
-		}
-		slowdown = f
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "examples:", err)
-		return 2
-	}
-	repoRoot = root
-	dir, err := os.MkdirTemp("", "podvisor-examples-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "examples:", err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	// The flags of Dockerfile.base's build (less -ldflags, which only the
-	// link step sees), so that TestDockerfileBuildsStaticBinary reuses the
-	// compiled packages from the build cache.
-	podvisorBin = filepath.Join(dir, "podvisor")
-	build := exec.Command("go", "build", "-trimpath", "-o", podvisorBin, "./cmd/podvisor")
-	build.Dir = repoRoot
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "examples: go build: %v\n%s", err, out)
-		return 2
-	}
-	return m.Run()
+	// The shared binary is built with the flags of Dockerfile.base's build
+	// (less -ldflags, which only the link step sees), so that
+	// TestDockerfileBuildsStaticBinary reuses the compiled packages.
+	testharness.Main(m, "examples", func(bin string, f float64) (err error) {
+		podvisorBin, slowdown = bin, f
+		repoRoot, err = testharness.ModuleRoot()
+		return err
+	})
 }
 
 // scaled stretches a deadline by PODVISOR_TEST_SLOWDOWN.
-func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * slowdown) }
+func scaled(d time.Duration) time.Duration { return testharness.Scale(d, slowdown) }
 
 // eventually polls cond every 20 ms until it holds, failing the test after
 // scaled(timeout) with what msg says then.
 func eventually(t *testing.T, timeout time.Duration, cond func() bool, msg func() string) {
 	t.Helper()
-	deadline := time.Now().Add(scaled(timeout))
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", scaled(timeout), msg())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testharness.Poll(scaled(timeout), 20*time.Millisecond, cond) {
+		t.Fatalf("after %v: %s", scaled(timeout), msg())
 	}
 }
 
@@ -119,23 +88,12 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-var (
-	unshareOnce sync.Once
-	unshareErr  error
-)
-
 // needPIDNamespace checks once that unshare can make a PID namespace here
 // (root, or a kernel and container that allow it).
 func needPIDNamespace(t *testing.T) {
 	t.Helper()
-	unshareOnce.Do(func() {
-		out, err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").CombinedOutput()
-		if err != nil {
-			unshareErr = fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
-		}
-	})
-	if unshareErr != nil {
-		missing(t, "cannot run podvisor as PID 1 with `unshare --pid --fork --mount-proc` (needs root and util-linux): %v", unshareErr)
+	if err := testharness.CanUnshare(); err != nil {
+		missing(t, "cannot run podvisor as PID 1 with `unshare --pid --fork --mount-proc` (needs root and util-linux): %v", err)
 	}
 }
 
@@ -143,14 +101,13 @@ func needPIDNamespace(t *testing.T) {
 // ago (all held at once, so none is handed out twice).
 func freePorts(t *testing.T, n int) []string {
 	t.Helper()
+	nums, err := testharness.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ports []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		ports = append(ports, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	for _, p := range nums {
+		ports = append(ports, strconv.Itoa(p))
 	}
 	return ports
 }
@@ -226,25 +183,21 @@ func startInNamespace(t *testing.T, argv []string, env ...string) *Run {
 	t.Helper()
 	// Not t.TempDir: its 0700 parents would keep the postgres, redis and
 	// nginx users out.
-	state, err := os.MkdirTemp("", "podvisor-ex-")
+	state, err := testharness.SharedTempDir(t, "podvisor-ex-", 0o755)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(state) })
-	if err := os.Chmod(state, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	r := &Run{t: t, State: state, done: make(chan struct{})}
-	r.cmd = exec.Command("unshare", append([]string{"--pid", "--fork", "--mount-proc"}, argv...)...)
-	// No control socket (unless env asks): suites run side by side, and two
-	// podvisors may not share the default one.
-	r.cmd.Env = append(append(os.Environ(), "STATE_DIR="+state, "PODVISOR_CONTROL=off"), env...)
+	r.cmd = exec.Command(testharness.UnshareArgv[0], append(testharness.UnshareArgv[1:], argv...)...)
+	// No control socket (unless env asks): see testharness.ControlOff.
+	r.cmd.Env = append(testharness.Environ(nil, "STATE_DIR="+state), env...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.cmd.Stdout, r.cmd.Stderr = pw, pw
-	if err := r.cmd.Start(); err != nil {
+	p, err := testharness.Start(r.cmd)
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		t.Fatalf("start unshare: %v", err)
@@ -264,8 +217,8 @@ func startInNamespace(t *testing.T, argv []string, env ...string) *Run {
 		pr.Close()
 	}()
 	go func() {
-		err := r.cmd.Wait()
-		r.code = exitCode(r.cmd.ProcessState, err)
+		<-p.Done()
+		r.code = p.Code()
 		// Every writer of the pipe was in the namespace, which died with
 		// podvisor: EOF follows at once.
 		select {
@@ -275,36 +228,22 @@ func startInNamespace(t *testing.T, argv []string, env ...string) *Run {
 		close(r.done)
 	}()
 
-	unsharePid := r.cmd.Process.Pid
 	eventually(t, 10*time.Second, func() bool {
-		r.Pid = childOf(unsharePid)
+		r.Pid = childOf(p.Pid())
 		return r.Pid != 0 || r.exited()
 	}, func() string { return "the program did not start under unshare" })
 	if r.Pid == 0 {
 		t.Fatalf("unshare exited with %d before its program started:\n%s", r.code, r.dump())
 	}
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", r.Pid))
+	ns, err := testharness.PIDNamespace(r.Pid)
 	if err != nil {
 		t.Fatalf("podvisor's pid namespace: %v", err)
 	}
-	if own, _ := os.Readlink("/proc/self/ns/pid"); own == ns {
+	if own, _ := testharness.PIDNamespace(os.Getpid()); own == ns {
 		t.Fatalf("podvisor runs in the test's own PID namespace %s", ns)
 	}
 	r.ns = ns
 	return r
-}
-
-// exitCode is unshare's exit status, which is its child's exit code; a
-// child killed by a signal shows as 128+N, except SIGKILL (unshare fails to
-// re-raise it and exits 1).
-func exitCode(ps *os.ProcessState, err error) int {
-	if ps == nil {
-		return -1
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 func (r *Run) exited() bool {
@@ -466,50 +405,28 @@ func parseLogfmt(s string) map[string]string {
 	}
 }
 
-var httpClient = &http.Client{Timeout: 5 * time.Second}
-
 // get fetches url and returns the status code and body; err for no answer.
-func get(url string) (int, string, error) {
-	resp, err := httpClient.Get(url)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
-}
+func get(url string) (int, string, error) { return testharness.Get(url, 5*time.Second) }
 
 // WaitReady waits until podvisor's /readyz answers 200.
 func (r *Run) WaitReady(timeout time.Duration) {
 	r.t.Helper()
-	deadline := time.Now().Add(scaled(timeout))
-	for {
+	var code int
+	var body string
+	var err error
+	if !testharness.Poll(scaled(timeout), 50*time.Millisecond, func() bool {
 		if r.exited() {
 			r.t.Fatalf("podvisor exited with %d before it was ready", r.code)
 		}
-		code, body, err := get("http://" + r.Addr + "/readyz")
-		if err == nil && code == http.StatusOK {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("/readyz not 200 after %v: %d %q %v", scaled(timeout), code, strings.TrimSpace(body), err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		code, body, err = get("http://" + r.Addr + "/readyz")
+		return err == nil && code == http.StatusOK
+	}) {
+		r.t.Fatalf("/readyz not 200 after %v: %d %q %v", scaled(timeout), code, strings.TrimSpace(body), err)
 	}
 }
 
 // processStatus is one process in podvisor's /status.
-type processStatus struct {
-	Name      string     `json:"name"`
-	State     string     `json:"state"`
-	Pid       int        `json:"pid"`
-	Ready     bool       `json:"ready"`
-	Restarts  int        `json:"restarts"`
-	ExitCode  *int       `json:"exit_code"`
-	StartedAt *time.Time `json:"started_at"`
-	ReadyAt   *time.Time `json:"ready_at"`
-	Status    string     `json:"status"`
-}
+type processStatus = testharness.ProcessStatus
 
 // Status fetches /status and returns its processes by name.
 func (r *Run) Status() map[string]processStatus {
@@ -533,15 +450,7 @@ func (r *Run) Status() map[string]processStatus {
 
 // nsMembers returns the pids, in the test's namespace, of every process of
 // podvisor's PID namespace, podvisor included.
-func (r *Run) nsMembers() []int {
-	var pids []int
-	for _, pid := range allPids() {
-		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil && ns == r.ns {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+func (r *Run) nsMembers() []int { return testharness.NamespaceMembers(r.ns) }
 
 // HostPid maps a pid of podvisor's namespace (as /status shows it) to the
 // test's namespace; 0 if there is no such process.
@@ -581,7 +490,7 @@ func (r *Run) CheckNoZombies() {
 func (r *Run) survivors() []string {
 	var found []string
 	for _, pid := range allPids() {
-		ns, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+		ns, _ := testharness.PIDNamespace(pid)
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if ns == r.ns || strings.Contains(string(cmdline), r.State) || strings.Contains(string(environ), "STATE_DIR="+r.State+"\x00") {
@@ -616,37 +525,18 @@ func (r *Run) CheckCleanTeardown() {
 	}
 }
 
-func allPids() []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+func allPids() []int { return testharness.AllPids() }
 
 // childOf returns a child of pid (unshare has exactly one), or 0.
 func childOf(pid int) int {
-	for _, p := range allPids() {
-		if ppid := statusField(p, "PPid"); ppid == strconv.Itoa(pid) {
-			return p
-		}
+	if kids := testharness.Children(pid); len(kids) > 0 {
+		return kids[0]
 	}
 	return 0
 }
 
 // statusField returns the value of key in /proc/PID/status, "" if absent.
 func statusField(pid int, key string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return ""
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, key+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	v, _ := testharness.StatusField(pid, key)
+	return v
 }

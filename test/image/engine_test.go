@@ -19,8 +19,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +26,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/testharness"
 )
 
 var (
@@ -47,7 +47,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	root, err := filepath.Abs("../..")
+	root, err := testharness.ModuleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(2)
@@ -141,22 +141,18 @@ func needImages(t *testing.T) {
 	t.Skip(setupErr)
 }
 
+// scaled stretches d by PODVISOR_TEST_SLOWDOWN (1 when it is unset or not a
+// number >= 1).
 func scaled(d time.Duration) time.Duration {
-	if n, err := strconv.Atoi(os.Getenv("PODVISOR_TEST_SLOWDOWN")); err == nil && n > 1 {
-		return d * time.Duration(n)
-	}
-	return d
+	f, _ := testharness.Slowdown()
+	return testharness.Scale(d, f)
 }
 
 // eventually polls cond until it holds, failing the test after timeout.
 func eventually(t *testing.T, timeout time.Duration, cond func() bool, msg func() string) {
 	t.Helper()
-	deadline := time.Now().Add(scaled(timeout))
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", scaled(timeout), msg())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testharness.Poll(scaled(timeout), 50*time.Millisecond, cond) {
+		t.Fatalf("after %v: %s", scaled(timeout), msg())
 	}
 }
 
@@ -279,14 +275,11 @@ func (c *container) url(port int) string {
 
 // get returns the status code and body of GET url, or 0 on a network error.
 func get(url string) (int, string) {
-	client := http.Client{Timeout: 3 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
+	code, body, err := testharness.Get(url, 3*time.Second)
+	if code == 0 && err != nil {
 		return 0, err.Error()
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return code, body
 }
 
 // waitReady waits for /readyz 200 on the published podvisor port.

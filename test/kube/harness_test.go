@@ -9,73 +9,30 @@
 package kube
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/testharness"
 )
 
 var podvisorBin string
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
-
-func testMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "podvisor-kube-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	// Searchable by every user: one test runs podvisor as nobody.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	podvisorBin = filepath.Join(dir, "podvisor")
-	gobin, err := exec.LookPath("go")
-	if err != nil && os.Getenv("GOROOT") != "" {
-		gobin, err = filepath.Join(os.Getenv("GOROOT"), "bin", "go"), nil
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kube tests: no go command to build podvisor with")
-		return 2
-	}
-	build := exec.Command(gobin, "build", "-o", podvisorBin, "github.com/podvisor/podvisor/cmd/podvisor")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "kube tests: build podvisor:", err)
-		return 2
-	}
-	// A fat pod's entrypoint is "podvisor": the one just built.
-	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return m.Run()
+func TestMain(m *testing.M) {
+	// The shared binary's directory is searchable by every user: one test
+	// runs podvisor as nobody.
+	testharness.Main(m, "kube tests", func(bin string, _ float64) error {
+		podvisorBin = bin
+		// A fat pod's entrypoint is "podvisor": the one just built.
+		return os.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	})
 }
 
 // syncBuffer is a goroutine-safe output buffer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testharness.Buffer
 
 // run is one podvisor process.
 type run struct {
@@ -83,7 +40,7 @@ type run struct {
 	dir, events    string
 	cmd            *exec.Cmd
 	stdout, stderr *syncBuffer
-	done           chan struct{}
+	done           chan struct{} // closed once code is set
 	code           int
 }
 
@@ -111,29 +68,22 @@ func startProgEnv(t *testing.T, env []string, prog string, args ...string) *run 
 	r.events = filepath.Join(r.dir, "events")
 	r.cmd = exec.Command(prog, args...)
 	r.cmd.Dir = r.dir
-	// No control socket: tests run side by side, and two podvisors may not
-	// share the default one.
-	r.cmd.Env = append(os.Environ(), "E2E_DIR="+r.dir, "E2E_EVENTS="+r.events, "PODVISOR_CONTROL=off")
-	r.cmd.Env = append(r.cmd.Env, env...)
+	r.cmd.Env = append(testharness.Environ(nil, "E2E_DIR="+r.dir, "E2E_EVENTS="+r.events), env...)
 	r.cmd.Stdout, r.cmd.Stderr = r.stdout, r.stderr
-	if err := r.cmd.Start(); err != nil {
+	p, err := testharness.Start(r.cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		_ = r.cmd.Wait()
-		r.code = r.cmd.ProcessState.ExitCode()
-		if ws, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			r.code = 128 + int(ws.Signal())
-		}
+		<-p.Done()
+		r.code = p.Code()
 		close(r.done)
 	}()
 	t.Cleanup(func() {
-		select {
-		case <-r.done:
-		default:
-			_ = r.cmd.Process.Signal(syscall.SIGKILL)
-			<-r.done
+		if !p.KillTree(time.Minute) {
+			t.Errorf("podvisor pid %d did not die after SIGKILL", p.Pid())
 		}
+		<-r.done
 	})
 	return r
 }
@@ -156,53 +106,39 @@ func (r *run) signal(sig syscall.Signal) {
 	}
 }
 
-// events reads the event file: "NAME EVENT" -> first NANOS.
+// readEvents reads the event file: "NAME EVENT" -> first NANOS. Lines that
+// cannot be read are passed over.
 func (r *run) readEvents() map[string]int64 {
-	evs := map[string]int64{}
-	data, _ := os.ReadFile(r.events)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 3 {
-			continue
-		}
-		n, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
-			continue
-		}
-		if _, seen := evs[f[0]+" "+f[1]]; !seen {
-			evs[f[0]+" "+f[1]] = n
-		}
-	}
-	return evs
+	evs, _ := testharness.ReadEvents(r.events)
+	return testharness.FirstTimes(evs)
 }
 
 // waitEvents waits until every event named has been written.
 func (r *run) waitEvents(timeout time.Duration, names ...string) map[string]int64 {
 	r.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		evs := r.readEvents()
-		missing := ""
+	var evs map[string]int64
+	missing := ""
+	testharness.Poll(timeout, 20*time.Millisecond, func() bool {
+		evs, missing = r.readEvents(), ""
 		for _, n := range names {
 			if _, ok := evs[n]; !ok {
 				missing = n
 				break
 			}
 		}
-		if missing == "" {
-			return evs
+		if missing != "" {
+			select {
+			case <-r.done:
+				r.t.Fatalf("podvisor exited (code %d) before event %q\nevents: %v\nstdout:\n%s\nstderr:\n%s", r.code, missing, evs, r.stdout, r.stderr)
+			default:
+			}
 		}
-		select {
-		case <-r.done:
-			r.t.Fatalf("podvisor exited (code %d) before event %q\nevents: %v\nstdout:\n%s\nstderr:\n%s", r.code, missing, evs, r.stdout, r.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("no event %q after %s\nevents: %v\nstdout:\n%s\nstderr:\n%s", missing, timeout, evs, r.stdout, r.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return missing == ""
+	})
+	if missing != "" {
+		r.t.Fatalf("no event %q after %s\nevents: %v\nstdout:\n%s\nstderr:\n%s", missing, timeout, evs, r.stdout, r.stderr)
 	}
+	return evs
 }
 
 // before asserts that event a happened before event b.
