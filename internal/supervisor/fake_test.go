@@ -268,6 +268,7 @@ func startWithChecks(t *testing.T, yml string, scripts map[string]script, checks
 	f := newFake(scripts)
 	f.checks = checks
 	sup, err := New(Options{Config: parse(t, yml), Launcher: f, Checkers: f.checkers})
+	watchTransitions(t, sup)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -185,3 +185,127 @@ func BenchmarkPlanReload1000(b *testing.B) {
 		}
 	}
 }
+
+// Issue 22 item 6: every key of a process and every global key is seen by
+// the reload plan. The test walks config.Process and config.Config by
+// reflection, changes each field (a new field is walked as soon as it
+// exists) and asserts the plan is not "unchanged". Fields that are not
+// settings are listed, with why.
+func TestPlanSeesEveryKey(t *testing.T) {
+	notSettings := map[string]string{
+		"Process.Name":             "the identity: a new name is a removal and an addition",
+		"Process.Pos":              "where the key is in the file",
+		"Process.DependsOn[0].Pos": "where the key is in the file",
+		"Process.User.Spec":        "as written; the resolved uid, gid, groups, name and home are compared",
+		"Process.Ready.Regexp":     "compiled from Target, which is compared",
+		"Process.Live.Regexp":      "compiled from Target, which is compared",
+		"Config.File":              "the path podvisor was started with, not a key",
+		"Config.Dir":               "derived from File, not a key",
+		"Config.Processes":         "walked field by field as Process",
+		"Config.Names":             "derived from processes",
+		"Config.Graph":             "derived from depends_on",
+	}
+	const src = `
+control: /run/podvisor.sock
+env: {G: g}
+processes:
+  db: {command: [db]}
+  app:
+    command: [app]
+    depends_on: {db: {condition: started, restart: true}}
+    env: {A: a}
+    user: "1000:1000"
+    ready: {tcp: "127.0.0.1:1"}
+    live: {exec: [live]}
+    start_timeout: 5s
+    stop: {command: [hook]}
+    oom_score_adj: 0
+`
+	base := parseCfg(t, src)
+	seen := map[string]bool{}
+	var walk func(path string, v reflect.Value, apply func() Plan)
+	walk = func(path string, v reflect.Value, apply func() Plan) {
+		if _, ok := notSettings[path]; ok {
+			seen[path] = true
+			return
+		}
+		check := func() {
+			if p := apply(); !p.Changes() {
+				t.Errorf("a change of %s is planned as unchanged: %q", path, p.Lines())
+			}
+		}
+		switch v.Kind() {
+		case reflect.Pointer:
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+				check()
+				v.SetZero()
+				return
+			}
+			saved := v.Interface()
+			cp := reflect.New(v.Type().Elem())
+			cp.Elem().Set(v.Elem())
+			v.Set(cp) // mutate a copy: the base config shares nothing with it
+			walk(path, cp.Elem(), apply)
+			v.Set(reflect.ValueOf(saved))
+		case reflect.Struct:
+			for i := range v.NumField() {
+				walk(path+"."+v.Type().Field(i).Name, v.Field(i), apply)
+			}
+		case reflect.Slice:
+			saved := reflect.ValueOf(v.Interface())
+			if v.Len() > 0 && v.Index(0).Kind() == reflect.Struct {
+				cp := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+				reflect.Copy(cp, v)
+				v.Set(cp)
+				walk(path+"[0]", v.Index(0), apply)
+				v.Set(saved)
+				return
+			}
+			v.Set(reflect.Append(reflect.MakeSlice(v.Type(), 0, v.Len()+1), append(sliceElems(v), reflect.New(v.Type().Elem()).Elem())...))
+			check()
+			v.Set(saved)
+		case reflect.String:
+			old := v.String()
+			v.SetString(old + "x")
+			check()
+			v.SetString(old)
+		case reflect.Bool:
+			v.SetBool(!v.Bool())
+			check()
+			v.SetBool(!v.Bool())
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			v.SetInt(v.Int() + 1)
+			check()
+			v.SetInt(v.Int() - 1)
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			v.SetUint(v.Uint() + 1)
+			check()
+			v.SetUint(v.Uint() - 1)
+		default:
+			t.Errorf("%s: kind %s not walked; teach the test or list it as not a setting", path, v.Kind())
+		}
+	}
+	states := allRunning(base)
+	// Every field of a process: a copy of app, changed in one place.
+	app := *base.Processes["app"]
+	next := *base
+	next.Processes = map[string]*config.Process{"db": base.Processes["db"], "app": &app}
+	walk("Process", reflect.ValueOf(&app).Elem(), func() Plan { return PlanReload(base, &next, states) })
+	// Every global key.
+	cfg := *base
+	walk("Config", reflect.ValueOf(&cfg).Elem(), func() Plan { return PlanReload(base, &cfg, states) })
+	for path := range notSettings {
+		if !seen[path] {
+			t.Errorf("%s is listed as not a setting but no longer exists", path)
+		}
+	}
+}
+
+func sliceElems(v reflect.Value) []reflect.Value {
+	out := make([]reflect.Value, v.Len())
+	for i := range out {
+		out[i] = v.Index(i)
+	}
+	return out
+}

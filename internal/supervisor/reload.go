@@ -151,7 +151,8 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		case r.child != nil:
 			r.wantStop = intentRemove
 		default:
-			r.state, r.reason = Stopped, "removed from the config"
+			s.setState(r, Stopped)
+			r.reason = "removed from the config"
 		}
 		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.gen, pid: r.pid, verb: "stopped: removed from the config"})
 	}
@@ -178,7 +179,8 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		r.after = stopping
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.gen, pid: r.pid, verb: "restarted: " + st.Why})
 		if r.child == nil && r.state == Completed { // a completed oneshot that is a service now
-			r.state, r.reason = Pending, ""
+			s.setState(r, Pending)
+			r.reason = ""
 		}
 		if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
 			s.requestStop(r, intentRestart, now)

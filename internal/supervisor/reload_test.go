@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
-	"github.com/podvisor/podvisor/internal/timeline"
 )
 
 // Issue 22 item 3: a renamed process (removed under its old name, added
@@ -74,6 +72,7 @@ func TestRacingReloadsApplyInReadOrder(t *testing.T) {
 			return config.Parse("test.yaml", []byte(data), nil)
 		}
 		sup, err := New(Options{Config: parse(t, v0), Launcher: f, Load: load})
+		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,217 +131,6 @@ func TestReloadCompletedOneshotToService(t *testing.T) {
 		}
 		h.sigs <- syscall.SIGTERM
 		h.wait(time.Minute)
-	})
-}
-
-// Issue 22 item 6: every key of a process and every global key is seen by
-// the reload plan. The test walks config.Process and config.Config by
-// reflection, changes each field (a new field is walked as soon as it
-// exists) and asserts the plan is not "unchanged". Fields that are not
-// settings are listed, with why.
-func TestPlanSeesEveryKey(t *testing.T) {
-	notSettings := map[string]string{
-		"Process.Name":             "the identity: a new name is a removal and an addition",
-		"Process.Pos":              "where the key is in the file",
-		"Process.DependsOn[0].Pos": "where the key is in the file",
-		"Process.User.Spec":        "as written; the resolved uid, gid, groups, name and home are compared",
-		"Process.Ready.Regexp":     "compiled from Target, which is compared",
-		"Process.Live.Regexp":      "compiled from Target, which is compared",
-		"Config.File":              "the path podvisor was started with, not a key",
-		"Config.Dir":               "derived from File, not a key",
-		"Config.Processes":         "walked field by field as Process",
-		"Config.Names":             "derived from processes",
-		"Config.Graph":             "derived from depends_on",
-	}
-	const src = `
-control: /run/podvisor.sock
-env: {G: g}
-processes:
-  db: {command: [db]}
-  app:
-    command: [app]
-    depends_on: {db: {condition: started, restart: true}}
-    env: {A: a}
-    user: "1000:1000"
-    ready: {tcp: "127.0.0.1:1"}
-    live: {exec: [live]}
-    start_timeout: 5s
-    stop: {command: [hook]}
-    oom_score_adj: 0
-`
-	base := parseCfg(t, src)
-	seen := map[string]bool{}
-	var walk func(path string, v reflect.Value, apply func() Plan)
-	walk = func(path string, v reflect.Value, apply func() Plan) {
-		if _, ok := notSettings[path]; ok {
-			seen[path] = true
-			return
-		}
-		check := func() {
-			if p := apply(); !p.Changes() {
-				t.Errorf("a change of %s is planned as unchanged: %q", path, p.Lines())
-			}
-		}
-		switch v.Kind() {
-		case reflect.Pointer:
-			if v.IsNil() {
-				v.Set(reflect.New(v.Type().Elem()))
-				check()
-				v.SetZero()
-				return
-			}
-			saved := v.Interface()
-			cp := reflect.New(v.Type().Elem())
-			cp.Elem().Set(v.Elem())
-			v.Set(cp) // mutate a copy: the base config shares nothing with it
-			walk(path, cp.Elem(), apply)
-			v.Set(reflect.ValueOf(saved))
-		case reflect.Struct:
-			for i := range v.NumField() {
-				walk(path+"."+v.Type().Field(i).Name, v.Field(i), apply)
-			}
-		case reflect.Slice:
-			saved := reflect.ValueOf(v.Interface())
-			if v.Len() > 0 && v.Index(0).Kind() == reflect.Struct {
-				cp := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-				reflect.Copy(cp, v)
-				v.Set(cp)
-				walk(path+"[0]", v.Index(0), apply)
-				v.Set(saved)
-				return
-			}
-			v.Set(reflect.Append(reflect.MakeSlice(v.Type(), 0, v.Len()+1), append(sliceElems(v), reflect.New(v.Type().Elem()).Elem())...))
-			check()
-			v.Set(saved)
-		case reflect.String:
-			old := v.String()
-			v.SetString(old + "x")
-			check()
-			v.SetString(old)
-		case reflect.Bool:
-			v.SetBool(!v.Bool())
-			check()
-			v.SetBool(!v.Bool())
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			v.SetInt(v.Int() + 1)
-			check()
-			v.SetInt(v.Int() - 1)
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			v.SetUint(v.Uint() + 1)
-			check()
-			v.SetUint(v.Uint() - 1)
-		default:
-			t.Errorf("%s: kind %s not walked; teach the test or list it as not a setting", path, v.Kind())
-		}
-	}
-	states := allRunning(base)
-	// Every field of a process: a copy of app, changed in one place.
-	app := *base.Processes["app"]
-	next := *base
-	next.Processes = map[string]*config.Process{"db": base.Processes["db"], "app": &app}
-	walk("Process", reflect.ValueOf(&app).Elem(), func() Plan { return PlanReload(base, &next, states) })
-	// Every global key.
-	cfg := *base
-	walk("Config", reflect.ValueOf(&cfg).Elem(), func() Plan { return PlanReload(base, &cfg, states) })
-	for path := range notSettings {
-		if !seen[path] {
-			t.Errorf("%s is listed as not a setting but no longer exists", path)
-		}
-	}
-}
-
-func sliceElems(v reflect.Value) []reflect.Value {
-	out := make([]reflect.Value, v.Len())
-	for i := range out {
-		out[i] = v.Index(i)
-	}
-	return out
-}
-
-// Issue 22 item 8: a process added by a reload shows in /timeline and in
-// the shutdown report.
-func TestTimelineKnowsReloadedProcesses(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		yml := "processes:\n  db: {command: [db]}\n"
-		cfg := parse(t, yml)
-		f := newFake(nil)
-		tl := timeline.New(timeline.FromConfig(cfg), 0, time.Now())
-		next := "processes:\n  db: {command: [db]}\n  extra: {command: [x], depends_on: {db: {condition: started}}}\n"
-		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
-		sup, err := New(Options{Config: cfg, Launcher: f, Checkers: f.checkers, Timeline: tl, Load: load})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		h := &opsHarness{harness: &harness{t: t, f: f, sup: sup, sigs: make(chan os.Signal, 4), out: make(chan Outcome, 1), stop: cancel}}
-		go func() { h.out <- sup.Run(ctx, h.sigs) }()
-		synctest.Wait()
-		if res := h.do("reload", control.Request{}); !res.OK {
-			t.Fatalf("reload: %s %+v", resultText(res), res)
-		}
-		time.Sleep(time.Second)
-		h.sigs <- syscall.SIGTERM
-		h.wait(time.Minute)
-		d := tl.Doc(time.Now())
-		in := incarnation(t, d, "extra")
-		if in.Started == nil || in.Exited == nil {
-			t.Errorf("extra's incarnation %+v", in)
-		}
-		var deps []timeline.Dep
-		for _, p := range d.Processes {
-			if p.Name == "extra" {
-				deps = p.DependsOn
-			}
-		}
-		if len(deps) != 1 || deps[0] != (timeline.Dep{Name: "db", Condition: "started"}) {
-			t.Errorf("extra depends on %+v", deps)
-		}
-		if !reportNames(d, "extra", "db") {
-			t.Errorf("shutdown report %+v, want extra and db", d.Shutdown)
-		}
-	})
-}
-
-// reportNames reports whether the shutdown report lists exactly names.
-func reportNames(d timeline.Doc, names ...string) bool {
-	if d.Shutdown == nil || len(d.Shutdown.Processes) != len(names) {
-		return false
-	}
-	in := map[string]bool{}
-	for _, p := range d.Shutdown.Processes {
-		in[p.Process] = true
-	}
-	for _, n := range names {
-		if !in[n] {
-			return false
-		}
-	}
-	return true
-}
-
-// Issue 22 item 8: the shutdown report of a teardown begun by a spawn
-// failure in the first wave lists the process that could not start and
-// the ones of its wave that did.
-func TestShutdownReportAfterFirstWaveSpawnFailure(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h, tl := startObserved(t, "processes:\n  a: {command: [a]}\n  b: {command: [b]}\n  c: {command: [c]}\n",
-			map[string]script{"b": {spawnErr: errNotFound}}, nil)
-		if o := h.wait(time.Minute); o.Reason != ReasonFatal || o.Process != "b" {
-			t.Fatalf("outcome %+v", o)
-		}
-		d := tl.Doc(time.Now())
-		if !reportNames(d, "a", "b", "c") {
-			t.Fatalf("shutdown report %+v, want a, b and c", d.Shutdown)
-		}
-		for _, p := range d.Shutdown.Processes {
-			if p.Process == "b" && (p.EndedBy != "spawn failed" || !p.Cause) {
-				t.Errorf("b in the report: %+v", p)
-			}
-		}
-		if d.Shutdown.Process != "b" {
-			t.Errorf("report names %q as the cause, want b", d.Shutdown.Process)
-		}
 	})
 }
 
@@ -455,6 +243,7 @@ func TestRefusedReloadIsLogged(t *testing.T) {
 		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
 		sup, err := New(Options{Config: parse(t, chain3), Launcher: f, Load: load,
 			Log: slog.New(slog.NewTextHandler(&buf, nil))})
+		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -496,6 +285,7 @@ processes:
 		next := strings.Replace(strings.Replace(base, "web:", "web2:", 1), "[api]", "[api, -v]", 1)
 		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
 		sup, err := New(Options{Config: parse(t, base), Launcher: f, Load: load})
+		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,6 +50,7 @@ func TestStartIsLoggedAtInfo(t *testing.T) {
 				}
 				f := newFake(nil)
 				sup, err := New(Options{Config: parse(t, chain3), Launcher: f, Checkers: f.checkers, Log: slog.New(handler)})
+				watchTransitions(t, sup)
 				if err != nil {
 					t.Fatal(err)
 				}

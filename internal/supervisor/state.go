@@ -51,3 +51,75 @@ func (p Phase) String() string {
 	}
 	return "unknown"
 }
+
+// The state transitions of one process, every one the loop makes and where.
+// setState is the only writer of record.state; the invariant test and the
+// loop tests fail on a move that is not in this table, so the table (and the
+// same table in docs/architecture.md) stays the whole truth.
+//
+//	from       to         when (file)
+//	Pending    Starting   spawned, with a readiness check (start.go)
+//	Pending    Running    spawned, without one; a oneshot or job (start.go)
+//	Pending    Backoff    spawn failed for want of pids, fds or memory (exits.go)
+//	Pending    Failed     spawn failed for good: not found, not executable (teardown.go: fatal)
+//	Pending    Stopped    teardown before it started; podvisor stop; removed by a reload (teardown.go, operate.go, reload.go)
+//	Starting   Running    ready (readiness.go)
+//	Starting   Stopping   start_timeout, liveness, cascade, operator stop, teardown (stops.go, teardown.go)
+//	Running    Stopping   the same causes (stops.go, teardown.go)
+//	Starting,
+//	Running    Completed  a oneshot or job exited with a success code (exits.go)
+//	Starting,
+//	Running    Stopped    exited by itself with restart: never/on-failure, or during teardown (exits.go)
+//	Starting,
+//	Running    Backoff    exited or failed, restart policy says again (exits.go)
+//	Starting,
+//	Running    Pending    exited while a restart: true dependency restarts (exits.go)
+//	Starting,
+//	Running    Failed     failed and restart says no more: fatal (teardown.go)
+//	Stopping   Stopped    the stop is over: teardown, operator stop, reload removal (exits.go, operate.go)
+//	Stopping   Completed  a oneshot or job that exited with success during teardown (exits.go)
+//	Stopping   Pending    stopped for a restart: cascade or podvisor restart (exits.go, operate.go)
+//	Stopping   Backoff    stopped after a failed start or liveness check (exits.go)
+//	Stopping   Failed     the same, and restart says no more (teardown.go)
+//	Backoff    Starting,
+//	           Running    the backoff ended and its dependencies hold: spawned again (start.go)
+//	Backoff    Failed     that spawn failed for good (teardown.go: fatal)
+//	Backoff    Pending    the backoff ended, its dependencies do not hold; a restart: true dependency restarts; podvisor start or restart (step.go, stops.go, operate.go)
+//	Backoff    Stopped    teardown; podvisor stop; removed by a reload (teardown.go, operate.go, reload.go)
+//	Stopped    Pending    podvisor start or restart; a restart: true dependency restarts; a reload restores it (operate.go, stops.go, reload.go)
+//	Completed  Pending    podvisor restart or start; a reload turns it into a service (operate.go, reload.go)
+//	Failed     Pending    podvisor start or restart (operate.go)
+//	Completed,
+//	Failed     Stopped    podvisor stop holds it down (operate.go)
+var transitions = map[State][]State{
+	Pending:   {Starting, Running, Backoff, Failed, Stopped},
+	Starting:  {Running, Stopping, Completed, Stopped, Backoff, Pending, Failed},
+	Running:   {Stopping, Completed, Stopped, Backoff, Pending, Failed},
+	Stopping:  {Stopped, Completed, Pending, Backoff, Failed},
+	Backoff:   {Pending, Starting, Running, Failed, Stopped},
+	Stopped:   {Pending},
+	Completed: {Pending, Stopped},
+	Failed:    {Pending, Stopped},
+}
+
+// allowed reports whether the table has the move from -> to (staying put
+// is always allowed).
+func allowed(from, to State) bool {
+	if from == to {
+		return true
+	}
+	for _, t := range transitions[from] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
+
+// setState moves r to state to. onTransition (tests only) sees every move.
+func (s *Supervisor) setState(r *record, to State) {
+	if s.onTransition != nil {
+		s.onTransition(r.p.Name, r.state, to)
+	}
+	r.state = to
+}

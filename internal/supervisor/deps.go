@@ -1,0 +1,96 @@
+// Dependency queries: whether a record's dependencies hold, what it waits for,
+// and whether its dependents are still alive.
+
+package supervisor
+
+import (
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
+)
+
+func (s *Supervisor) depsHold(r *record) bool {
+	for _, d := range r.deps {
+		if !s.holds(s.recs[d.idx], d.cond) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Supervisor) holds(r *record, c graph.Condition) bool {
+	switch c {
+	case graph.Started:
+		// Running now (or completed): a dependency in backoff, stopping or
+		// stopped does not hold `started`, or a restart: true dependent
+		// would restart at once and hold its dependency in backoff forever.
+		if r.state == Completed {
+			return true
+		}
+		return r.child != nil && (r.state == Starting || r.state == Running) && r.wantStop == intentNone
+	case graph.Ready:
+		if r.p.Type != config.Service {
+			return r.state == Completed
+		}
+		return r.ready && r.child != nil && r.state == Running && r.wantStop == intentNone
+	case graph.Completed:
+		return r.state == Completed
+	}
+	return false
+}
+
+// waitingFor lists r's unmet conditions: "db: ready", and the processes
+// its reload removed that are still stopping: "web: stopped".
+func (s *Supervisor) waitingFor(r *record) []string {
+	var out []string
+	for _, x := range r.after {
+		if x.child != nil || x.lingering != nil {
+			out = append(out, x.p.Name+": stopped")
+		}
+	}
+	for _, d := range r.deps {
+		dr := s.recs[d.idx]
+		if !s.holds(dr, d.cond) {
+			out = append(out, dr.p.Name+": "+d.cond.String())
+		}
+	}
+	return out
+}
+
+// afterGone reports whether the processes r's reload removed are all gone
+// (see record.after), forgetting them once they are.
+func (s *Supervisor) afterGone(r *record) bool {
+	if awaitsStops(r) {
+		return false
+	}
+	r.after = nil
+	return true
+}
+
+// awaitsStops reports whether a process that r's reload removed is still
+// alive: r may not start yet, and its exit (not the clock) lets r go on.
+func awaitsStops(r *record) bool {
+	for _, x := range r.after {
+		if x.child != nil || x.lingering != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Supervisor) dependentsAlive(r *record) bool {
+	for _, d := range r.dependents {
+		if s.recs[d].child != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Supervisor) restartDependentsAlive(r *record) bool {
+	for _, d := range r.restartDeps {
+		if s.recs[d].child != nil {
+			return true
+		}
+	}
+	return false
+}

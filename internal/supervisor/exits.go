@@ -1,0 +1,124 @@
+// Exits: what an exit means for a record (completed, failed, restart with
+// backoff) and the restart decisions.
+
+package supervisor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/proc"
+)
+
+func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
+	code := ex.Code()
+	oom := s.oomKilled(r, ex)
+	s.recordExit(r, r.gen, code, oom, ex.At)
+	last := code // code itself may be replaced below by the fatal outcome's code
+	r.exitCode, r.exitedAt = &last, ex.At
+	r.child, r.pid = nil, 0
+	s.alive--
+	if r.cancelProbe != nil {
+		r.cancelProbe()
+		r.cancelProbe = nil
+	}
+	if r.stopCmd {
+		r.stopCmd = false // its done event is now stale
+		if r.cancelHook != nil {
+			r.cancelHook() // the process is gone: its hook has nothing left to stop
+			r.cancelHook = nil
+		}
+	}
+	ran := now.Sub(r.startedAt)
+	r.ready = false
+	success := r.p.IsSuccess(code)
+
+	if s.phase == PhaseStopping {
+		if r.p.Type != config.Service && success && r.state != Stopping {
+			s.setState(r, Completed)
+		} else {
+			s.setState(r, Stopped)
+		}
+		s.log.Info("exited", "process", r.p.Name, "code", code)
+		return
+	}
+
+	intent := r.intent
+	r.intent = intentNone
+	if s.operatorExit(r, intent, code) {
+		return
+	}
+	if intent == intentCascade {
+		s.setState(r, Pending)
+		r.relaunch = true // its start again counts as a restart
+		r.reason = reasonFollows
+		s.log.Info("stopped for dependency restart", "process", r.p.Name, "code", code)
+		return
+	}
+	failed := !success || intent == intentFail
+	if intent == intentFail {
+		code = -1 // podvisor stopped it; its own exit code says nothing
+	}
+
+	if !failed {
+		switch {
+		case r.p.Type != config.Service:
+			s.setState(r, Completed)
+			s.log.Info("completed", "process", r.p.Name, "after", ran.Round(time.Millisecond).String())
+			if r.p.Type == config.Job && s.allJobsDone() {
+				s.teardown(Outcome{Reason: ReasonJobsDone, Detail: "all jobs completed"}, now)
+			}
+			return
+		case r.p.Restart.Policy != config.Always:
+			s.setState(r, Stopped)
+			r.reason = fmt.Sprintf("exited with code %d", code)
+			s.log.Info("exited", "process", r.p.Name, "code", code, "restart", r.p.Restart.Policy.String())
+			return
+		}
+		s.log.Warn("exited", "process", r.p.Name, "code", code, "ran", ran.Round(time.Millisecond).String())
+		s.scheduleRestart(r, ran, now)
+		return
+	}
+
+	if r.reason == "" || intent != intentFail {
+		r.reason = fmt.Sprintf("exited with code %d", code)
+	}
+	if oom {
+		r.reason = ReasonOOMKilled
+	}
+	s.onFailure(r, code, ran, now)
+}
+
+// onFailure applies the restart policy to a failed start or run: restart
+// with backoff, or give up, which is fatal.
+func (s *Supervisor) onFailure(r *record, code int, ran time.Duration, now time.Time) {
+	if r.p.Restart.Policy == config.Never {
+		s.fatal(r, code, r.reason, now)
+		return
+	}
+	if r.p.Restart.Limit > 0 && r.restarts-r.followed >= r.p.Restart.Limit {
+		s.fatal(r, code, fmt.Sprintf("%s; restart limit %d reached", r.reason, r.p.Restart.Limit), now)
+		return
+	}
+	s.log.Warn("failed", "process", r.p.Name, "reason", r.reason, "ran", ran.Round(time.Millisecond).String())
+	s.scheduleRestart(r, ran, now)
+}
+
+func (s *Supervisor) scheduleRestart(r *record, ran time.Duration, now time.Time) {
+	rs := r.p.Restart
+	r.delay = nextBackoff(r.delay, rs.Backoff, rs.MaxBackoff, ran, config.BackoffResetAfter)
+	s.setState(r, Backoff)
+	r.due = now.Add(r.delay)
+	s.log.Info("restarting", "process", r.p.Name, "in", r.delay.String(), "restarts", r.restarts+1)
+	s.requestStop(r, intentCascade, now) // r has no child: only its dependents
+}
+
+func (s *Supervisor) allJobsDone() bool {
+	for _, r := range s.recs {
+		if r.p.Type == config.Job && r.state != Completed && !r.gone {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,208 @@
+// The invariants, checked inside the loop after every step, at every signal,
+// at every launch, when quiescent and on the outcome.
+
+package supervisor
+
+import (
+	"strings"
+	"syscall"
+	"time"
+)
+
+// checkStep runs in the loop goroutine after every step.
+func (c *chaos) checkStep(now time.Time) {
+	s := c.sup
+	// The fake clock stands still while the loop runs: thousands of steps
+	// at one instant mean the loop spins on a wake-up time in the past.
+	if now.Equal(c.stepAt) {
+		if c.stepsAt++; c.stepsAt == 10000 {
+			c.violate("loop spins: 10000 steps at one instant")
+			panic("loop spins; config:\n" + c.yaml + "\ntrace:\n" + strings.Join(c.trace, "\n"))
+		}
+	} else {
+		c.stepAt, c.stepsAt = now, 0
+	}
+	alive := 0
+	for _, r := range s.recs {
+		if r.child != nil {
+			alive++
+		}
+		switch r.state {
+		case Pending, Backoff, Stopped, Completed, Failed:
+			if r.child != nil {
+				c.violate("%s is %s with a live child", r.p.Name, r.state)
+			}
+		case Starting, Running, Stopping:
+			if r.child == nil {
+				c.violate("%s is %s without a child", r.p.Name, r.state)
+			}
+		}
+		if s.phase == PhaseStopping {
+			continue
+		}
+		if r.state == Backoff && !now.Before(r.due) && !s.restartDependentsAlive(r) && !s.moreStarts && !awaitsStops(r) {
+			c.violate("%s still in backoff %v past its due time with its restart allowed", r.p.Name, now.Sub(r.due))
+		}
+		// A full wave (maxWave) leaves the rest to the next step.
+		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !awaitsStops(r) {
+			c.violate("%s pending although its dependencies hold", r.p.Name)
+		}
+		c.checkHeld(r)
+	}
+	if alive != s.alive {
+		c.violate("alive count %d, but %d records have a child", s.alive, alive)
+	}
+	c.checkWaiters()
+	if s.phase == PhaseStopping {
+		c.mu.Lock()
+		c.deadline = s.deadline
+		c.mu.Unlock()
+	}
+}
+
+// checkSignal runs in the loop goroutine whenever a signal is sent to a
+// process group.
+func (c *chaos) checkSignal(name string, sig syscall.Signal) {
+	s := c.sup
+	r := c.rec(name)
+	now := time.Now()
+	switch {
+	case sig == syscall.SIGKILL:
+		if s.phase == PhaseStopping { // SPEC: exit 1 when teardown had to SIGKILL
+			c.mu.Lock()
+			c.killSent = true
+			c.mu.Unlock()
+		}
+		allowed := !now.Before(r.due) || s.phase == PhaseStopping && !now.Before(s.deadline) || s.killingAll
+		if !allowed {
+			c.violate("SIGKILL to %s before its stop timeout, the deadline or a second signal", name)
+		}
+	case sig == r.p.Stop.Signal:
+		// A stop begun before the teardown (a restart's, whose hook was
+		// still running) finishes as it began: it waited only for its
+		// restart: true dependents.
+		if s.phase == PhaseStopping && r.intent == intentNone {
+			for _, d := range r.dependents {
+				if dr := s.recs[d]; dr.child != nil {
+					c.violate("%s signalled in teardown while its dependent %s is alive (%s)", name, dr.p.Name, dr.state)
+				}
+			}
+		} else if s.phase != PhaseStopping {
+			if r.intent == intentHold || r.intent == intentRemove {
+				for _, d := range r.dependents {
+					if dr := s.recs[d]; dr.child != nil {
+						c.violate("%s stopped by podvisor stop/reload while its dependent %s is alive (%s)", name, dr.p.Name, dr.state)
+					}
+				}
+			}
+			for _, d := range r.restartDeps {
+				if dr := s.recs[d]; dr.child != nil {
+					c.violate("%s signalled while its restart: true dependent %s is alive (%s)", name, dr.p.Name, dr.state)
+				}
+			}
+		}
+	}
+}
+
+// checkLaunch runs when a process is launched (in the loop's goroutine or a
+// launch goroutine of its wave, while the loop waits for the wave).
+func (c *chaos) checkLaunch(name string) {
+	s := c.sup
+	r := s.byName[name]
+	c.checkRename(name)
+	if s.phase == PhaseStopping {
+		c.violate("%s started during teardown", name)
+	}
+	if r.held {
+		c.violate("%s started while stopped by podvisor stop", name)
+	}
+	for _, d := range r.deps {
+		if dr := s.recs[d.idx]; !s.holds(dr, d.cond) {
+			c.violate("%s started while %s does not hold %s (state %s)", name, dr.p.Name, d.cond, dr.state)
+		}
+	}
+}
+
+// checkQuiescent runs after the chaos settled: every process is where it
+// can stay.
+func (c *chaos) checkQuiescent() {
+	snap := c.sup.Snapshot()
+	blocked := map[string]bool{}
+	for _, p := range snap.Processes {
+		if p.State == "stopped" || p.State == "failed" {
+			blocked[p.Name] = true
+		}
+	}
+	// A pending process may wait forever only behind a dependency that
+	// will not come back by itself.
+	for changed := true; changed; {
+		changed = false
+		for _, p := range snap.Processes {
+			if p.State != "pending" || blocked[p.Name] {
+				continue
+			}
+			for _, w := range p.WaitingFor {
+				dep, _, _ := strings.Cut(w, ":")
+				if blocked[dep] {
+					blocked[p.Name], changed = true, true
+				}
+			}
+		}
+	}
+	for _, p := range snap.Processes {
+		switch p.State {
+		case "running", "completed", "stopped", "failed":
+		case "pending":
+			if !blocked[p.Name] {
+				c.violate("%s still pending after settling, waiting for %v", p.Name, p.WaitingFor)
+			}
+		default:
+			c.violate("%s is %s after settling", p.Name, p.State)
+		}
+	}
+}
+
+func (c *chaos) checkOutcome(o Outcome) {
+	c.mu.Lock()
+	deadline, killed, now := c.deadline, c.killSent, c.endedAt
+	c.mu.Unlock()
+	c.logf("outcome: %+v exit %d", o, o.ExitCode())
+	if !deadline.IsZero() && now.After(deadline.Add(groupPoll)) && !killed {
+		c.violate("teardown ended %v after its deadline without SIGKILL", now.Sub(deadline))
+	}
+	if !deadline.IsZero() && now.After(deadline.Add(finalGrace+groupPoll)) {
+		c.violate("teardown ended %v after shutdown_timeout", now.Sub(deadline))
+	}
+	if o.Killed != killed {
+		c.violate("outcome.Killed=%v but SIGKILL sent=%v", o.Killed, killed)
+	}
+	snap := c.sup.Snapshot()
+	switch o.Reason {
+	case ReasonJobsDone:
+		for _, p := range snap.Processes {
+			if p.Type == "job" && p.State != "completed" {
+				c.violate("jobs done, but job %s is %s", p.Name, p.State)
+			}
+		}
+	case ReasonFatal:
+		found := false
+		for _, p := range snap.Processes {
+			found = found || p.Name == o.Process && p.State == "failed"
+		}
+		if !found {
+			c.violate("fatal outcome names %q, which is not failed", o.Process)
+		}
+		if o.ExitCode() == 0 {
+			c.violate("fatal outcome exits 0")
+		}
+	case ReasonSignal:
+		if want := map[bool]int{false: 0, true: 1}[killed]; o.ExitCode() != want {
+			c.violate("signal teardown exits %d, want %d", o.ExitCode(), want)
+		}
+	}
+	for _, p := range snap.Processes {
+		if p.Up {
+			c.violate("%s still up after Run returned", p.Name)
+		}
+	}
+}

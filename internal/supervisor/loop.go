@@ -1,0 +1,212 @@
+// The event loop: one goroutine owns every record; events come in through
+// the inbox, each is dispatched (handle), then step moves every record as far as
+// it can go and nextWake says when the loop must look again.
+
+package supervisor
+
+import (
+	"context"
+	"os"
+	"time"
+)
+
+// send delivers ev to the loop unless the loop has returned.
+func (s *Supervisor) send(ev event) {
+	select {
+	case s.inbox <- ev:
+	case <-s.done:
+	}
+}
+
+// Run supervises until teardown completes or ctx is cancelled. Signals are
+// read from the channel (so tests can inject them): SIGTERM, SIGINT and SIGQUIT
+// start the teardown, a second SIGTERM or SIGINT during teardown kills
+// everything at once, SIGUSR1/SIGUSR2 are forwarded to every running process
+// group, SIGHUP is logged and ignored. Cancelling ctx kills everything and
+// returns once the children are reaped.
+func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome {
+	defer close(s.done)
+	s.probeCtx, s.cancelAll = context.WithCancel(context.Background())
+	defer s.cancelAll()
+
+	// Signals are stamped on arrival, before the loop gets to them, so a
+	// duplicate delivery is told from a second signal by when it came,
+	// not by how busy the loop was.
+	stamped := make(chan stampedSignal)
+	go func() {
+		for {
+			select {
+			case sig, ok := <-signals:
+				if !ok {
+					return
+				}
+				select {
+				case stamped <- stampedSignal{sig, time.Now()}:
+				case <-s.done:
+					return
+				}
+			case <-s.done:
+				return
+			}
+		}
+	}()
+
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := time.Now()
+		s.step(now)
+		s.settleWaiters()
+		if s.afterStep != nil {
+			s.afterStep(now)
+		}
+		if s.phase == PhaseStopping && (s.alive == 0 && s.stopCmds == 0 || s.abandoned) {
+			s.publish()
+			s.tl.TeardownEnded(time.Now())
+			return s.outcome
+		}
+		// perf: a snapshot is O(processes). Between waves of a big start
+		// one at most every publishEvery; otherwise at most every
+		// publishMin, so 200 exits trickling in one after another (a
+		// fan-in teardown) cost a few snapshots, not 200. A deferred one
+		// is made when the loop wakes for it.
+		publishDue := time.Time{}
+		if len(s.inbox) == 0 {
+			gap := publishMin
+			if s.moreStarts {
+				gap = publishEvery
+			}
+			if now.Sub(s.publishedAt) >= gap {
+				s.publish()
+				s.publishedAt = now
+			} else {
+				publishDue = s.publishedAt.Add(gap)
+			}
+		}
+		wake := s.nextWake()
+		if !publishDue.IsZero() && (wake.IsZero() || publishDue.Before(wake)) {
+			wake = publishDue
+		}
+		if !wake.IsZero() {
+			timer.Reset(max(wake.Sub(now), 0))
+		} else {
+			timer.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return s.cancel()
+		case ev := <-s.inbox:
+			s.handle(ev, time.Now())
+			// perf: what queued up behind it (200 exits of a fan-in arrive
+			// together) is handled before the next step, so a burst costs
+			// one step and one snapshot, not one per event. Bounded by what
+			// is queued now, so pings and signals still get their turn.
+			for n := len(s.inbox); n > 0; n-- {
+				s.handle(<-s.inbox, time.Now())
+			}
+		case st := <-stamped:
+			s.onSignal(st.sig, st.at)
+		case reply := <-s.pings:
+			close(reply)
+		case <-timer.C:
+		}
+	}
+}
+
+// cancel is the "caller is done waiting" path: SIGKILL every group and wait
+// (bounded) until the children are reaped.
+func (s *Supervisor) cancel() Outcome {
+	s.cancelAll()
+	if !s.haveResult {
+		s.outcome = Outcome{Reason: ReasonCancelled, Detail: "cancelled"}
+		s.haveResult = true
+	}
+	s.phase = PhaseStopping
+	s.cancelled = true
+	s.killAll("supervisor cancelled")
+	for _, r := range s.recs {
+		if r.lingering != nil { // its group just got SIGKILL too
+			ex := *r.lingering
+			r.lingering = nil
+			s.onExit(r, ex, time.Now())
+		}
+	}
+	limit := time.After(5 * time.Second)
+	for s.alive > 0 {
+		select {
+		case ev := <-s.inbox:
+			s.handle(ev, time.Now())
+		case <-limit:
+			s.log.Error("children still alive after cancel", "count", s.alive)
+			return s.outcome
+		}
+	}
+	s.publish()
+	return s.outcome
+}
+
+func (s *Supervisor) handle(ev event, now time.Time) {
+	switch e := ev.(type) {
+	case probeFailedEv:
+		r := s.recs[e.idx]
+		if e.gen == r.gen && r.child != nil && r.state == Starting {
+			r.readyDetail = e.detail
+		}
+	case exitedEv:
+		r := s.recs[e.idx]
+		if e.gen != r.gen || r.child == nil || r.lingering != nil {
+			return
+		}
+		// A stopping leader's group must be empty before its stop is over;
+		// in teardown also a leader that exited by itself, whose group
+		// members its dependencies must still outlive.
+		if (r.state == Stopping || s.phase == PhaseStopping) && !s.cancelled && groupAlive(r.child) {
+			ex := e.exit
+			r.lingering, r.pollAt = &ex, now.Add(groupPoll)
+			return
+		}
+		s.onExit(r, e.exit, now)
+	case readyEv:
+		r := s.recs[e.idx]
+		// A stopping incarnation's readiness (a ready line printed in its
+		// TERM trap) must not start a dependent against a dying process.
+		if e.gen != r.gen || r.child == nil || r.state == Stopping || r.wantStop != intentNone || r.lingering != nil {
+			return
+		}
+		s.onReady(r, e.ready, e.detail, now)
+	case liveEv:
+		r := s.recs[e.idx]
+		if e.gen != r.gen || r.child == nil || s.phase == PhaseStopping || r.state == Stopping {
+			return
+		}
+		if !e.healthy && r.wantStop == intentNone {
+			s.log.Warn("liveness check failed: restarting", "process", r.p.Name, "detail", e.detail)
+			r.reason = "liveness check failed: " + e.detail
+			s.requestStop(r, intentFail, now)
+		}
+	case statusEv:
+		r := s.recs[e.idx]
+		if e.gen == r.gen {
+			r.status = e.status
+		}
+	case commandEv:
+		s.onCommand(e, now)
+	case hangupLoadedEv:
+		s.onHangupLoaded(e, now)
+	case stopCmdDoneEv:
+		r := s.recs[e.idx]
+		s.stopCmds--
+		if e.gen != r.gen || !r.stopCmd {
+			return
+		}
+		r.stopCmd = false
+		r.cancelHook = nil
+		s.tl.StopCommand(r.p.Name, r.gen, true, e.err, now)
+		if e.err != nil {
+			s.log.Warn("stop command failed", "process", r.p.Name, "err", e.err)
+		}
+		if r.child != nil && !r.killed {
+			s.sendStopSignal(r)
+		}
+	}
+}

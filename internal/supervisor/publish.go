@@ -1,0 +1,75 @@
+// Publishing the loop's state as an immutable Snapshot for /status, /readyz
+// and the control socket, at most every publishEvery while busy.
+
+package supervisor
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// publishEvery spaces snapshots while a big start goes on in waves.
+const publishEvery = 100 * time.Millisecond
+
+// publishMin spaces snapshots otherwise: what /status and /readyz show is
+// at most this much older than the loop's state.
+const publishMin = time.Millisecond
+
+// publish stores a fresh immutable snapshot.
+func (s *Supervisor) publish() {
+	snap := &Snapshot{Phase: s.phase.String(), Processes: make([]ProcessSnapshot, 0, len(s.recs)), Generation: s.ops.generation}
+	allReady := true
+	if s.sorted == nil { // rebuilt after a reload changes the records
+		s.sorted = slices.Clone(s.recs)
+		slices.SortFunc(s.sorted, func(a, b *record) int { return strings.Compare(a.p.Name, b.p.Name) })
+	}
+	for _, r := range s.sorted {
+		if r.gone && r.child == nil && r.lingering == nil {
+			continue // removed by a reload, and stopped
+		}
+		ps := ProcessSnapshot{
+			Name:      r.p.Name,
+			Type:      r.p.Type.String(),
+			State:     r.state.String(),
+			Pid:       r.pid,
+			Up:        r.child != nil,
+			Ready:     s.isReady(r) && r.p.Type != config.Job,
+			Restarts:  r.restarts,
+			ExitCode:  r.exitCode,
+			StartedAt: r.startedAt,
+			ReadyAt:   r.readyAt,
+			ExitedAt:  r.exitedAt,
+			Status:    r.status,
+			Reason:    r.reason,
+			OOMKills:  r.oomKills,
+		}
+		if r.p.Type == config.Job {
+			ps.Ready = r.state == Completed
+		}
+		if !r.readyAt.IsZero() {
+			ps.StartDuration = r.readyAt.Sub(r.startedAt)
+		}
+		if r.state == Starting && ps.Reason == "" && r.readyDetail != "" {
+			ps.Reason = "not ready yet: " + r.readyDetail
+		}
+		if r.state == Pending {
+			ps.WaitingFor = s.waitingFor(r)
+		}
+		if !s.isReady(r) {
+			allReady = false
+			snap.NotReady = append(snap.NotReady, r.p.Name+" ("+r.state.String()+")")
+		}
+		snap.Processes = append(snap.Processes, ps)
+	}
+	// Processes and NotReady are in name order already (s.sorted).
+	if s.phase == PhaseStopping {
+		allReady = false
+		snap.NotReady = append([]string{"podvisor (stopping)"}, snap.NotReady...)
+	}
+	snap.Ready = allReady
+	s.snap.Store(snap)
+	s.changed.notify()
+}

@@ -1,0 +1,151 @@
+// One step of the loop: after every event, each record is moved as far as it
+// can go (starts in waves, wanted stops, teardown, escalation), and nextWake
+// says when the loop must look again without an event.
+
+package supervisor
+
+import (
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// step applies the start, restart, timeout and teardown rules at now. Records
+// are in topological order, so a start that satisfies a dependent's `started`
+// condition is seen by that dependent in the same pass.
+func (s *Supervisor) step(now time.Time) {
+	s.settleGroups(now) // first: an exit may start the teardown
+	if s.phase == PhaseStopping {
+		s.stepTeardown(now)
+		return
+	}
+	s.stepWantedStops(now)
+	// Starts happen in waves: everything startable is launched together,
+	// then the pass repeats, since a start can satisfy a dependent's
+	// `started` condition. A wave is at most maxWave launches; the rest
+	// waits for the next step (see moreStarts).
+	s.moreStarts = false
+	for !s.moreStarts {
+		var starts []*record
+		for _, r := range s.recs {
+			switch r.state {
+			case Pending:
+				if r.wantStop == intentNone && s.depsHold(r) && s.afterGone(r) {
+					if r.relaunch {
+						r.relaunch = false
+						r.restarts++
+						if r.reason == reasonFollows {
+							r.followed++ // not its own failure: not against restart.limit
+						}
+					}
+					starts = append(starts, r)
+				}
+			case Backoff:
+				if now.Before(r.due) || s.restartDependentsAlive(r) || !s.afterGone(r) {
+					break
+				}
+				if !s.depsHold(r) {
+					// Its dependency is itself down: restarting now would
+					// start it against nothing. It waits like a new start.
+					s.setState(r, Pending)
+					r.relaunch = true
+					s.log.Info("restart waits for dependencies", "process", r.p.Name, "waiting_for", strings.Join(s.waitingFor(r), ", "))
+					break
+				}
+				r.restarts++
+				starts = append(starts, r)
+			case Starting:
+				if r.wantStop != intentNone {
+					break
+				}
+				if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
+					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
+					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
+					s.requestStop(r, intentFail, now)
+				} else if !now.Before(r.remindAt) && r.p.Ready != nil {
+					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
+					r.remindAt = now.Add(reminderEvery)
+				}
+			case Stopping:
+				s.escalate(r, now)
+			}
+		}
+		if len(starts) == 0 {
+			break
+		}
+		if len(starts) > maxWave {
+			starts, s.moreStarts = starts[:maxWave], true
+		}
+		if n := s.startAll(starts, now); n < len(starts) {
+			s.moreStarts = true
+		}
+		if s.phase == PhaseStopping { // a start failed fatally
+			s.stepTeardown(now)
+			return
+		}
+	}
+	if s.phase == PhaseStarting && s.allReady() {
+		s.phase = PhaseRunning
+		s.log.Info("all processes ready")
+		// perf: return the start-up's garbage to the OS now rather than
+		// over minutes (RSS with 200 children), off the loop.
+		go debug.FreeOSMemory()
+	}
+}
+
+// maxWave bounds the launches of one step (see also waveBudget), so the
+// loop stays responsive (/livez) while thousands start.
+const maxWave = 1024
+
+// nextWake is the earliest instant at which step has something to do.
+func (s *Supervisor) nextWake() time.Time {
+	if s.moreStarts {
+		// The next wave, as soon as pending events are handled. Any past
+		// instant does: Run arms the timer with max(wake-now, 0).
+		return time.Unix(0, 1)
+	}
+	var w time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (w.IsZero() || t.Before(w)) {
+			w = t
+		}
+	}
+	// Once the deadline has passed and everything got SIGKILL, only exit
+	// events remain: waking at the past deadline again would spin the loop.
+	if s.phase == PhaseStopping && !s.deadline.IsZero() && s.unkilled() {
+		consider(s.deadline)
+	}
+	if s.phase == PhaseStopping {
+		consider(s.abandonAt())
+	}
+	for _, r := range s.recs {
+		switch r.state {
+		case Backoff:
+			// While restart: true dependents are still alive, or processes
+			// its reload removed, their exit event (not the clock) is what
+			// lets the restart go ahead.
+			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) && !awaitsStops(r) {
+				consider(r.due)
+			}
+		case Starting:
+			// A start that is to stop (wantStop) waits for its dependents'
+			// exits, not for the clock.
+			// In teardown start timeouts no longer apply (waking for one
+			// would spin the loop until the process's turn to stop).
+			if r.p.Ready != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
+				if r.p.StartTimeout > 0 {
+					consider(r.due)
+				}
+				consider(r.remindAt)
+			}
+		case Stopping:
+			if r.child != nil && !r.killed {
+				consider(r.due)
+			}
+			if r.lingering != nil {
+				consider(r.pollAt)
+			}
+		}
+	}
+	return w
+}

@@ -1,0 +1,128 @@
+// Stops outside teardown (a failed start or liveness check, a restart: true
+// cascade, an operator's stop): dependents first, then the stop signal, the
+// stop.command with its share of the budget, and SIGKILL at the timeout.
+
+package supervisor
+
+import (
+	"context"
+	"syscall"
+	"time"
+)
+
+// requestStop asks for r to be stopped outside teardown, and with it, first,
+// every process that depends on it through restart: true, transitively
+// (a <- b <- c stops c, then b, then a: never a process while a dependent
+// that asked to follow it runs). Dependents without a child (in backoff,
+// stopped) wait as pending for their dependency instead.
+func (s *Supervisor) requestStop(r *record, intent stopIntent, now time.Time) {
+	s.markStop(r, intent)
+	s.stepWantedStops(now)
+}
+
+func (s *Supervisor) markStop(r *record, intent stopIntent) {
+	if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
+		r.wantStop = intent
+	}
+	for _, d := range r.restartDeps {
+		dr := s.recs[d]
+		switch {
+		case dr.child != nil && dr.state != Stopping && dr.wantStop == intentNone:
+			s.log.Info("stopping dependent before its dependency restarts", "process", dr.p.Name, "dependency", r.p.Name)
+			s.markStop(dr, intentCascade)
+		case dr.child == nil && !dr.held && !dr.gone && (dr.state == Backoff || dr.state == Stopped):
+			dr.relaunch = dr.relaunch || dr.state == Backoff
+			s.setState(dr, Pending)
+			s.markStop(dr, intentCascade) // its own dependents
+		}
+		// A dependent already stopping finishes its stop; it restarts
+		// only once this dependency holds again.
+	}
+}
+
+// stepWantedStops begins the stops requested by requestStop whose restart:
+// true dependents are all gone. Dependents come later in s.recs, so one
+// reverse pass starts every stop that can start now.
+func (s *Supervisor) stepWantedStops(now time.Time) {
+	for i := len(s.recs) - 1; i >= 0; i-- {
+		r := s.recs[i]
+		if r.wantStop == intentNone {
+			continue
+		}
+		if r.child == nil || r.state == Stopping {
+			r.wantStop = intentNone
+			continue
+		}
+		if s.restartDependentsAlive(r) || (r.wantStop == intentHold || r.wantStop == intentRemove) && s.dependentsAlive(r) {
+			continue // podvisor stop and removal take every dependent down first
+		}
+		intent := r.wantStop
+		r.wantStop = intentNone
+		s.beginStop(r, intent, now)
+	}
+}
+
+// escalate sends SIGKILL once a stopping child has outlived its stop budget.
+func (s *Supervisor) escalate(r *record, now time.Time) {
+	if r.child != nil && !r.killed && !now.Before(r.due) {
+		why := "stop timeout " + r.p.Stop.Timeout.String() + " exceeded"
+		if s.phase == PhaseStopping && !r.due.Before(s.deadline) {
+			// beginStop clipped the stop budget to the global one: say which.
+			why = "shutdown_timeout " + s.cfg.ShutdownTimeout.String() + " reached"
+		}
+		s.kill(r, why)
+	}
+}
+
+func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
+	s.setState(r, Stopping)
+	r.intent = intent
+	s.tl.StopRequested(r.p.Name, r.gen, s.stopWhy(r, intent), now)
+	r.due = now.Add(r.p.Stop.Timeout)
+	if s.phase == PhaseStopping && r.due.After(s.deadline) {
+		r.due = s.deadline
+	}
+	if r.cancelProbe != nil {
+		r.cancelProbe()
+		r.cancelProbe = nil
+	}
+	if len(r.p.Stop.Command) > 0 {
+		// The hook runs inside the stop budget, less a grace for the stop
+		// signal: a hanging hook must not mean the signal is never sent
+		// (Kubernetes sends TERM when a preStop hook overruns, too).
+		r.stopCmd = true
+		s.stopCmds++
+		s.tl.StopCommand(r.p.Name, r.gen, false, nil, now)
+		hookBy := r.due.Add(-hookGrace(r.due.Sub(now)))
+		ctx, cancel := context.WithDeadline(s.probeCtx, hookBy)
+		r.cancelHook = cancel
+		idx, gen, p := r.idx, r.gen, r.p
+		go func() {
+			defer cancel()
+			err := s.launcher.StopCommand(ctx, p)
+			s.send(stopCmdDoneEv{idx: idx, gen: gen, err: err})
+		}()
+		return
+	}
+	s.sendStopSignal(r)
+}
+
+// hookGrace is the part of a stop budget kept for the stop signal after a
+// stop.command: a quarter of it, at most 2 s.
+func hookGrace(budget time.Duration) time.Duration {
+	return min(budget/4, 2*time.Second)
+}
+
+func (s *Supervisor) sendStopSignal(r *record) {
+	if r.child == nil {
+		return
+	}
+	if err := r.child.Signal(r.p.Stop.Signal); err != nil {
+		s.log.Warn("stop signal", "process", r.p.Name, "err", err)
+	}
+	s.tl.Signalled(r.p.Name, r.gen, r.p.Stop.Signal, time.Now())
+	// A stopped (SIGSTOP) process would ignore the stop signal until SIGKILL.
+	if r.p.Stop.Signal != syscall.SIGCONT {
+		_ = r.child.Signal(syscall.SIGCONT)
+	}
+}

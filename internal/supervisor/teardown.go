@@ -1,0 +1,179 @@
+// The teardown: reverse dependency order within shutdown_timeout, the second
+// signal and cancellation (SIGKILL to all), process groups that outlive their
+// leader, and the bound after the final SIGKILL.
+
+package supervisor
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// teardown enters the stopping phase. The first cause wins.
+func (s *Supervisor) teardown(o Outcome, now time.Time) {
+	if s.phase == PhaseStopping {
+		return
+	}
+	if !s.haveResult {
+		s.outcome, s.haveResult = o, true
+	}
+	s.phase = PhaseStopping
+	s.deadline = now.Add(s.cfg.ShutdownTimeout)
+	s.outcome.Deadline = s.deadline
+	s.tl.TeardownBegan(s.outcome.Detail, s.cfg.ShutdownTimeout, now)
+	if cr, ok := s.tl.(CauseRecorder); ok && s.outcome.Process != "" {
+		cr.TeardownCause(s.outcome.Process)
+	}
+	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
+	// Probes of stopping processes must not restart anything (FAULTS C13).
+	for _, r := range s.recs {
+		if r.cancelProbe != nil {
+			r.cancelProbe()
+			r.cancelProbe = nil
+		}
+		r.wantStop = intentNone // teardown orders every stop from now on
+	}
+	s.publish() // /readyz must turn 503 before the first stop signal goes out
+}
+
+func (s *Supervisor) fatal(r *record, code int, why string, now time.Time) {
+	s.setState(r, Failed)
+	r.reason = why
+	s.log.Error("fatal failure", "process", r.p.Name, "reason", why)
+	s.teardown(Outcome{Reason: ReasonFatal, Process: r.p.Name, Code: code, Detail: r.p.Name + ": " + why}, now)
+}
+
+// killAll sends SIGKILL to every live group and cuts off every stop.command
+// still running, including those of processes that already exited.
+func (s *Supervisor) killAll(why string) {
+	s.killingAll = true
+	for _, r := range s.recs {
+		if r.child != nil && !r.killed {
+			s.kill(r, why)
+		}
+		if r.cancelHook != nil {
+			r.cancelHook()
+		}
+	}
+}
+
+func (s *Supervisor) kill(r *record, why string) {
+	if r.cancelHook != nil {
+		r.cancelHook() // SIGKILL ends the stop: its hook goes too
+	}
+	r.killed = true
+	r.killedAt = time.Now()
+	if r.state == Starting || r.state == Running {
+		s.setState(r, Stopping)
+	}
+	if s.phase == PhaseStopping {
+		s.outcome.Killed = true // a restart's escalation does not count
+	}
+	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.pid, "reason", why)
+	if err := r.child.Signal(syscall.SIGKILL); err != nil {
+		s.log.Warn("kill", "process", r.p.Name, "err", err)
+	}
+	s.tl.Signalled(r.p.Name, r.gen, syscall.SIGKILL, time.Now())
+}
+
+func (s *Supervisor) stepTeardown(now time.Time) {
+	pastDeadline := !now.Before(s.deadline)
+	for i := len(s.recs) - 1; i >= 0; i-- {
+		r := s.recs[i]
+		switch r.state {
+		case Pending, Backoff:
+			s.setState(r, Stopped)
+			if r.reason == "" {
+				r.reason = "not started: shutting down"
+			}
+		case Starting, Running:
+			if r.child != nil && !s.dependentsAlive(r) {
+				s.beginStop(r, intentNone, now)
+			}
+		case Stopping:
+			s.escalate(r, now)
+		}
+		if pastDeadline && r.child != nil && !r.killed {
+			s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
+		}
+	}
+	if at := s.abandonAt(); !at.IsZero() && !now.Before(at) {
+		// A child in uninterruptible sleep (a hung NFS mount, a FUSE
+		// server gone) survives SIGKILL until the kernel lets it go;
+		// podvisor must not wait for it forever.
+		var pids []string
+		for _, r := range s.recs {
+			if r.child != nil {
+				pids = append(pids, fmt.Sprintf("%s (pid %d)", r.p.Name, r.pid))
+			}
+		}
+		s.log.Error("processes still alive "+finalGrace.String()+" after SIGKILL (uninterruptible sleep?): exiting without them", "processes", strings.Join(pids, ", "))
+		s.abandoned = true
+	}
+}
+
+// finalGrace is how long podvisor waits for children that got SIGKILL
+// before it gives up on them and exits.
+const finalGrace = 5 * time.Second
+
+// abandonAt is when to give up waiting for SIGKILLed children: finalGrace
+// after the last SIGKILL, once every live child has had one; zero while
+// some live child has not been killed.
+func (s *Supervisor) abandonAt() time.Time {
+	var last time.Time
+	for _, r := range s.recs {
+		if r.child == nil {
+			continue
+		}
+		if !r.killed {
+			return time.Time{}
+		}
+		if r.killedAt.After(last) {
+			last = r.killedAt
+		}
+	}
+	if last.IsZero() {
+		return last
+	}
+	return last.Add(finalGrace)
+}
+
+// groupPoll is how often a lingering process group is checked for members.
+const groupPoll = 20 * time.Millisecond
+
+// groupAlive reports whether c's process group still has members; children
+// that cannot tell (test fakes) have none beyond the leader.
+func groupAlive(c Child) bool {
+	g, ok := c.(interface{ GroupAlive() bool })
+	return ok && g.GroupAlive()
+}
+
+// settleGroups completes the exit of every lingering record whose process
+// group is now empty. Until then the record stays stopping and alive, so its
+// dependencies wait and escalate sends SIGKILL to the group at its due time.
+func (s *Supervisor) settleGroups(now time.Time) {
+	for _, r := range s.recs {
+		if r.lingering == nil || now.Before(r.pollAt) {
+			continue
+		}
+		if groupAlive(r.child) {
+			r.pollAt = now.Add(groupPoll)
+			continue
+		}
+		ex := *r.lingering
+		r.lingering = nil
+		s.onExit(r, ex, now)
+	}
+}
+
+// unkilled reports whether a live child has not been sent SIGKILL yet.
+func (s *Supervisor) unkilled() bool {
+	for _, r := range s.recs {
+		if r.child != nil && !r.killed {
+			return true
+		}
+	}
+	return false
+}

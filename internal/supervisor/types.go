@@ -1,0 +1,185 @@
+// The supervisor's vocabulary: the interfaces it drives (Child, Launcher),
+// its options, the outcome of a run, and the loop-owned record of one process.
+
+package supervisor
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
+	"github.com/podvisor/podvisor/internal/health"
+	"github.com/podvisor/podvisor/internal/logs"
+	"github.com/podvisor/podvisor/internal/proc"
+)
+
+// Child is one running incarnation of a process.
+type Child interface {
+	Pid() int
+	// Signal sends sig to the child's process group.
+	Signal(sig syscall.Signal) error
+}
+
+// Hooks lets a launched child report to the loop: its exit (the launcher
+// calls Exited exactly once, after the child has been reaped) and its
+// event-driven readiness (log-line matcher, notify socket or fd). The
+// functions are safe to call from any goroutine and never block once the
+// supervisor has returned. Exit is a call rather than a channel so that no
+// goroutine per child sits between the reaper and the loop.
+type Hooks struct {
+	Exited func(proc.Exit)
+	Ready  func(detail string)
+	Status func(status string)
+}
+
+// Launcher starts processes. The real one wraps internal/proc and internal/logs;
+// tests use a scripted fake.
+type Launcher interface {
+	Launch(p *config.Process, gen uint64, h Hooks) (Child, error)
+	// StopCommand runs p's stop.command and returns when it has finished or ctx
+	// is done.
+	StopCommand(ctx context.Context, p *config.Process) error
+}
+
+// CheckerFactory builds a polled check (http, tcp, exec, file) for one
+// incarnation of p started at since.
+type CheckerFactory func(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error)
+
+// Options configures a Supervisor.
+type Options struct {
+	Config   *config.Config
+	Launcher Launcher
+	Checkers CheckerFactory // needed only when a polled probe is configured
+	Log      *slog.Logger
+	Observer Observer    // may be nil
+	Timeline Recorder    // may be nil
+	OOM      OOMDetector // may be nil
+
+	// Operating (commands.go, reload.go); all optional.
+	Load     func() (*config.Config, error) // reads the config again, for reload and SIGHUP
+	OnReload func(*config.Config)           // called by the loop after a reload applied; must not block
+	Tails    *logs.Tails                    // output tails, for podvisor logs
+}
+
+// Reason says why Run returned.
+type Reason uint8
+
+const (
+	ReasonSignal    Reason = iota // SIGTERM, SIGINT or SIGQUIT
+	ReasonJobsDone                // every job completed successfully
+	ReasonFatal                   // a process failed fatally (or a job failed)
+	ReasonCancelled               // the caller cancelled ctx
+)
+
+// Outcome is the result of Run.
+type Outcome struct {
+	Reason  Reason
+	Signal  os.Signal // for ReasonSignal
+	Process string    // for ReasonFatal: the process that failed
+	Code    int       // for ReasonFatal: its exit code (128+N for signal N), or -1 when it has none
+	Killed  bool      // teardown had to SIGKILL something
+	Detail  string    // human-readable cause
+	// Deadline is when shutdown_timeout runs out (zero if Run was cancelled
+	// before a teardown began). The final sweep after Run spends what is left
+	// of this budget, not more.
+	Deadline time.Time
+}
+
+// ExitCode maps an outcome to podvisor's exit status as SPEC.md defines it.
+func (o Outcome) ExitCode() int {
+	switch {
+	case o.Reason == ReasonFatal && o.Code > 0:
+		return o.Code
+	case o.Reason == ReasonFatal, o.Reason == ReasonCancelled, o.Killed:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// stopIntent records why a process outside teardown is being stopped.
+type stopIntent uint8
+
+const (
+	intentNone    stopIntent = iota
+	intentFail               // start_timeout or liveness: counts as a failed start
+	intentCascade            // a dependency with restart: true is restarting
+)
+
+const reminderEvery = 10 * time.Second
+
+// reasonFollows is the reason of a process stopped because a restart: true
+// dependency restarts; its start again counts as a restart.
+const reasonFollows = "restarting with its dependency"
+
+type dep struct {
+	idx     int
+	cond    graph.Condition
+	restart bool
+}
+
+// record is the loop-owned state of one process. Only the loop goroutine reads
+// or writes it.
+type record struct {
+	p           *config.Process
+	idx         int
+	deps        []dep
+	dependents  []int // records that depend on this one
+	restartDeps []int // dependents whose edge to this one has restart: true
+
+	state       State
+	gen         uint64
+	child       Child
+	pid         int
+	everStarted bool
+	ready       bool
+	restarts    int
+	followed    int           // restarts that followed a restart: true dependency (not counted against restart.limit)
+	delay       time.Duration // last backoff delay
+	due         time.Time     // backoff end, start timeout, or stop escalation
+	remindAt    time.Time
+	startedAt   time.Time
+	readyAt     time.Time
+	exitCode    *int
+	exitedAt    time.Time
+	reason      string
+	status      string
+	readyDetail string
+
+	intent      stopIntent
+	stopCmd     bool // stop.command in flight
+	killed      bool // SIGKILL sent to this incarnation
+	killedAt    time.Time
+	oomKills    int
+	cancelProbe context.CancelFunc
+	cancelHook  context.CancelFunc // cancels the stop.command in flight
+
+	// wantStop asks for a stop outside teardown (failed start or liveness,
+	// or a restart: true dependency restarting) that waits until no
+	// restart: true dependent is alive: dependents stop first.
+	wantStop stopIntent
+	// relaunch marks a Pending record that came from backoff: its start
+	// counts as a restart.
+	relaunch bool
+
+	// Operator state (commands.go): held by podvisor stop (heldBy names the
+	// process whose stop took it down), or removed by a reload (gone: kept
+	// only until stopped, then ignored).
+	held   bool
+	heldBy string
+	gone   bool
+	// after holds the processes a reload removed while this one was added
+	// or restarted by it: it starts only once they are all gone (a renamed
+	// process must not start while its old self holds the port).
+	after []*record
+
+	// lingering holds the exit of a stopped leader whose process group still
+	// has members: the stop is over only once the group is empty (FAULTS B4),
+	// checked at pollAt since the kernel sends no event for it.
+	lingering *proc.Exit
+	pollAt    time.Time
+}
