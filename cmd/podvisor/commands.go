@@ -84,17 +84,43 @@ func commands() []command {
 		{
 			name:    "check",
 			summary: "validate a config and print every error",
-			usage:   "[-c FILE]",
+			usage:   "[-c FILE] [--portable]",
 			about: "Prints \"ok: N processes, M levels\" for a valid config, or every error at once,\n" +
 				"one per line as FILE:LINE:COL PATH: MESSAGE. Warns (exit 0) when the stop\n" +
-				"timeouts along the longest teardown chain exceed shutdown_timeout.",
+				"timeouts along the longest teardown chain exceed shutdown_timeout.\n" +
+				"--portable is for a file written here and run in an image: users, groups and\n" +
+				"env files missing here, and unset ${VAR}s, are printed as notes, not errors.",
 			flags: func(fs *flag.FlagSet) { checkFlags(fs) },
 			run:   cmdCheck,
 			examples: []example{
 				{"podvisor check", "validate procs.yaml in the working directory"},
 				{"podvisor check -c examples/quickstart/procs.yaml", "validate a given file"},
+				{"podvisor check --portable -c image/procs.yaml", "validate a file meant for an image, whose users need not exist here"},
 			},
 			exits: []exitCode{{0, "the config is valid (a teardown-budget warning may be printed on stderr)"}, exitConfig},
+		},
+		{
+			name:    "import",
+			summary: "convert a supervisord, process-compose, Procfile, s6-overlay or systemd setup to procs.yaml",
+			usage:   "[--from supervisord|process-compose|procfile|s6|systemd] [-o FILE] [--priority-order] [--release-first] PATH...",
+			about: "Writes procs.yaml (stdout by default) with a comment beside every key that only\n" +
+				"approximates the original, and prints on stderr what was converted as is,\n" +
+				"approximated (how) and dropped (why). The result is checked as by\n" +
+				"podvisor check --portable. The format is detected when --from is absent.\n" +
+				"Directive tables: docs/import.md.",
+			flags:     func(fs *flag.FlagSet) { importFlags(fs) },
+			run:       cmdImport,
+			flagWords: map[string][]string{"from": formatWords()},
+			examples: []example{
+				{"podvisor import /etc/supervisor/supervisord.conf -o procs.yaml", "convert supervisord's config and its includes"},
+				{"podvisor import --from s6 root/etc/s6-overlay/s6-rc.d > procs.yaml", "convert an s6-overlay v3 tree"},
+				{"podvisor import deploy/*.service", "convert systemd units, with their dependencies"},
+			},
+			exits: []exitCode{
+				{0, "converted, and the result passes check --portable"},
+				{1, "something could not be converted (named on stderr), or the result fails the check"},
+				{2, "unreadable input (every error with its file:line), or a usage error"},
+			},
 		},
 		{
 			name:      "graph",

@@ -87,13 +87,14 @@ func TestBashCompletion(t *testing.T) {
 		line string // the words typed; the last is being completed
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor ''", []string{"run", "check", "import", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor st", []string{"status", "stop", "start"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
 		{"podvisor kube generate --shape ''", []string{"fat", "sidecars"}},
 		{"podvisor kube play -", []string{"--ca-file", "--dry-run", "--from-dir", "--image-command", "--listen", "--log-format", "--name", "--ordered", "--volume-root"}},
 		{"podvisor graph --format m", []string{"mermaid"}},
+		{"podvisor import --from ''", []string{"supervisord", "process-compose", "procfile", "s6", "systemd"}},
 		{"podvisor graph -format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor run --log-format ''", []string{"text", "json"}},
 		{"podvisor run -", []string{"-c", "--config", "--control", "--listen", "--log-format"}},
@@ -206,7 +207,7 @@ func TestZshCompletion(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor ''", []string{"run", "check", "import", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor status -", []string{"--addr", "--json"}},

@@ -496,7 +496,9 @@ func (l *loader) envFileList(n *yaml.Node, path *keyPath) [][]string {
 			l.envFiles[abs] = res
 		}
 		if res.err != nil {
-			l.errorf(item, path, "%s", res.err.Error())
+			if !l.portable || !l.portableEnvFile(item, path, res.err) {
+				l.errorf(item, path, "%s", res.err.Error())
+			}
 			continue
 		}
 		out = append(out, res.entries)
@@ -529,7 +531,9 @@ func (l *loader) user(n *yaml.Node, path *keyPath) *User {
 		l.users[spec] = res
 	}
 	if res.err != nil {
-		l.errorf(n, path, "%s", res.err.Error())
+		if !l.portable || !l.portableUser(n, path, spec, res.err) {
+			l.errorf(n, path, "%s", res.err.Error())
+		}
 		return nil
 	}
 	u := *res.user
