@@ -290,6 +290,11 @@ func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		every = d
 	}
+	if r.Method == http.MethodHead { // the headers say it all; nothing to stream
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	s := e.subscribe()
 	if s == nil {
 		http.Error(w, "too many event streams open (at most "+strconv.Itoa(MaxStreams)+")", http.StatusServiceUnavailable)

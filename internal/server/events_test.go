@@ -201,6 +201,11 @@ func TestEventsLimitAndBadResources(t *testing.T) {
 	ev := NewEvents(src, nil)
 	h := New(src, NewMetrics(), Options{Events: ev})
 	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("HEAD", "/events", nil)) // returns at once
+	if rec.Code != http.StatusOK || ev.Streams() != 0 {
+		t.Errorf("HEAD /events: %d, %d streams", rec.Code, ev.Streams())
+	}
+	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/events?resources=10ms", nil))
 	if rec.Code != http.StatusBadRequest {
 		t.Errorf("resources=10ms: %d", rec.Code)
