@@ -161,6 +161,16 @@ func TestWebPage(t *testing.T) {
 	t.Logf("the restart showed after %v", time.Since(began).Round(time.Millisecond))
 	b.waitJS(t, 5*time.Second, "api running again", cell("api", 2)+` === "running"`)
 
+	// Sorting by restarts (descending on a second click) puts api first;
+	// the filter keeps only what matches.
+	b.eval(t, `document.querySelector('#procs th[data-key="restarts"]').click()`)
+	b.eval(t, `document.querySelector('#procs th[data-key="restarts"]').click()`)
+	b.waitJS(t, 2*time.Second, "api first by restarts", `document.querySelector('#procs tbody tr').dataset.name === "api"`)
+	b.eval(t, `(document.querySelector('#filter').value = "wor", document.querySelector('#filter').dispatchEvent(new Event("input")))`)
+	b.waitJS(t, 2*time.Second, "only worker", `[...document.querySelectorAll('#procs tbody tr')].map(r => r.dataset.name).join() === "worker"`)
+	b.eval(t, `(document.querySelector('#filter').value = "", document.querySelector('#filter').dispatchEvent(new Event("input")), document.querySelector('#procs th[data-key="name"]').click())`)
+	b.waitJS(t, 2*time.Second, "all five again, by name", `[...document.querySelectorAll('#procs tbody tr')].map(r => r.dataset.name).join() === "api,db,init,slowstop,worker"`)
+
 	// The graph: a box per process, an arrow per dependency (init->db,
 	// db->api, db->worker).
 	b.waitJS(t, 5*time.Second, "the dependency graph",
