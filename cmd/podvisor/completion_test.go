@@ -109,7 +109,8 @@ func TestBashCompletion(t *testing.T) {
 		// restart takes no -c: the names come from ./procs.yaml.
 		{"podvisor restart -c other.yaml ''", []string{"web", "worker"}},
 		{"podvisor restart -", []string{"--control", "--timeout"}},
-		{"podvisor restart --control ''", nil},
+		// --control takes a socket's PATH: file names are offered.
+		{"podvisor restart --control oth", []string{"other.yaml"}},
 		{"podvisor signal ''", []string{"web", "worker"}},
 		{"podvisor signal web ''", completionSignals},
 		{"podvisor signal web U", []string{"USR1", "USR2"}},
