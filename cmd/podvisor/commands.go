@@ -69,8 +69,9 @@ func commands() []command {
 			summary: "supervise the processes of a config (the main job)",
 			args:    "",
 			about: "Starts every process in dependency order, keeps them running, serves\n" +
-				"/readyz, /livez, /status and /metrics, and on SIGTERM, SIGINT or SIGQUIT\n" +
-				"tears them down in reverse dependency order within shutdown_timeout.",
+				"/readyz, /livez, /status, /metrics, /events and the web page at /, and on\n" +
+				"SIGTERM, SIGINT or SIGQUIT tears them down in reverse dependency order\n" +
+				"within shutdown_timeout.",
 			flags:     func(fs *flag.FlagSet) { runFlags(fs) },
 			run:       cmdRun,
 			flagWords: map[string][]string{"log-format": {"text", "json"}},
@@ -268,6 +269,23 @@ func commands() []command {
 				{"podvisor logs --reopen", "reopen the log files after logrotate moved them"},
 			},
 			exits: []exitCode{{0, "printed (with -f: until interrupted)"}, {1, "unknown process or no podvisor on the socket"}, {2, "usage error"}},
+		},
+		{
+			name:    "ui",
+			summary: "watch and steer a running podvisor in the terminal",
+			args:    "",
+			about: "A live table of the processes (state, readiness, pid, uptime, restarts, last\n" +
+				"exit, CPU, memory, what each waits for), their output, the dependencies and\n" +
+				"the timeline, with keys to restart, stop, start, signal and reload, each\n" +
+				"confirmed. Over the control socket, or with --http over the HTTP listener\n" +
+				"(actions there need the token of ui.token_file). Keys: ? in the UI; docs/ui.md.",
+			flags: func(fs *flag.FlagSet) { uiFlags(fs) },
+			run:   cmdUI,
+			examples: []example{
+				{"podvisor ui", "watch the podvisor on the default control socket"},
+				{"podvisor ui --http http://127.0.0.1:9464 --token-file ui-token", "watch one through kubectl port-forward, with actions"},
+			},
+			exits: []exitCode{{0, "quit with q or Ctrl-C"}, {1, "no podvisor answers, or the terminal failed"}, exitUsageLine},
 		},
 		{
 			name:     "kube play",

@@ -44,6 +44,7 @@ type Config struct {
 	Dir             string // absolute directory of File; base for relative paths
 	Listen          string // "off" disables the HTTP server
 	Control         string // control socket path; "" means the default for the user, "off" disables it
+	UI              UI     // the web page on the HTTP listener
 	ShutdownTimeout time.Duration
 	Log             Log
 	Env             []string            // global env, KEY=VALUE, in file order

@@ -14,7 +14,7 @@ import (
 
 // The keys each mapping accepts, in the order hints list them.
 var (
-	topKeys        = []string{"version", "listen", "control", "shutdown_timeout", "log", "env", "processes"}
+	topKeys        = []string{"version", "listen", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
 	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env"}
 	dependencyKeys = []string{"condition", "restart"}
@@ -48,6 +48,9 @@ func (l *loader) config(root *yaml.Node) *Config {
 	}
 	if p, ok := f.get("control"); ok {
 		cfg.Control = l.control(p.val, top("control"))
+	}
+	if p, ok := f.get("ui"); ok {
+		cfg.UI = l.ui(p.val, top("ui"))
 	}
 	if p, ok := f.get("shutdown_timeout"); ok {
 		cfg.ShutdownTimeout, _ = l.duration(p.val, top("shutdown_timeout"), true)

@@ -71,4 +71,5 @@ func (s *Supervisor) publish() {
 	}
 	snap.Ready = allReady
 	s.snap.Store(snap)
+	s.changed.notify()
 }

@@ -29,6 +29,8 @@ type Supervisor struct {
 	reading chan struct{}
 	done    chan struct{} // closed when Run returns: senders stop blocking
 	snap    atomic.Pointer[Snapshot]
+	// changed wakes event-stream readers after each publish (watch.go).
+	changed changes
 
 	// Loop-owned state.
 	recs       []*record // in start order (topological, by level then name)
