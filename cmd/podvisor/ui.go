@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/tui"
@@ -63,7 +63,7 @@ func cmdUI(args []string, stdout, stderr io.Writer) int {
 	probe.Close()
 	_, noColor := os.LookupEnv("NO_COLOR")
 	m := tui.New(ctx, src, !noColor)
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout))
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(stdout))
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "podvisor ui: %v\n", err)
 		return exitFail

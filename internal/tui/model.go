@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/server"
@@ -205,8 +205,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.doc = msg.doc
 		}
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.PasteMsg:
+		if m.input != inputNone && m.input != inputConfirm {
+			return m.inputKey(tea.KeyPressMsg{Text: msg.Content})
+		}
 	}
 	return m, nil
 }
@@ -340,8 +344,8 @@ func (m *Model) selected(rows []string) string {
 	return m.sel
 }
 
-func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if k.Type == tea.KeyCtrlC {
+func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if k.String() == "ctrl+c" {
 		m.stopLogs()
 		return m, tea.Quit
 	}
@@ -350,15 +354,14 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	// Keys typed (or pasted, or sent by tmux) together arrive as one
 	// message: each is a command of its own.
-	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
+	if runes := []rune(k.Text); len(runes) > 1 && k.Mod == 0 {
 		var cmds []tea.Cmd
-		for i, r := range k.Runes {
-			_, cmd := m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		for i, r := range runes {
+			_, cmd := m.key(textKey(string(r)))
 			cmds = append(cmds, cmd)
 			if m.input != inputNone { // the rest is the input's
-				rest := k.Runes[i+1:]
-				if len(rest) > 0 {
-					_, cmd = m.inputKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: rest})
+				if rest := runes[i+1:]; len(rest) > 0 {
+					_, cmd = m.inputKey(textKey(string(rest)))
 					cmds = append(cmds, cmd)
 				}
 				break
@@ -439,7 +442,16 @@ func (m *Model) confirm(op string, req control.Request) {
 	m.input, m.pendOp, m.pending = inputConfirm, op, &req
 }
 
-func (m *Model) inputKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+// textKey is a key press of printable text.
+func textKey(s string) tea.KeyPressMsg {
+	k := tea.KeyPressMsg{Text: s}
+	if r := []rune(s); len(r) > 0 {
+		k.Code = r[0]
+	}
+	return k
+}
+
+func (m *Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.input == inputConfirm {
 		op, req := m.pendOp, *m.pending
 		m.input, m.pending = inputNone, nil
@@ -450,11 +462,11 @@ func (m *Model) inputKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.result = describe(op, req) + ": …"
 		return m, m.do(op, req)
 	}
-	switch k.Type {
-	case tea.KeyEsc:
+	switch k.String() {
+	case "esc":
 		m.input = inputNone
 		return m, nil
-	case tea.KeyEnter:
+	case "enter":
 		in := m.input
 		m.input = inputNone
 		switch in {
@@ -472,12 +484,14 @@ func (m *Model) inputKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			}
 		}
 		return m, nil
-	case tea.KeyBackspace:
+	case "backspace":
 		if r := []rune(m.buf); len(r) > 0 {
 			m.buf = string(r[:len(r)-1])
 		}
-	case tea.KeyRunes, tea.KeySpace:
-		m.buf += string(k.Runes)
+	default:
+		if k.Mod == 0 || k.Mod == tea.ModShift {
+			m.buf += k.Text
+		}
 	}
 	if m.input == inputFilter {
 		m.filter = m.buf // filter as you type

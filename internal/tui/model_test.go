@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/mattn/go-runewidth"
 
 	"github.com/podvisor/podvisor/internal/control"
@@ -51,9 +51,9 @@ func TestViewFitsTheScreen(t *testing.T) {
 			m.applyFrame(statusFrame(t, 50))
 			for _, keys := range []string{"", "l", "d", "t", "?"} {
 				if keys != "" {
-					m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(keys)})
+					m.Update(textKey(keys))
 				}
-				lines := strings.Split(m.View(), "\n")
+				lines := strings.Split(m.render(), "\n")
 				if len(lines) != size[1] {
 					t.Errorf("%v color %v keys %q: %d lines, want %d", size, color, keys, len(lines), size[1])
 				}
@@ -68,7 +68,7 @@ func TestViewFitsTheScreen(t *testing.T) {
 						t.Errorf("an escape from the server reached the screen: %q", l)
 					}
 				}
-				m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+				m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
 			}
 		}
 	}
@@ -78,17 +78,17 @@ func TestActionsAskFirst(t *testing.T) {
 	src := &fakeSource{}
 	m := New(context.Background(), src, false)
 	m.applyFrame(statusFrame(t, 3))
-	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
-	if cmd != nil || m.input != inputConfirm || !strings.Contains(m.View(), "restart process-with-a-long-name-a? (y/n)") {
+	_, cmd := m.Update(textKey("r"))
+	if cmd != nil || m.input != inputConfirm || !strings.Contains(m.render(), "restart process-with-a-long-name-a? (y/n)") {
 		t.Fatalf("r did not ask: %q", m.resultLine(80))
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("n")})
+	m.Update(textKey("n"))
 	if len(src.cmds) != 0 || !strings.Contains(m.result, "cancelled") {
 		t.Fatalf("n: %v %q", src.cmds, m.result)
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
-	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	m.Update(textKey("j"))
+	m.Update(textKey("r"))
+	_, cmd = m.Update(textKey("y"))
 	m.Update(cmd())
 	if len(src.cmds) != 1 || src.cmds[0] != "restart process-with-a-long-name-bx" {
 		t.Fatalf("after y: %v", src.cmds)

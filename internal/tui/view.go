@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/mattn/go-runewidth"
 
 	"github.com/podvisor/podvisor/internal/server"
@@ -27,7 +29,15 @@ var stateColor = map[string]string{
 }
 
 // View renders the screen: exactly m.h lines, none wider than m.w.
-func (m *Model) View() string {
+// View is the screen, on the alternate screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+// render draws the screen as text.
+func (m *Model) render() string {
 	w, h := max(m.w, 20), max(m.h, 5)
 	var lines []string
 	lines = append(lines, m.title(w))
