@@ -57,8 +57,11 @@ func SettingsDiff(old, new *Process) string {
 		return "start_timeout changed"
 	case !slices.Equal(old.SuccessExitCodes, new.SuccessExitCodes):
 		return "success_exit_codes changed"
-	case old.Stop.Signal != new.Stop.Signal || old.Stop.Timeout != new.Stop.Timeout || !slices.Equal(old.Stop.Command, new.Stop.Command):
+	case old.Stop.Signal != new.Stop.Signal || old.Stop.Timeout != new.Stop.Timeout || !slices.Equal(old.Stop.Command, new.Stop.Command) ||
+		old.Stop.CommandFirst != new.Stop.CommandFirst || old.Stop.MinGrace != new.Stop.MinGrace:
 		return "stop changed"
+	case old.Sidecar != new.Sidecar:
+		return "sidecar changed"
 	}
 	return ""
 }

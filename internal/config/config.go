@@ -133,6 +133,11 @@ type Process struct {
 	// their names say (secret_env; kube play lists those from Secrets):
 	// they are redacted from probe details like DB_PASSWORD's. Sorted.
 	SecretEnv []string
+
+	// Sidecar: serves the others. Its `started` condition holds only once it
+	// has been seen running after its exec (the kubelet's start gate), and a
+	// SIGKILL it needed in a teardown does not make the run's exit code 1.
+	Sidecar bool
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.
@@ -176,6 +181,14 @@ type Stop struct {
 	Signal  syscall.Signal
 	Timeout time.Duration
 	Command []string // pre-stop hook; nil if none
+	// CommandFirst: in a teardown, Command starts when the teardown begins
+	// (with the whole of Timeout), not at the process's turn; the signal
+	// still waits for the turn (the kubelet's preStop hooks).
+	CommandFirst bool
+	// MinGrace: in a teardown, however little of the budget is left (none
+	// after shutdown_timeout), the process still gets its stop signal and
+	// this long before SIGKILL (the kubelet's 2 s minimum).
+	MinGrace time.Duration
 }
 
 // ProbeKind is the kind of a readiness or liveness check.

@@ -16,10 +16,10 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit"}
-	stopKeys       = []string{"signal", "timeout", "command"}
+	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
 
 	typeWords      = []string{"service", "oneshot", "job"}
 	policyWords    = []string{"always", "on-failure", "never"}
@@ -386,6 +386,9 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	}
 	if v, ok := f.get("oom_score_adj"); ok {
 		proc.OOMScoreAdj = l.oomScoreAdj(v.val, path.field("oom_score_adj"))
+	}
+	if v, ok := f.get("sidecar"); ok {
+		proc.Sidecar, _ = l.boolean(v.val, path.field("sidecar"))
 	}
 	var logNode *yaml.Node
 	if v, ok := f.get("log"); ok {
