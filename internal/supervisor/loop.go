@@ -205,8 +205,10 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		if e.err != nil {
 			s.log.Warn("stop command failed", "process", r.p.Name, "err", e.err)
 		}
-		if r.child != nil && !r.killed {
-			s.sendStopSignal(r)
+		if r.child != nil && !r.killed && r.state == Stopping {
+			s.sendStopSignal(r) // an early command's process waits for its turn
 		}
+	case seenEv:
+		s.onSeen(e)
 	}
 }

@@ -109,6 +109,7 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 		return
 	}
 	r.child, r.pid = child, child.Pid()
+	s.watchSeen(r, child)
 	s.alive++
 	r.everStarted = true
 	r.startedAt = now

@@ -112,7 +112,7 @@ func (s *Supervisor) nextWake() time.Time {
 	}
 	// Once the deadline has passed and everything got SIGKILL, only exit
 	// events remain: waking at the past deadline again would spin the loop.
-	if s.phase == PhaseStopping && !s.deadline.IsZero() && s.unkilled() {
+	if s.phase == PhaseStopping && !s.deadline.IsZero() && !s.pastDeadline && s.unkilled() {
 		consider(s.deadline)
 	}
 	if s.phase == PhaseStopping {

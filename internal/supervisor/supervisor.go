@@ -55,6 +55,8 @@ type Supervisor struct {
 	abandoned bool
 	// killingAll is set once everything got SIGKILL (second signal, cancel).
 	killingAll bool
+	// pastDeadline is set once a teardown step ran at or after shutdown_timeout.
+	pastDeadline bool
 
 	// afterStep, if set (tests only), is called by the loop after every
 	// step, with the loop's state quiescent.
