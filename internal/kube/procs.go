@@ -35,6 +35,7 @@ type Proc struct {
 	SuccessCodes []int // success_exit_codes; nil is the default [0]
 	Stop         *Stop
 	SecretEnv    []string // variables from Secrets: secret_env
+	Sidecar      bool
 }
 
 // Dep is one depends_on entry.
@@ -62,9 +63,11 @@ type Restart struct {
 
 // Stop is the stop block.
 type Stop struct {
-	Signal  string
-	Timeout string
-	Command []string
+	Signal       string
+	Timeout      string
+	Command      []string
+	CommandFirst bool
+	MinGrace     string
 }
 
 // proc returns the process named name, or nil.
@@ -181,7 +184,16 @@ func (q *Proc) node() *yaml.Node {
 		if s.Command != nil {
 			add(sn, "command", strs(s.Command))
 		}
+		if s.CommandFirst {
+			add(sn, "command_first", boolean(true))
+		}
+		if s.MinGrace != "" {
+			add(sn, "min_grace", scalar(s.MinGrace))
+		}
 		add(n, "stop", sn)
+	}
+	if q.Sidecar {
+		add(n, "sidecar", boolean(true))
 	}
 	return n
 }
@@ -224,6 +236,10 @@ func add(m *yaml.Node, key string, v *yaml.Node) {
 }
 
 // scalar is a plain string scalar (quoted by the encoder when needed).
+func boolean(b bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
+}
+
 func scalar(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 }

@@ -302,6 +302,7 @@ func (b *builder) initContainer(c *Container, i int) {
 	q := b.base(c, where)
 	if sidecar {
 		q.Comment = "native sidecar (init container with restartPolicy: Always)"
+		q.Sidecar = true
 		b.service(q, c, where, "Always")
 	} else {
 		q.Comment = "init container"
@@ -530,7 +531,9 @@ func (b *builder) base(c *Container, where string) *Proc {
 	q.WorkingDir = b.remap(c.WorkingDir)
 	q.User = b.user(c, where)
 
-	stop := &Stop{Timeout: secs(b.grace)}
+	// The kubelet gives every container its stop signal and at least
+	// minimumGracePeriodInSeconds before SIGKILL, even past the grace.
+	stop := &Stop{Timeout: secs(b.grace), MinGrace: secs(minGrace)}
 	if lc := c.Lifecycle; lc != nil {
 		if lc.StopSignal != "" {
 			if os := t.w.Spec.OS; os == nil || os.Name == "" {
@@ -543,6 +546,9 @@ func (b *builder) base(c *Container, where string) *Proc {
 		}
 		if lc.PreStop != nil {
 			stop.Command = b.hook(c, lc.PreStop, where+".lifecycle.preStop")
+			// The kubelet starts every preStop when termination begins;
+			// sidecars then wait for their turn.
+			stop.CommandFirst = stop.Command != nil && !t.opts.Ordered
 		}
 	}
 	q.Stop = stop
@@ -802,8 +808,8 @@ func (b *builder) hook(c *Container, h *LifecycleHandler, where string) []string
 		return b.remapAll(h.Exec.Command)
 	case h.HTTPGet != nil:
 		u := b.httpURL(c, h.HTTPGet, where+".httpGet")
-		// One GET, as the kubelet makes: --interval as long as --timeout.
-		return []string{b.t.opts.Self, "wait", "--http", u, "--timeout", "10s", "--interval", "10s"}
+		// One GET, as the kubelet makes, whatever its answer.
+		return []string{b.t.opts.Self, "wait", "--http", u, "--timeout", "10s", "--once"}
 	case h.Sleep != nil:
 		if s := h.Sleep.Seconds; s < 0 || s > b.grace {
 			b.t.errorf("%s.sleep.seconds %d: must be non-negative and at most terminationGracePeriodSeconds (%d), as the API requires", where, s, b.grace)

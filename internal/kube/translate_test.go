@@ -109,8 +109,16 @@ func TestKubeletOrder(t *testing.T) {
 	if app.Stop.Signal.String() != "quit" || app.Stop.Timeout.Seconds() != 20 || cfg.ShutdownTimeout.Seconds() != 20 {
 		t.Errorf("app stop = %+v, shutdown %s", app.Stop, cfg.ShutdownTimeout)
 	}
-	if want := []string{"/usr/bin/podvisor", "wait", "--http", "http://127.0.0.1:8080/drain", "--timeout", "10s", "--interval", "10s"}; !slices.Equal(app.Stop.Command, want) {
+	if want := []string{"/usr/bin/podvisor", "wait", "--http", "http://127.0.0.1:8080/drain", "--timeout", "10s", "--once"}; !slices.Equal(app.Stop.Command, want) {
 		t.Errorf("preStop = %q, want %q", app.Stop.Command, want)
+	}
+	// Every preStop starts with the termination; each container gets 2 s
+	// after its signal even past the grace; sidecars are marked.
+	if !app.Stop.CommandFirst || app.Stop.MinGrace.Seconds() != 2 {
+		t.Errorf("app stop = %+v, want command_first and min_grace 2s", app.Stop)
+	}
+	if !proxy.Sidecar || !cfg.Processes["logs"].Sidecar || app.Sidecar {
+		t.Errorf("sidecar: proxy %v, logs %v, app %v; want true, true, false", proxy.Sidecar, cfg.Processes["logs"].Sidecar, app.Sidecar)
 	}
 	if proxy.Ready == nil || proxy.Ready.Target != "127.0.0.1:15000" || proxy.StartTimeout.Seconds() != 6 {
 		t.Errorf("proxy ready = %+v, start_timeout %s: want the startupProbe, budget 5x1s+1s", proxy.Ready, proxy.StartTimeout)
