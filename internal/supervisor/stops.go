@@ -63,7 +63,7 @@ func (s *Supervisor) stepWantedStops(now time.Time) {
 
 // escalate sends SIGKILL once a stopping child has outlived its stop budget.
 func (s *Supervisor) escalate(r *record, now time.Time) {
-	if s.phase == PhaseStopping && r.p.Stop.MinGrace > 0 && !r.signalled {
+	if s.phase == PhaseStopping && r.p.Stop.MinGrace > 0 && r.signalledAt.IsZero() {
 		// Its command used the budget up: the signal, then min_grace.
 		if r.child != nil && !r.killed && !now.Before(r.due) {
 			s.lastStop(r, now)
@@ -132,7 +132,7 @@ func (s *Supervisor) sendStopSignal(r *record) {
 	if g := r.p.Stop.MinGrace; g > 0 && s.phase == PhaseStopping && r.due.Before(at.Add(g)) {
 		r.due = at.Add(g) // the kubelet's minimum, even past shutdown_timeout
 	}
-	r.signalled = true
+	r.signalledAt = at
 	// A stopped (SIGSTOP) process would ignore the stop signal until SIGKILL.
 	if r.p.Stop.Signal != syscall.SIGCONT {
 		_ = r.child.Signal(syscall.SIGCONT)

@@ -103,8 +103,17 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 			switch {
 			case r.p.Stop.MinGrace == 0:
 				s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
-			case !r.signalled:
+			case r.signalledAt.IsZero():
 				s.lastStop(r, now) // SIGKILL min_grace after the signal
+			default:
+				// Signalled already (a stop begun before the teardown
+				// included): SIGKILL once min_grace has passed since.
+				if by := r.signalledAt.Add(r.p.Stop.MinGrace); by.Before(r.due) {
+					r.due = by
+				}
+				if !now.Before(r.due) {
+					s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
+				}
 			}
 		}
 	}
