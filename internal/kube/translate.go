@@ -392,7 +392,17 @@ func (b *builder) regular(c *Container, i int) {
 				t.warnf("spec.backoffLimit: a failed pod is not created again; the run ends with the failed container's exit code")
 			}
 		}
-		b.noProbes(c, where, "a job's container")
+		if pr := c.StartupProbe; pr != nil {
+			// As for a service: the check, and its budget as start_timeout;
+			// missing it stops the container as a failed start, and its
+			// liveness check begins once it passed.
+			q.Ready = b.probe(c, pr, where+".startupProbe")
+			d := defaults(*pr)
+			q.StartTimeout = secs(d.InitialDelaySeconds + d.FailureThreshold*d.PeriodSeconds + d.TimeoutSeconds)
+		}
+		if c.ReadinessProbe != nil {
+			b.t.warnFor(c.Name, "readinessProbe: not run on a job's container: in a local run its readiness gates nothing (no Service sends it traffic, and the run's readiness counts only services)")
+		}
 		if c.LivenessProbe != nil {
 			q.Live = b.probe(c, c.LivenessProbe, where+".livenessProbe")
 		}

@@ -193,6 +193,15 @@ func genConfig(rng *rand.Rand) (string, []chaosProc) {
 				b.WriteString("    live: {exec: [live], interval: 700ms, failure_threshold: 1}\n")
 			}
 		}
+		if p.typ != config.Service && rng.IntN(4) == 0 {
+			// A startup check (kube play's startupProbe on a job's container).
+			p.readyKind = "exec"
+			fmt.Fprintf(&b, "    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2}\n    start_timeout: %dms\n", 500+rng.IntN(3000))
+			if rng.IntN(3) == 0 {
+				p.live = true
+				b.WriteString("    live: {exec: [live], interval: 700ms, failure_threshold: 1}\n")
+			}
+		}
 		sig := []string{"SIGTERM", "SIGINT"}[rng.IntN(2)]
 		stopTimeout := 200 + rng.IntN(4000)
 		extra := ""

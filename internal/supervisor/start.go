@@ -125,6 +125,9 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	switch {
 	case r.p.Type != config.Service:
 		s.setState(r, Running) // a oneshot or job is "ready" only once it completed
+		if ready != nil && r.p.StartTimeout > 0 {
+			r.due = now.Add(r.p.StartTimeout) // jobprobes.go
+		}
 	case ready == nil:
 		s.setState(r, Running)
 		r.ready, r.readyAt = true, now
@@ -143,7 +146,7 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	if ready != nil && isPolled(ready.Kind) {
 		s.watch(ctx, r, ready, "ready", now)
 	}
-	if r.p.Live != nil && r.state == Running {
+	if r.p.Live != nil && r.state == Running && !startupChecked(r) {
 		s.watch(ctx, r, r.p.Live, "live", now)
 	}
 }

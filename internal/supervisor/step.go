@@ -66,6 +66,8 @@ func (s *Supervisor) step(now time.Time) {
 					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
 					r.remindAt = now.Add(reminderEvery)
 				}
+			case Running:
+				s.stepStartup(r, now) // jobprobes.go
 			case Stopping:
 				s.escalate(r, now)
 			}
@@ -137,6 +139,10 @@ func (s *Supervisor) nextWake() time.Time {
 					consider(r.due)
 				}
 				consider(r.remindAt)
+			}
+		case Running:
+			if s.awaitsStartup(r) {
+				consider(r.due)
 			}
 		case Stopping:
 			if r.child != nil && !r.killed {

@@ -204,3 +204,18 @@ func TestLifecycleStuckPreStop(t *testing.T) {
 		})
 	}
 }
+
+// A startupProbe on a job's container that never passes: the container's
+// preStop runs, then it is stopped, and the run fails (exit 1: a missed
+// start has no exit code of its own), in both modes.
+func TestLifecycleStartupProbeOfAJob(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			r, code, l := playLifecycle(t, "lifecycle-startup-job.yaml", m.args)
+			if code != 1 {
+				t.Errorf("exit %d, want 1\n%s", code, r.stdout)
+			}
+			l.order(t, "main started", "main prestop", "main term")
+		})
+	}
+}
