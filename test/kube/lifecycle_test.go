@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -216,6 +217,34 @@ func TestLifecycleStartupProbeOfAJob(t *testing.T) {
 				t.Errorf("exit %d, want 1\n%s", code, r.stdout)
 			}
 			l.order(t, "main started", "main prestop", "main term")
+		})
+	}
+}
+
+// No probe of a sidecar once termination has begun: not during a regular
+// container's preStop, nor after.
+func TestLifecycleNoSidecarProbesInTermination(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			r := play(t, "lifecycle-probe-termination.yaml", m.args...)
+			r.waitEvents(30*time.Second, "side probe")
+			r.signal(syscall.SIGTERM)
+			if code := r.wait(30 * time.Second); code != 0 {
+				t.Errorf("exit %d, want 0\n%s", code, r.stdout)
+			}
+			l := readLog(t, r.events)
+			l.order(t, "main prestop", "main term", "side term")
+			// One attempt may have been under way when termination began; a
+			// prober still running would add two more during the 2 s preStop.
+			n := 0
+			for _, ev := range l.lines[l.index("main prestop")+1:] {
+				if ev == "side probe" {
+					n++
+				}
+			}
+			if n > 1 {
+				t.Errorf("the sidecar was probed %d times after termination began: %q", n, l.lines)
+			}
 		})
 	}
 }
