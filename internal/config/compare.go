@@ -88,5 +88,6 @@ func sameProbe(a, b *Probe) bool {
 	}
 	return a.Kind == b.Kind && a.Target == b.Target && slices.Equal(a.Command, b.Command) && a.FD == b.FD &&
 		a.StartInterval == b.StartInterval && a.Interval == b.Interval && a.Timeout == b.Timeout &&
-		a.InitialDelay == b.InitialDelay && a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold
+		a.InitialDelay == b.InitialDelay && a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold &&
+		a.StopTimeout == b.StopTimeout
 }

@@ -230,4 +230,8 @@ type Probe struct {
 	InitialDelay     time.Duration
 	SuccessThreshold int
 	FailureThreshold int
+	// StopTimeout, when set, replaces stop.timeout for a stop this check's
+	// failure causes (a missed start_timeout, a failed liveness check): the
+	// kubelet's probe-level terminationGracePeriodSeconds.
+	StopTimeout time.Duration
 }

@@ -51,6 +51,7 @@ type Check struct {
 	InitialDelay     string
 	SuccessThreshold int
 	FailureThreshold int
+	StopTimeout      string // a probe's terminationGracePeriodSeconds
 }
 
 // Restart is the long form of restart.
@@ -211,7 +212,7 @@ func (c *Check) node() *yaml.Node {
 		add(n, "exec", strs(c.Exec))
 	}
 	for _, kv := range [][2]string{{"start_interval", c.StartInterval}, {"interval", c.Interval},
-		{"timeout", c.Timeout}, {"initial_delay", c.InitialDelay}} {
+		{"timeout", c.Timeout}, {"initial_delay", c.InitialDelay}, {"stop_timeout", c.StopTimeout}} {
 		if kv[1] != "" {
 			add(n, kv[0], scalar(kv[1]))
 		}

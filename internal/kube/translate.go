@@ -282,9 +282,7 @@ type builder struct {
 	gate     []Dep // what the next init step (or the regular containers) wait for
 	sidecars []string
 	hooks    []string // post-start hooks of the regular containers so far
-	// probe-level grace periods of the container being built, for its comment
-	probeGrace []string
-	ordered    []Dep // --ordered: every process so far, with its gate condition
+	ordered  []Dep    // --ordered: every process so far, with its gate condition
 }
 
 func (b *builder) initContainer(c *Container, i int) {
@@ -473,10 +471,6 @@ func setDep(deps []Dep, d Dep) []Dep {
 // add appends q, and its postStart hook as a process of its own; it
 // returns the hook's name, or "".
 func (b *builder) add(q *Proc, c *Container, where string) string {
-	if len(b.probeGrace) > 0 {
-		q.Comment = strings.TrimPrefix(q.Comment+"; ", "; ") + "not enforced: " + strings.Join(b.probeGrace, ", ")
-		b.probeGrace = nil
-	}
 	b.p.Processes = append(b.p.Processes, q)
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return ""
@@ -710,9 +704,6 @@ func (b *builder) probe(c *Container, in *Probe, where string) *Check {
 			b.t.errorf("%s.terminationGracePeriodSeconds: must not be set on a readinessProbe, as the API requires", where)
 		case *g <= 0:
 			b.t.errorf("%s.terminationGracePeriodSeconds %d: must be greater than 0, as the API requires", where, *g)
-		case int(*g) != b.grace:
-			b.t.warnFor(c.Name, fmt.Sprintf("%s.terminationGracePeriodSeconds %d: podvisor has one stop timeout per process, so a stop after this probe fails gets the pod's %ds (recorded in the process's comment)", strings.TrimPrefix(where[strings.Index(where, ")")+1:], "."), *g, b.grace))
-			b.probeGrace = append(b.probeGrace, fmt.Sprintf("%s.terminationGracePeriodSeconds: %ds", where[strings.LastIndex(where, ".")+1:], *g))
 		}
 	}
 	ch := &Check{
@@ -724,6 +715,10 @@ func (b *builder) probe(c *Container, in *Probe, where string) *Check {
 	}
 	if p.InitialDelaySeconds > 0 {
 		ch.InitialDelay = secs(p.InitialDelaySeconds)
+	}
+	if g := p.TerminationGracePeriodSeconds; g != nil && *g > 0 && !strings.HasSuffix(where, ".readinessProbe") {
+		// The stop after this probe fails has the probe's own grace.
+		ch.StopTimeout = secs(int(*g))
 	}
 	var handlers []string
 	for name, set := range map[string]bool{"exec": p.Exec != nil, "httpGet": p.HTTPGet != nil, "tcpSocket": p.TCPSocket != nil, "grpc": p.GRPC.Kind != 0} {

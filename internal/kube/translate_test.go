@@ -871,8 +871,8 @@ func TestKube135Fields(t *testing.T) {
 	})
 	t.Run("probe grace", func(t *testing.T) {
 		q, ws := proc(t, pod("", "    livenessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 5}\n"))
-		if !strings.Contains(q.Comment, "livenessProbe.terminationGracePeriodSeconds: 5s") || !warned(ws, "livenessProbe.terminationGracePeriodSeconds 5") {
-			t.Errorf("comment %q, warnings %q", q.Comment, ws)
+		if q.Live == nil || q.Live.StopTimeout != "5s" || warned(ws, "terminationGracePeriodSeconds") {
+			t.Errorf("live %+v, warnings %q: want stop_timeout 5s, no warning", q.Live, ws)
 		}
 	})
 	t.Run("tcpSocket hooks", func(t *testing.T) {

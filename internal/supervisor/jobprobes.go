@@ -32,6 +32,7 @@ func (s *Supervisor) stepStartup(r *record, now time.Time) {
 	}
 	s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
 	r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
+	r.failedBy = r.p.Ready
 	s.requestStop(r, intentFail, now)
 }
 

@@ -60,3 +60,21 @@ processes:
 		}
 	})
 }
+
+// A failed liveness check's stop has the check's stop_timeout, not
+// stop.timeout (the kubelet's probe-level terminationGracePeriodSeconds).
+func TestLivenessStopTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startWithChecks(t, `
+processes:
+  web:
+    command: [w]
+    restart: never
+    live: {exec: [live], start_interval: 1s, interval: 1s, failure_threshold: 1, stop_timeout: 2s}
+    stop: {timeout: 10s}
+`, map[string]script{"web": {ignoreTerm: true}},
+			map[string]func(int) health.Result{"web/live": func(n int) health.Result { return health.Result{OK: n < 3} }})
+		h.wait(time.Minute)
+		h.mustHave("2s signal web TERM", "4s signal web KILL")
+	})
+}

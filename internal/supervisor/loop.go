@@ -182,6 +182,7 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		if !e.healthy && r.wantStop == intentNone {
 			s.log.Warn("liveness check failed: restarting", "process", r.p.Name, "detail", e.detail)
 			r.reason = "liveness check failed: " + e.detail
+			r.failedBy = r.p.Live
 			s.requestStop(r, intentFail, now)
 		}
 	case statusEv:

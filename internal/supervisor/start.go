@@ -38,7 +38,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 		s.tl.Spawned(r.p.Name, r.gen, now)
 		gen, idx := r.gen, r.idx
 		r.ready, r.killed, r.intent = false, false, intentNone
-		r.hookEarly, r.signalledAt = false, time.Time{}
+		r.hookEarly, r.signalledAt, r.failedBy = false, time.Time{}, nil
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
 		return Hooks{
 			Exited: func(ex proc.Exit) { s.send(exitedEv{idx: idx, gen: gen, exit: ex}) },

@@ -61,6 +61,7 @@ func (s *Supervisor) step(now time.Time) {
 				if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
 					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
 					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
+					r.failedBy = r.p.Ready
 					s.requestStop(r, intentFail, now)
 				} else if !now.Before(r.remindAt) && r.p.Ready != nil {
 					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())

@@ -85,6 +85,10 @@ func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 	r.intent = intent
 	s.tl.StopRequested(r.p.Name, r.gen, s.stopWhy(r, intent), now)
 	r.due = s.stopDue(r, now)
+	if f := r.failedBy; intent == intentFail && f != nil && f.StopTimeout > 0 {
+		// The check's own budget (a probe's terminationGracePeriodSeconds).
+		r.due = now.Add(f.StopTimeout)
+	}
 	if r.cancelProbe != nil {
 		r.cancelProbe()
 		r.cancelProbe = nil

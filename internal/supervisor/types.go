@@ -151,11 +151,12 @@ type record struct {
 	readyDetail string
 
 	intent      stopIntent
-	stopCmd     bool      // stop.command in flight
-	hookEarly   bool      // stop.command_first: the command began with the teardown
-	signalledAt time.Time // when the stop signal went out to this incarnation; zero: not yet
-	seen        bool      // seen running after its exec (a sidecar's start gate; sidecars.go)
-	killed      bool      // SIGKILL sent to this incarnation
+	stopCmd     bool          // stop.command in flight
+	hookEarly   bool          // stop.command_first: the command began with the teardown
+	failedBy    *config.Probe // the check whose failure asked for the stop (its stop_timeout)
+	signalledAt time.Time     // when the stop signal went out to this incarnation; zero: not yet
+	seen        bool          // seen running after its exec (a sidecar's start gate; sidecars.go)
+	killed      bool          // SIGKILL sent to this incarnation
 	killedAt    time.Time
 	oomKills    int
 	cancelProbe context.CancelFunc
