@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -223,14 +224,14 @@ func (c *pcConv) environment(n *yaml.Node) ([]KV, error) {
 	case yaml.SequenceNode:
 		for _, item := range n.Content {
 			k, v, ok := strings.Cut(item.Value, "=")
-			if !ok || !isEnvName(k) {
+			if !ok || !config.ValidEnvName(k) {
 				return nil, perr(c.src.Path, item.Line, "environment entry %q is not KEY=value", item.Value)
 			}
 			out = append(out, KV{k, pcString(v)})
 		}
 	case yaml.MappingNode:
 		for _, kv := range pairs(n) {
-			if !isEnvName(kv[0].Value) {
+			if !config.ValidEnvName(kv[0].Value) {
 				return nil, perr(c.src.Path, kv[0].Line, "environment key %q is not a variable name", kv[0].Value)
 			}
 			out = append(out, KV{kv[0].Value, pcString(kv[1].Value)})
@@ -633,7 +634,7 @@ func validInterpolation(s string) bool {
 				return false
 			}
 			name, def, _ := strings.Cut(s[2:end], ":-")
-			if !isEnvName(name) || strings.Contains(def, "${") {
+			if !config.ValidEnvName(name) || strings.Contains(def, "${") {
 				return false
 			}
 			s = s[end+1:]

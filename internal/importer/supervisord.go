@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // Options changes how some directives convert.
@@ -218,7 +220,7 @@ func (e svExpand) expand(s string) (string, error) {
 		var val any
 		switch {
 		case strings.HasPrefix(name, "ENV_"):
-			if v := strings.TrimPrefix(name, "ENV_"); isEnvName(v) {
+			if v := strings.TrimPrefix(name, "ENV_"); config.ValidEnvName(v) {
 				b.WriteString("${" + v + "}")
 			} else {
 				err = fmt.Errorf("%%(%s)s: %q is not a variable name", name, v)
@@ -301,7 +303,7 @@ func (c *svConv) environment(v string, e svExpand) ([]KV, error) {
 		}
 		k, val, ok := strings.Cut(p, "=")
 		k = strings.TrimSpace(k)
-		if !ok || !isEnvName(k) {
+		if !ok || !config.ValidEnvName(k) {
 			return nil, fmt.Errorf("%q is not KEY=value", p)
 		}
 		val = strings.TrimSpace(val)
@@ -333,7 +335,7 @@ func (c *svConv) program(s *iniSection, name string) {
 	for _, k := range s.Keys {
 		if !slices.Contains(svProgramKeys, k.Name) {
 			why := "supervisord does not know this key and ignores it"
-			if sug := closest(k.Name, svProgramKeys); sug != "" {
+			if sug := config.Suggest(k.Name, svProgramKeys); sug != "" {
 				why += fmt.Sprintf(" (a typo of %s? its value was not converted)", sug)
 			}
 			r.Drop(where(k), "[program:"+name+"] "+k.Name, why)
@@ -696,35 +698,4 @@ func (c *svConv) priorityOrder() {
 			p.Comments["depends_on"] = fmt.Sprintf("priority %d starts after priority %d (--priority-order)", levels[i], levels[i-1])
 		}
 	}
-}
-
-// closest returns the candidate within edit distance 2 of s, or "".
-func closest(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

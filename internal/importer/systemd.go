@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // unitFile is one parsed systemd unit.
@@ -543,7 +545,7 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 			}
 			for _, w := range words {
 				kk, vv, ok := strings.Cut(w, "=")
-				if !ok || !isEnvName(kk) {
+				if !ok || !config.ValidEnvName(kk) {
 					r.Fail(pos(k), what(k), fmt.Sprintf("%q is not KEY=value", w))
 					continue
 				}

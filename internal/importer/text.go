@@ -65,22 +65,6 @@ func splitWords(s string) ([]string, error) {
 	return words, nil
 }
 
-func isEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // parseBool reads the booleans supervisord and systemd accept.
 func parseBool(s string) (bool, bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
