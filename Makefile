@@ -15,9 +15,11 @@ FUZZTIME  ?= 10s
 # ps serve the soak (bench/soak.sh, which CI runs for 3 min); zsh and fish run
 # the generated completion scripts (cmd/podvisor/completion_test.go);
 # rsvg-convert (librsvg2-bin) renders the timeline SVG in its tests; gcc is
-# the C compiler go test -race needs (the race detector runs through cgo).
+# the C compiler go test -race needs (the race detector runs through cgo);
+# tmux, chromium and chromium-driver drive podvisor ui and the web page
+# (test/ui).
 # README.md names every package here and in IMAGE_DEBS (a test checks).
-TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc systemd
+TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
 
 .PHONY: all build run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 

@@ -4,16 +4,23 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // checkFlags defines check's flags (cmdCheck and the command table share it).
-func checkFlags(fs *flag.FlagSet) (path *string) { return configFlag(fs) }
+func checkFlags(fs *flag.FlagSet) (path *string, portable *bool) {
+	path = configFlag(fs)
+	portable = fs.Bool("portable", false, "report what depends on this machine (users, groups, env files, unset variables) as notes, not errors")
+	return path, portable
+}
 
 // cmdCheck validates a config: exit 0 with a one-line summary (and a warning
 // when the teardown budget is too small), or exit 2 with every error.
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", stderr)
-	path := checkFlags(fs)
+	path, portable := checkFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -21,7 +28,19 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor check: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	cfg, err := loadConfig(*path)
+	var (
+		cfg   *config.Config
+		notes []*config.Error
+		err   error
+	)
+	if *portable {
+		cfg, notes, err = config.LoadPortable(*path, os.LookupEnv)
+	} else {
+		cfg, err = loadConfig(*path)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(stderr, config.FormatNotes(notes))
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage

@@ -13,8 +13,13 @@ import (
 type command struct {
 	name    string // as typed; may be two words ("kube play")
 	summary string // one line for the command list
-	usage   string // the synopsis after "podvisor NAME"
-	about   string // optional: a paragraph for --help
+	// args are the positional arguments for the synopsis, and groups of
+	// flags that exclude each other ("(--http URL | --tcp HOST:PORT)");
+	// every other flag joins the synopsis from its definition in flags
+	// (synopsis, help.go). argsLast: they come after the flags.
+	args     string
+	argsLast bool
+	about    string // optional: a paragraph for --help
 	// flags defines the command's flags exactly as run does (the same
 	// function is called from run), for help, completion and the
 	// "unknown flag" check. nil: the command takes no flags.
@@ -62,10 +67,11 @@ func commands() []command {
 		{
 			name:    "run",
 			summary: "supervise the processes of a config (the main job)",
-			usage:   "[-c FILE] [--listen ADDR] [--log-format text|json]",
+			args:    "",
 			about: "Starts every process in dependency order, keeps them running, serves\n" +
-				"/readyz, /livez, /status and /metrics, and on SIGTERM, SIGINT or SIGQUIT\n" +
-				"tears them down in reverse dependency order within shutdown_timeout.",
+				"/readyz, /livez, /status, /metrics, /events and the web page at /, and on\n" +
+				"SIGTERM, SIGINT or SIGQUIT tears them down in reverse dependency order\n" +
+				"within shutdown_timeout.",
 			flags:     func(fs *flag.FlagSet) { runFlags(fs) },
 			run:       cmdRun,
 			flagWords: map[string][]string{"log-format": {"text", "json"}},
@@ -83,22 +89,49 @@ func commands() []command {
 		{
 			name:    "check",
 			summary: "validate a config and print every error",
-			usage:   "[-c FILE]",
+			args:    "",
 			about: "Prints \"ok: N processes, M levels\" for a valid config, or every error at once,\n" +
 				"one per line as FILE:LINE:COL PATH: MESSAGE. Warns (exit 0) when the stop\n" +
-				"timeouts along the longest teardown chain exceed shutdown_timeout.",
+				"timeouts along the longest teardown chain exceed shutdown_timeout.\n" +
+				"--portable is for a file written here and run in an image: users, groups and\n" +
+				"env files missing here, and unset ${VAR}s, are printed as notes, not errors.",
 			flags: func(fs *flag.FlagSet) { checkFlags(fs) },
 			run:   cmdCheck,
 			examples: []example{
 				{"podvisor check", "validate procs.yaml in the working directory"},
 				{"podvisor check -c examples/quickstart/procs.yaml", "validate a given file"},
+				{"podvisor check --portable -c image/procs.yaml", "validate a file meant for an image, whose users need not exist here"},
 			},
 			exits: []exitCode{{0, "the config is valid (a teardown-budget warning may be printed on stderr)"}, exitConfig},
 		},
 		{
+			name:     "import",
+			summary:  "convert a supervisord, process-compose, Procfile, s6-overlay or systemd setup to procs.yaml",
+			args:     "PATH...",
+			argsLast: true,
+			about: "Writes procs.yaml (stdout by default) with a comment beside every key that only\n" +
+				"approximates the original, and prints on stderr what was converted as is,\n" +
+				"approximated (how) and dropped (why). The result is checked as by\n" +
+				"podvisor check --portable. The format is detected when --from is absent.\n" +
+				"Directive tables: docs/import.md.",
+			flags:     func(fs *flag.FlagSet) { importFlags(fs) },
+			run:       cmdImport,
+			flagWords: map[string][]string{"from": formatWords()},
+			examples: []example{
+				{"podvisor import /etc/supervisor/supervisord.conf -o procs.yaml", "convert supervisord's config and its includes"},
+				{"podvisor import --from s6 root/etc/s6-overlay/s6-rc.d > procs.yaml", "convert an s6-overlay v3 tree"},
+				{"podvisor import deploy/*.service", "convert systemd units, with their dependencies"},
+			},
+			exits: []exitCode{
+				{0, "converted, and the result passes check --portable"},
+				{1, "something could not be converted (named on stderr), or the result fails the check"},
+				{2, "unreadable input (every error with its file:line), or a usage error"},
+			},
+		},
+		{
 			name:      "graph",
 			summary:   "show the start order, levels and edges of a config",
-			usage:     "[-c FILE] [--format text|dot|mermaid]",
+			args:      "",
 			flags:     func(fs *flag.FlagSet) { graphFlags(fs) },
 			run:       cmdGraph,
 			flagWords: map[string][]string{"format": {"text", "dot", "mermaid"}},
@@ -111,7 +144,7 @@ func commands() []command {
 		{
 			name:    "status",
 			summary: "show the processes of a running podvisor",
-			usage:   "[--addr ADDR] [--json]",
+			args:    "",
 			about:   "Reads GET /status from a running podvisor and prints a table, or the JSON as served.",
 			flags:   func(fs *flag.FlagSet) { statusFlags(fs) },
 			run:     cmdStatus,
@@ -124,7 +157,7 @@ func commands() []command {
 		{
 			name:    "timeline",
 			summary: "show a running podvisor's start-up and shutdown timeline",
-			usage:   "[--addr ADDR] [--svg FILE | --json] [--width N]",
+			args:    "[--svg FILE | --json]",
 			about: "Reads GET /timeline: per process when it was spawned, started, ready, asked\n" +
 				"to stop, signalled and exited, the critical chain of the start-up, and after\n" +
 				"a teardown where its budget went. Prints a text Gantt chart, or an SVG.",
@@ -139,7 +172,7 @@ func commands() []command {
 		{
 			name:    "wait",
 			summary: "block until a target is ready (for postStart hooks and scripts)",
-			usage:   "(--http URL | --tcp HOST:PORT | --file PATH | --ready ADDR | --exec CMD...) [--timeout 60s] [--interval 100ms]",
+			args:    "(--http URL | --tcp HOST:PORT | --file PATH | --ready ADDR | --exec CMD...)",
 			about: "Exactly one target. --exec must come last: every argument after it is the\n" +
 				"command (a single argument runs under /bin/sh -c). The checks are those of\n" +
 				"the ready probes in procs.yaml; --file accepts any existing file.",
@@ -156,7 +189,7 @@ func commands() []command {
 		{
 			name:     "restart",
 			summary:  "restart processes of a running podvisor (with their restart: true dependents)",
-			usage:    "NAME... [--control PATH] [--timeout 60s]",
+			args:     "NAME...",
 			about:    "Stops each process (its restart: true dependents first, in reverse order), starts it\nagain once its dependencies hold, then those dependents. Waits for the outcome.",
 			flags:    func(fs *flag.FlagSet) { operateFlags("restart", fs) },
 			run:      operate("restart"),
@@ -170,7 +203,7 @@ func commands() []command {
 		{
 			name:     "stop",
 			summary:  "stop processes and everything that depends on them; they stay stopped",
-			usage:    "NAME... [--control PATH] [--timeout 60s]",
+			args:     "NAME...",
 			about:    "Dependents stop first (reverse order). Stopped processes are not restarted by\ntheir policy until `podvisor start`.",
 			flags:    func(fs *flag.FlagSet) { operateFlags("stop", fs) },
 			run:      operate("stop"),
@@ -184,7 +217,7 @@ func commands() []command {
 		{
 			name:     "start",
 			summary:  "start processes stopped by podvisor stop, in dependency order",
-			usage:    "NAME... [--control PATH] [--timeout 60s]",
+			args:     "NAME...",
 			about:    "Starts each process and what stop stopped with it. Refused, naming it, when a\ndependency is itself stopped.",
 			flags:    func(fs *flag.FlagSet) { operateFlags("start", fs) },
 			run:      operate("start"),
@@ -198,7 +231,7 @@ func commands() []command {
 		{
 			name:      "signal",
 			summary:   "send a signal to a process's group",
-			usage:     "NAME SIGNAL [--control PATH] [--timeout 60s]",
+			args:      "NAME SIGNAL",
 			flags:     func(fs *flag.FlagSet) { operateFlags("signal", fs) },
 			run:       operate("signal"),
 			procArgs:  true,
@@ -212,7 +245,7 @@ func commands() []command {
 		{
 			name:    "reload",
 			summary: "re-read procs.yaml and apply only what changed",
-			usage:   "[--dry-run] [--control PATH] [--timeout 60s]",
+			args:    "",
 			about:   "An invalid config changes nothing (every error is printed). Removed processes stop,\nadded ones start, changed ones restart with their restart: true dependents,\nunchanged ones keep running. SIGHUP does the same.",
 			flags:   func(fs *flag.FlagSet) { operateFlags("reload", fs) },
 			run:     operate("reload"),
@@ -225,7 +258,7 @@ func commands() []command {
 		{
 			name:     "logs",
 			summary:  "print a process's recent output, or every process's (and follow it)",
-			usage:    "[NAME] [--tail N] [-f] [--since WHEN] [--until WHEN] [--grep RE] [--reopen] [--control PATH]",
+			args:     "[NAME]",
 			flags:    func(fs *flag.FlagSet) { logsFlags(fs) },
 			run:      cmdLogs,
 			procArgs: true,
@@ -238,9 +271,27 @@ func commands() []command {
 			exits: []exitCode{{0, "printed (with -f: until interrupted)"}, {1, "unknown process or no podvisor on the socket"}, {2, "usage error"}},
 		},
 		{
-			name:    "kube play",
-			summary: "run a Kubernetes Pod (or workload) manifest as local processes",
-			usage:   "[--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]... [--from-dir DIR] [--ca-file FILE] [--volume-root DIR] FILE|-",
+			name:    "ui",
+			summary: "watch and steer a running podvisor in the terminal",
+			args:    "",
+			about: "A live table of the processes (state, readiness, pid, uptime, restarts, last\n" +
+				"exit, CPU, memory, what each waits for), their output, the dependencies and\n" +
+				"the timeline, with keys to restart, stop, start, signal and reload, each\n" +
+				"confirmed. Over the control socket, or with --http over the HTTP listener\n" +
+				"(actions there need the token of ui.token_file). Keys: ? in the UI; docs/ui.md.",
+			flags: func(fs *flag.FlagSet) { uiFlags(fs) },
+			run:   cmdUI,
+			examples: []example{
+				{"podvisor ui", "watch the podvisor on the default control socket"},
+				{"podvisor ui --http http://127.0.0.1:9464 --token-file ui-token", "watch one through kubectl port-forward, with actions"},
+			},
+			exits: []exitCode{{0, "quit with q or Ctrl-C"}, {1, "no podvisor answers, or the terminal failed"}, exitUsageLine},
+		},
+		{
+			name:     "kube play",
+			summary:  "run a Kubernetes Pod (or workload) manifest as local processes",
+			args:     "FILE|-",
+			argsLast: true,
 			about: "Runs the pod template of a Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet,\n" +
 				"Job or CronJob (with the ConfigMaps and Secrets in the same file) under podvisor,\n" +
 				"in the kubelet's order by default, or podvisor's with --ordered. Details and\n" +
@@ -262,7 +313,7 @@ func commands() []command {
 		{
 			name:    "kube generate",
 			summary: "turn procs.yaml into a Kubernetes manifest",
-			usage:   "[-c FILE] [--shape fat|sidecars] [--kind Pod|Deployment|Job] [--image IMAGE] [--name NAME]",
+			args:    "",
 			about: "fat: one container whose entrypoint is podvisor run, procs.yaml in a ConfigMap.\n" +
 				"sidecars: one container per process as far as Kubernetes can express the\n" +
 				"graph, with warnings on stderr for the rest.",
@@ -278,7 +329,7 @@ func commands() []command {
 		{
 			name:    "schema",
 			summary: "print the JSON Schema of procs.yaml",
-			usage:   "",
+			args:    "",
 			about: "The schema (JSON Schema draft 2020-12) lets editors validate and complete\n" +
 				"procs.yaml; with the YAML language server, put this first line in the file:\n" +
 				"  # yaml-language-server: $schema=FILE-OR-URL",
@@ -292,7 +343,7 @@ func commands() []command {
 		{
 			name:    "completion",
 			summary: "print a shell completion script (bash, zsh or fish)",
-			usage:   "(bash | zsh | fish | names [-c FILE])",
+			args:    "(bash | zsh | fish | names [-c FILE])",
 			about: "The script completes commands, flags, the values of --format and\n" +
 				"--log-format, process names for the commands that take them (read from\n" +
 				"$PODVISOR_CONFIG, else ./procs.yaml) and signal names after signal NAME.\n" +
@@ -310,7 +361,7 @@ func commands() []command {
 		{
 			name:    "version",
 			summary: "print the version, commit and Go version",
-			usage:   "[--json]",
+			args:    "",
 			flags:   func(fs *flag.FlagSet) { versionFlags(fs) },
 			run:     cmdVersion,
 			examples: []example{
@@ -322,7 +373,7 @@ func commands() []command {
 		{
 			name:     "help",
 			summary:  "list the commands, or explain one",
-			usage:    "[COMMAND]",
+			args:     "[COMMAND]",
 			run:      cmdHelp,
 			argWords: commandWords,
 			examples: []example{

@@ -87,13 +87,14 @@ func TestBashCompletion(t *testing.T) {
 		line string // the words typed; the last is being completed
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor ''", []string{"run", "check", "import", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor st", []string{"status", "stop", "start"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
 		{"podvisor kube generate --shape ''", []string{"fat", "sidecars"}},
 		{"podvisor kube play -", []string{"--ca-file", "--dry-run", "--from-dir", "--image-command", "--listen", "--log-format", "--name", "--ordered", "--volume-root"}},
 		{"podvisor graph --format m", []string{"mermaid"}},
+		{"podvisor import --from ''", []string{"supervisord", "process-compose", "procfile", "s6", "systemd"}},
 		{"podvisor graph -format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor run --log-format ''", []string{"text", "json"}},
 		{"podvisor run -", []string{"-c", "--config", "--control", "--listen", "--log-format"}},
@@ -108,7 +109,8 @@ func TestBashCompletion(t *testing.T) {
 		// restart takes no -c: the names come from ./procs.yaml.
 		{"podvisor restart -c other.yaml ''", []string{"web", "worker"}},
 		{"podvisor restart -", []string{"--control", "--timeout"}},
-		{"podvisor restart --control ''", nil},
+		// --control takes a socket's PATH: file names are offered.
+		{"podvisor restart --control oth", []string{"other.yaml"}},
 		{"podvisor signal ''", []string{"web", "worker"}},
 		{"podvisor signal web ''", completionSignals},
 		{"podvisor signal web U", []string{"USR1", "USR2"}},
@@ -206,7 +208,7 @@ func TestZshCompletion(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor ''", []string{"run", "check", "import", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor status -", []string{"--addr", "--json"}},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,7 +46,7 @@ func controlPath(flagPath string, cfg *config.Config) (path string, explicit boo
 // socket silently (`podvisor restart` would reach the other one). A default
 // place that cannot be written (a read-only /run) only costs the socket:
 // podvisor then runs without it and says so.
-func startControl(path string, explicit bool, id control.Identity, backend control.Backend, log *slog.Logger) (func(), error) {
+func startControl(path string, explicit bool, id control.Identity, backend control.Backend, routes map[string]http.Handler, log *slog.Logger) (func(), error) {
 	if path == control.Off {
 		log.Info("control socket disabled")
 		return func() {}, nil
@@ -72,6 +73,9 @@ func startControl(path string, explicit bool, id control.Identity, backend contr
 	}
 	srv := control.NewServer(backend, log)
 	srv.Identity = id
+	for pattern, h := range routes {
+		srv.Handle(pattern, h)
+	}
 	go func() {
 		if err := srv.Serve(ln); err != nil {
 			log.Error("control socket", "err", err)

@@ -208,8 +208,8 @@ func writeOverview(w io.Writer) {
 // writeCommandHelp prints usage, flags with defaults, examples and exit codes.
 func writeCommandHelp(w io.Writer, c command) {
 	fmt.Fprintf(w, "podvisor %s: %s\n\nUsage:\n  podvisor %s", c.name, c.summary, c.name)
-	if c.usage != "" {
-		fmt.Fprintf(w, " %s", c.usage)
+	if syn := synopsis(c); syn != "" {
+		fmt.Fprintf(w, " %s", syn)
 	}
 	fmt.Fprintln(w)
 	if c.about != "" {
@@ -239,10 +239,12 @@ func writeCommandHelp(w io.Writer, c command) {
 
 // flagLine is one flag (with its aliases) as help shows it.
 type flagLine struct {
-	names string   // "-c, --config FILE"
-	arg   string   // " FILE", or "" for a boolean flag
-	usage string   // the description with the default
-	all   []string // every name, without dashes
+	names  string   // "-c, --config FILE"
+	arg    string   // " FILE", or "" for a boolean flag
+	usage  string   // the description with the default
+	all    []string // every name, without dashes
+	def    string   // the default value as the flag prints it
+	repeat bool     // the flag may be given more than once
 }
 
 // flagHelp lists a command's flags, aliases (flags sharing one variable,
@@ -280,7 +282,8 @@ func flagHelp(c command) []flagLine {
 			}
 			index[v.Pointer()] = len(lines)
 		}
-		lines = append(lines, flagLine{names: dashed(f.Name) + arg, arg: arg, usage: withDefault(usage, f), all: []string{f.Name}})
+		_, repeat := f.Value.(*listFlag)
+		lines = append(lines, flagLine{names: dashed(f.Name) + arg, arg: arg, usage: withDefault(usage, f), all: []string{f.Name}, def: f.DefValue, repeat: repeat})
 	})
 	return lines
 }
@@ -323,7 +326,7 @@ func dispatchGroup(args []string, group []command, stdout, stderr io.Writer) int
 	for _, c := range group {
 		_, sub, _ := strings.Cut(c.name, " ")
 		subs = append(subs, sub)
-		fmt.Fprintf(&b, "  podvisor %s %s\n      %s\n", c.name, c.usage, c.summary)
+		fmt.Fprintf(&b, "  podvisor %s %s\n      %s\n", c.name, synopsis(c), c.summary)
 	}
 	switch {
 	case len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "help"):
@@ -335,4 +338,54 @@ func dispatchGroup(args []string, group []command, stdout, stderr io.Writer) int
 		fmt.Fprint(stderr, b.String())
 	}
 	return exitUsage
+}
+
+// synopsis is the usage line after "podvisor NAME": the positional
+// arguments (c.args) and every flag, taken from the same definitions that
+// parse them, list them in help and complete them, so that a flag added to
+// a command shows in its synopsis without anyone writing it there. A flag
+// already named in c.args (a group of alternatives) is not repeated.
+func synopsis(c command) string {
+	var parts []string
+	for _, f := range flagHelp(c) {
+		short := dashed(f.all[0]) // flagHelp sorts aliases short first
+		if strings.Contains(c.args, short+" ") || strings.Contains(c.args, short+"]") || strings.HasSuffix(c.args, short) {
+			continue
+		}
+		parts = append(parts, "["+short+flagValue(c, f)+"]")
+	}
+	switch {
+	case c.args == "":
+	case c.argsLast:
+		parts = append(parts, c.args)
+	default:
+		parts = append([]string{c.args}, parts...)
+	}
+	return strings.Join(parts, " ")
+}
+
+// flagValue is how a flag's value reads in a synopsis: the words it takes
+// (--format text|dot|mermaid), its default for a duration (--timeout 60s),
+// else its placeholder (FILE); "..." for a repeatable flag.
+func flagValue(c command, f flagLine) string {
+	if words := c.flagWords[f.all[0]]; len(words) > 0 {
+		return " " + strings.Join(words, "|")
+	}
+	if f.arg == " DURATION" && f.def != "" {
+		return " " + shortDuration(f.def)
+	}
+	if f.repeat {
+		return f.arg + "..."
+	}
+	return f.arg
+}
+
+// shortDuration writes a default such as 1m0s as 1m.
+func shortDuration(s string) string {
+	for _, z := range []string{"m0s", "h0m"} {
+		if strings.HasSuffix(s, z) {
+			s = strings.TrimSuffix(s, z[1:])
+		}
+	}
+	return s
 }

@@ -63,12 +63,12 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 	f := &playFlags{imageCmds: &listFlag{}}
 	f.dryRun = fs.Bool("dry-run", false, "print the procs.yaml that would run, and exit")
 	f.ordered = fs.Bool("ordered", false, "podvisor's order: each container gated on the readiness of those before it, stopped in reverse")
-	f.name = fs.String("name", "", "the workload to run when the file holds several")
+	f.name = fs.String("name", "", "the workload `NAME` to run when the file holds several")
 	fs.Var(f.imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
 	f.fromDir = fs.String("from-dir", "", "ConfigMap and Secret keys as files `DIR`/NAME/KEY")
 	f.caFile = fs.String("ca-file", "", "the cluster CA certificate `FILE` for the kube-root-ca.crt ConfigMap (the kube-api-access-* volume's ca.crt)")
 	f.volumeRoot = fs.String("volume-root", "", "materialise volumes under `DIR` and rewrite their paths, instead of a mount namespace (no root needed)")
-	f.listen = fs.String("listen", "", "HTTP address (as podvisor run)")
+	f.listen = fs.String("listen", "", "HTTP `ADDR` (as podvisor run)")
 	f.logFormat = fs.String("log-format", "", "text or json (as podvisor run)")
 	return f
 }
@@ -423,8 +423,8 @@ func kubeGenerateFlags(fs *flag.FlagSet) *generateFlags {
 		path:  configFlag(fs),
 		shape: fs.String("shape", "fat", "fat (podvisor is the entrypoint of one container) or sidecars (one container per process)"),
 		kind:  fs.String("kind", "Pod", "Pod, Deployment or Job"),
-		image: fs.String("image", "", "the container image (default registry.example/NAME:latest)"),
-		name:  fs.String("name", "", "the object name (default: the config's directory name)"),
+		image: fs.String("image", "", "the container `IMAGE` (default registry.example/NAME:latest)"),
+		name:  fs.String("name", "", "the object `NAME` (default: the config's directory name)"),
 	}
 }
 

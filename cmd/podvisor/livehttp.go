@@ -44,7 +44,7 @@ func (l *liveHTTP) switchTo(addr string) error {
 				l.log.Error("http server", "err", err)
 			}
 		}()
-		l.log.Info("serving /readyz /livez /status /metrics /timeline", "addr", ln.Addr().String())
+		l.log.Info("serving /readyz /livez /status /metrics /timeline /events", "addr", ln.Addr().String())
 	}
 	old := l.srv
 	l.srv, l.addr = srv, addr

@@ -21,7 +21,7 @@ func controlFlags(fs *flag.FlagSet) (path *string, timeout *time.Duration) {
 	if def == "" {
 		def = control.DefaultPath(os.Geteuid(), os.Getenv)
 	}
-	path = fs.String("control", def, "control socket of the podvisor to act on ($PODVISOR_CONTROL, else "+control.DefaultPath(os.Geteuid(), os.Getenv)+")")
+	path = fs.String("control", def, "control socket `PATH` of the podvisor to act on ($PODVISOR_CONTROL, else "+control.DefaultPath(os.Geteuid(), os.Getenv)+")")
 	timeout = fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the outcome")
 	return path, timeout
 }

@@ -86,6 +86,11 @@ func TestReferenceCommands(t *testing.T) {
 		if !strings.Contains(body, "podvisor "+c.name) {
 			t.Errorf("section of %q shows no usage", c.name)
 		}
+		// The synopsis comes from the flag definitions (synopsis, help.go);
+		// the reference shows the same line.
+		if syn := strings.TrimSpace("podvisor " + c.name + " " + synopsis(c)); !strings.Contains(body, syn+"\n") {
+			t.Errorf("section of %q lacks the synopsis line %q (help's, from the flag definitions)", c.name, syn)
+		}
 		for _, f := range flagHelp(c) {
 			for _, n := range f.all {
 				if !strings.Contains(body, "`"+dashed(n)) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -47,7 +48,7 @@ const (
 // runFlags defines run's flags (cmdRun and the command table share it).
 func runFlags(fs *flag.FlagSet) (path, listen, logFormat, control *string) {
 	path = configFlag(fs)
-	listen = fs.String("listen", "", "HTTP `ADDR` for /readyz, /livez, /status, /metrics (\"off\" disables; default from the config)")
+	listen = fs.String("listen", "", "HTTP `ADDR` for /readyz, /livez, /status, /metrics, /events and the web page (\"off\" disables; default from the config)")
 	logFormat = fs.String("log-format", "", "log `FORMAT`: text or json (default from the config)")
 	control = fs.String("control", "", "control socket `PATH`, or \"off\" (default: the config's control:, else $PODVISOR_CONTROL, else the default for this user)")
 	return path, listen, logFormat, control
@@ -194,6 +195,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	// Bound before any child is spawned: a port in use fails the run
 	// while nothing needs tearing down.
+	events := server.NewEvents(sup, metrics.Sampler())
+	web.opts.Events = events
+	if cfg.UI.Enabled {
+		ui, err := webUI(cfg.UI, sup, tl, log)
+		if err != nil {
+			log.Error("cannot serve the web page; nothing was started", "err", err)
+			return exitFail
+		}
+		web.opts.UI = ui
+	}
 	web.handler = server.New(sup, metrics, web.opts)
 	if err := web.serve(addr); err != nil {
 		log.Error("cannot serve HTTP; nothing was started", "err", err)
@@ -203,7 +214,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer func() { web.shutdown(drainBy) }()
 	ctlPath, explicit := controlPath(*controlFlag, cfg)
 	cfgPath, _ := filepath.Abs(cfg.File)
-	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{sup, sink, &current}, log)
+	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{sup, sink, &current},
+		map[string]http.Handler{"GET /v1/events": events, "GET /v1/timeline": server.TimelineHandler(tl)}, log)
 	if err != nil {
 		log.Error("cannot create the control socket; nothing was started", "err", err)
 		return exitFail

@@ -26,7 +26,7 @@ func timelineFlags(fs *flag.FlagSet) (addr, svg *string, asJSON *bool, width *in
 	addr = fs.String("addr", def, "podvisor's HTTP `ADDR` ($PODVISOR_ADDR, else 127.0.0.1:9464; \":PORT\" means 127.0.0.1:PORT)")
 	svg = fs.String("svg", "", "write the chart as SVG to this `FILE` (\"-\": standard output) instead of printing text")
 	asJSON = fs.Bool("json", false, "print the /timeline JSON")
-	width = fs.Int("width", 60, "columns of the text chart's bars")
+	width = fs.Int("width", 60, "`N` columns for the text chart's bars")
 	return addr, svg, asJSON, width
 }
 

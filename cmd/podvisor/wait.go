@@ -28,6 +28,7 @@ var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "r
 type waitOptions struct {
 	httpURL, tcpAddr, file, readyAddr *string
 	timeout, interval                 *time.Duration
+	once                              *bool
 }
 
 // waitFlags defines wait's flags (cmdWait and the command table share it).
@@ -41,6 +42,7 @@ func waitFlags(fs *flag.FlagSet) *waitOptions {
 	fs.Bool("exec", false, "wait until the command made of all remaining arguments exits 0 (must come last)")
 	o.timeout = fs.Duration("timeout", 60*time.Second, "give up after this long")
 	o.interval = fs.Duration("interval", 100*time.Millisecond, "time between attempts")
+	o.once = fs.Bool("once", false, "make one attempt (within --timeout) and exit 0 if it succeeded, else 1 (kube play's httpGet preStop hooks)")
 	return o
 }
 
@@ -129,8 +131,16 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("%v", err)
 	}
-	last, ok := waitReady(checker, *timeout, *interval)
+	attempts := 0
+	if *o.once {
+		attempts = 1
+	}
+	last, ok := waitReady(checker, *timeout, *interval, attempts)
 	if !ok {
+		if *o.once {
+			fmt.Fprintf(stderr, "podvisor wait: %s: %s\n", target, last.Detail)
+			return exitFail
+		}
 		fmt.Fprintf(stderr, "podvisor wait: timeout after %s: %s: %s\n", *timeout, target, last.Detail)
 		return exitFail
 	}
@@ -185,7 +195,8 @@ func readyzURL(addr string) (string, error) {
 // waitReady runs c every interval until it succeeds or timeout passes, and
 // returns the last result. An attempt cut short by the overall deadline does
 // not replace an earlier complete one, which says more about the target.
-func waitReady(c health.Checker, timeout, interval time.Duration) (health.Result, bool) {
+// With attempts > 0 it gives up after that many.
+func waitReady(c health.Checker, timeout, interval time.Duration, attempts int) (health.Result, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
@@ -205,7 +216,7 @@ func waitReady(c health.Checker, timeout, interval time.Duration) (health.Result
 		if !past() || last.Detail == "" {
 			last = r
 		}
-		if past() {
+		if attempts--; past() || attempts == 0 {
 			return last, false
 		}
 		t := time.NewTimer(time.Until(start.Add(interval)))

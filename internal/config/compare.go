@@ -39,6 +39,8 @@ func SpawnDiff(old, new *Process) string {
 		return "log changed" // its pipes are wired at the start
 	case !sameInt(old.OOMScoreAdj, new.OOMScoreAdj):
 		return "oom_score_adj changed"
+	case !slices.Equal(old.SecretEnv, new.SecretEnv):
+		return "secret_env changed" // the probes' redaction is set at the start
 	}
 	return ""
 }
@@ -64,8 +66,11 @@ func SettingsDiff(old, new *Process) string {
 		return "start_timeout changed"
 	case !slices.Equal(old.SuccessExitCodes, new.SuccessExitCodes):
 		return "success_exit_codes changed"
-	case old.Stop.Signal != new.Stop.Signal || old.Stop.Timeout != new.Stop.Timeout || !slices.Equal(old.Stop.Command, new.Stop.Command):
+	case old.Stop.Signal != new.Stop.Signal || old.Stop.Timeout != new.Stop.Timeout || !slices.Equal(old.Stop.Command, new.Stop.Command) ||
+		old.Stop.CommandFirst != new.Stop.CommandFirst || old.Stop.MinGrace != new.Stop.MinGrace:
 		return "stop changed"
+	case old.Sidecar != new.Sidecar:
+		return "sidecar changed"
 	}
 	return ""
 }
@@ -100,7 +105,8 @@ func sameProbe(a, b *Probe) bool {
 	}
 	return a.Kind == b.Kind && a.Target == b.Target && slices.Equal(a.Command, b.Command) && a.FD == b.FD &&
 		a.StartInterval == b.StartInterval && a.Interval == b.Interval && a.Timeout == b.Timeout &&
-		a.InitialDelay == b.InitialDelay && a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold
+		a.InitialDelay == b.InitialDelay && a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold &&
+		a.StopTimeout == b.StopTimeout
 }
 
 func sameSchedule(a, b *Schedule) bool {

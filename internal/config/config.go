@@ -44,6 +44,7 @@ type Config struct {
 	Dir             string // absolute directory of File; base for relative paths
 	Listen          string // "off" disables the HTTP server
 	Control         string // control socket path; "" means the default for the user, "off" disables it
+	UI              UI     // the web page on the HTTP listener
 	ShutdownTimeout time.Duration
 	Log             Log
 	Env             []string            // global env, KEY=VALUE, in file order
@@ -138,6 +139,16 @@ type Process struct {
 	// Log says where stdout and stderr go (the top-level log keys under
 	// the process's own).
 	Log Output
+
+	// SecretEnv names the variables whose values are secrets whatever
+	// their names say (secret_env; kube play lists those from Secrets):
+	// they are redacted from probe details like DB_PASSWORD's. Sorted.
+	SecretEnv []string
+
+	// Sidecar: serves the others. Its `started` condition holds only once it
+	// has been seen running after its exec (the kubelet's start gate), and a
+	// SIGKILL it needed in a teardown does not make the run's exit code 1.
+	Sidecar bool
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.
@@ -184,6 +195,14 @@ type Stop struct {
 	Signal  syscall.Signal
 	Timeout time.Duration
 	Command []string // pre-stop hook; nil if none
+	// CommandFirst: in a teardown, Command starts when the teardown begins
+	// (with the whole of Timeout), not at the process's turn; the signal
+	// still waits for the turn (the kubelet's preStop hooks).
+	CommandFirst bool
+	// MinGrace: in a teardown, however little of the budget is left (none
+	// after shutdown_timeout), the process still gets its stop signal and
+	// this long before SIGKILL (the kubelet's 2 s minimum).
+	MinGrace time.Duration
 }
 
 // ProbeKind is the kind of a readiness or liveness check.
@@ -225,4 +244,8 @@ type Probe struct {
 	InitialDelay     time.Duration
 	SuccessThreshold int
 	FailureThreshold int
+	// StopTimeout, when set, replaces stop.timeout for a stop this check's
+	// failure causes (a missed start_timeout, a failed liveness check): the
+	// kubelet's probe-level terminationGracePeriodSeconds.
+	StopTimeout time.Duration
 }

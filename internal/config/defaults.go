@@ -10,6 +10,7 @@ func defaultConfig(file, dir string) *Config {
 		File:            file,
 		Dir:             dir,
 		Listen:          DefaultListen,
+		UI:              UI{Enabled: true},
 		ShutdownTimeout: DefaultShutdownTimeout,
 		Log:             Log{Format: "text", Tail: DefaultLogTail, Default: defaultOutput()},
 		Processes:       map[string]*Process{},

@@ -68,6 +68,10 @@ func expand(expr string, lookup func(string) (string, bool)) (string, error) {
 	return v, nil
 }
 
+// ValidEnvName reports whether s is a variable name podvisor can set (for
+// the importer, which must refuse what the loader would).
+func ValidEnvName(s string) bool { return validEnvName(s) }
+
 // validEnvName reports whether s is a portable environment variable name:
 // a letter or underscore, then letters, digits and underscores.
 func validEnvName(s string) bool {

@@ -19,6 +19,7 @@ type Section struct {
 func Sections() []Section {
 	return []Section{
 		{Path: "", Keys: slices.Clone(topKeys)},
+		{Path: "ui", Keys: slices.Clone(uiKeys)},
 		{Path: "log", Keys: slices.Clone(logKeys)},
 		{Path: "processes.NAME", Keys: slices.Clone(processKeys)},
 		{Path: "processes.NAME.depends_on.NAME", Keys: slices.Clone(dependencyKeys)},

@@ -51,7 +51,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 	// itself is checked against them below, by content.
 	lists := map[string][]string{
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
-		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys,
+		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys,
 		"ruleKeys": ruleKeys, "exitCodeKeys": exitCodeKeys, "scheduleKeys": scheduleKeys, "watchKeys": watchKeys,
 	}
 	if len(used) < len(lists) {
@@ -123,8 +123,8 @@ func sectionProbe(path, k string) string {
 	switch path {
 	case "":
 		return k + ": ~\nprocesses: {a: {command: x}}\n"
-	case "log":
-		return "log: " + kv + "\nprocesses: {a: {command: x}}\n"
+	case "log", "ui":
+		return path + ": " + kv + "\nprocesses: {a: {command: x}}\n"
 	case "processes.NAME":
 		return "processes: {a: " + kv + "}\n"
 	case "processes.NAME.depends_on.NAME":

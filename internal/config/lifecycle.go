@@ -112,5 +112,11 @@ func (l *loader) stop(n *yaml.Node, path *keyPath) Stop {
 	if v, ok := f.get("command"); ok {
 		s.Command, _, _ = l.command(v.val, path.field("command"))
 	}
+	if v, ok := f.get("command_first"); ok {
+		s.CommandFirst, _ = l.boolean(v.val, path.field("command_first"))
+	}
+	if v, ok := f.get("min_grace"); ok {
+		s.MinGrace, _ = l.duration(v.val, path.field("min_grace"), false)
+	}
 	return s
 }

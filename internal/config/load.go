@@ -107,11 +107,7 @@ func Parse(name string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 	if lookupEnv == nil {
 		lookupEnv = func(string) (string, bool) { return "", false }
 	}
-	dir, err := filepath.Abs(filepath.Dir(name))
-	if err != nil {
-		dir = filepath.Dir(name)
-	}
-	l := &loader{file: name, dir: dir, lookup: lookupEnv}
+	l := newLoader(name, lookupEnv)
 	root := l.parseYAML(data)
 	if root == nil {
 		return nil, newErrorList(l.errs)
@@ -121,6 +117,14 @@ func Parse(name string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 		return nil, err
 	}
 	return cfg, nil
+}
+
+func newLoader(name string, lookupEnv func(string) (string, bool)) *loader {
+	dir, err := filepath.Abs(filepath.Dir(name))
+	if err != nil {
+		dir = filepath.Dir(name)
+	}
+	return &loader{file: name, dir: dir, lookup: lookupEnv}
 }
 
 var bom = []byte("\xef\xbb\xbf")

@@ -23,6 +23,12 @@ type loader struct {
 	logDefaults    Output                // the top-level log keys, for every process
 	badLogDefaults bool                  // they had an error: do not report it again per process
 	logNodes       map[string]*yaml.Node // each process's log mapping, for errors across processes
+
+	// portable (ParsePortable) turns host-dependent problems into notes.
+	portable   bool
+	notes      []*Error
+	interpNode *yaml.Node // the value being interpolated, for notes
+	interpPath *keyPath
 }
 
 type envFileResult struct {
@@ -260,6 +266,7 @@ func (l *loader) noNUL(n *yaml.Node, path *keyPath, s string) (string, bool) {
 
 // interp interpolates s (the value of n) and reports a failure at n.
 func (l *loader) interp(n *yaml.Node, path *keyPath, s string) (string, bool) {
+	l.interpNode, l.interpPath = n, path
 	v, err := interpolate(s, l.lookup)
 	if err != nil {
 		l.errorf(n, path, "%s", err.Error())

@@ -13,7 +13,7 @@ var (
 	readyKinds = []string{"http", "tcp", "exec", "file", "log", "notify"}
 	liveKinds  = []string{"http", "tcp", "exec", "file"}
 	probeKeys  = []string{"http", "tcp", "exec", "file", "log", "notify",
-		"start_interval", "interval", "timeout", "initial_delay", "success_threshold", "failure_threshold"}
+		"start_interval", "interval", "timeout", "initial_delay", "success_threshold", "failure_threshold", "stop_timeout"}
 )
 
 // MaxNotifyFD is the highest fd:N accepted for notify; the child gets every
@@ -60,6 +60,9 @@ func (l *loader) probe(n *yaml.Node, path *keyPath, live bool) *Probe {
 	}
 	if v, ok := f.get("timeout"); ok {
 		p.Timeout, _ = l.duration(v.val, path.field("timeout"), true)
+	}
+	if v, ok := f.get("stop_timeout"); ok {
+		p.StopTimeout, _ = l.duration(v.val, path.field("stop_timeout"), false)
 	}
 	if v, ok := f.get("initial_delay"); ok {
 		p.InitialDelay, _ = l.duration(v.val, path.field("initial_delay"), false)

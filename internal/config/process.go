@@ -14,12 +14,12 @@ import (
 
 // The keys each mapping accepts, in the order hints list them.
 var (
-	topKeys        = []string{"version", "listen", "control", "shutdown_timeout", "log", "env", "processes"}
+	topKeys        = []string{"version", "listen", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "watchdog", "schedule", "watch"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "watchdog", "schedule", "watch"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "rules"}
-	stopKeys       = []string{"signal", "timeout", "command"}
+	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
 
 	typeWords      = []string{"service", "oneshot", "job"}
 	policyWords    = []string{"always", "on-failure", "never"}
@@ -48,6 +48,9 @@ func (l *loader) config(root *yaml.Node) *Config {
 	}
 	if p, ok := f.get("control"); ok {
 		cfg.Control = l.control(p.val, top("control"))
+	}
+	if p, ok := f.get("ui"); ok {
+		cfg.UI = l.ui(p.val, top("ui"))
 	}
 	if p, ok := f.get("shutdown_timeout"); ok {
 		cfg.ShutdownTimeout, _ = l.duration(p.val, top("shutdown_timeout"), true)
@@ -349,6 +352,9 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 		envs = append(envs, l.env(v.val, path.field("env")))
 	}
 	proc.Env = MergeEnv(envs...)
+	if v, ok := f.get("secret_env"); ok {
+		proc.SecretEnv = l.envNames(v.val, path.field("secret_env"))
+	}
 
 	if v, ok := f.get("working_dir"); ok {
 		proc.WorkingDir = l.path(v.val, path.field("working_dir"))
@@ -389,6 +395,9 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	}
 	if v, ok := f.get("oom_score_adj"); ok {
 		proc.OOMScoreAdj = l.oomScoreAdj(v.val, path.field("oom_score_adj"))
+	}
+	if v, ok := f.get("sidecar"); ok {
+		proc.Sidecar, _ = l.boolean(v.val, path.field("sidecar"))
 	}
 	var logNode *yaml.Node
 	if v, ok := f.get("log"); ok {
@@ -465,6 +474,29 @@ func (l *loader) path(n *yaml.Node, path *keyPath) string {
 	return filepath.Clean(s)
 }
 
+// envNames decodes secret_env: a list of variable names, sorted, without
+// duplicates.
+func (l *loader) envNames(n *yaml.Node, path *keyPath) []string {
+	if n.Kind != yaml.SequenceNode {
+		l.errorf(n, path, "expected a list of variable names, got %s", describe(n))
+		return nil
+	}
+	var out []string
+	for _, item := range n.Content {
+		name, ok := l.str(item, path)
+		if !ok {
+			continue
+		}
+		if !validEnvName(name) {
+			l.errorf(item, path, "%q is not a variable name (letters, digits and _, not starting with a digit)", name)
+			continue
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // envFileList reads one env_file or a list of them, each relative to the
 // config file's directory. Problems inside a file are reported at the
 // env_file entry, with the env file's own line in the message.
@@ -502,7 +534,9 @@ func (l *loader) envFileList(n *yaml.Node, path *keyPath) [][]string {
 			l.envFiles[abs] = res
 		}
 		if res.err != nil {
-			l.errorf(item, path, "%s", res.err.Error())
+			if !l.portable || !l.portableEnvFile(item, path, res.err) {
+				l.errorf(item, path, "%s", res.err.Error())
+			}
 			continue
 		}
 		out = append(out, res.entries)
@@ -535,7 +569,9 @@ func (l *loader) user(n *yaml.Node, path *keyPath) *User {
 		l.users[spec] = res
 	}
 	if res.err != nil {
-		l.errorf(n, path, "%s", res.err.Error())
+		if !l.portable || !l.portableUser(n, path, spec, res.err) {
+			l.errorf(n, path, "%s", res.err.Error())
+		}
 		return nil
 	}
 	u := *res.user

@@ -104,3 +104,26 @@ func (c *Client) dialError(err error) error {
 	}
 	return fmt.Errorf("control socket %s: %w", c.Path, err)
 }
+
+// Get opens GET path (such as /v1/events or /v1/timeline) and returns the
+// body of a 200 answer, for the caller to read and close; it streams for
+// as long as ctx lasts.
+func (c *Client) Get(ctx context.Context, path string) (io.ReadCloser, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podvisor"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.http.Do(hr)
+	if err != nil {
+		return nil, c.dialError(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		defer res.Body.Close()
+		var out Response
+		if json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out) == nil && out.Error != "" {
+			return nil, errors.New(out.Error)
+		}
+		return nil, fmt.Errorf("control socket %s: GET %s: HTTP %s", c.Path, path, res.Status)
+	}
+	return res.Body, nil
+}

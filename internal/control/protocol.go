@@ -10,6 +10,8 @@ package control
 //	                              name every process's, prefixed, by time
 //	POST /v1/logs/reopen          reopen the log files (after logrotate)
 //	GET  /v1/identity             {"pid": N, "config": PATH}
+//	GET  /v1/events               text/event-stream, as GET /events on the
+//	                              HTTP listener (internal/server/events.go)
 //
 // Every reply carries the headers Podvisor-Pid and Podvisor-Config: which
 // podvisor answered.

@@ -43,6 +43,7 @@ type Server struct {
 	log     *slog.Logger
 	uid     int
 	http    *http.Server
+	mux     *http.ServeMux
 	// Identity names this podvisor in every reply (headers Podvisor-Pid
 	// and Podvisor-Config, and GET /v1/identity), so that a client never
 	// mistakes another podvisor's answer for this one's.
@@ -64,9 +65,9 @@ func NewServer(backend Backend, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{backend: backend, log: log, uid: os.Geteuid()}
-	s.closed, s.endFollowers = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
+	s := &Server{backend: backend, log: log, uid: os.Geteuid(), mux: mux}
+	s.closed, s.endFollowers = context.WithCancel(context.Background())
 	for _, op := range Ops {
 		mux.HandleFunc("POST /v1/"+op, func(w http.ResponseWriter, r *http.Request) { s.command(w, r, op) })
 	}
@@ -88,6 +89,10 @@ func NewServer(backend Backend, log *slog.Logger) *Server {
 	}
 	return s
 }
+
+// Handle adds a route (GET /v1/events, the event stream) before Serve;
+// it is served to the same peers as the commands.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Serve accepts connections until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
@@ -147,7 +152,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request, op string) {
 		writeJSON(w, http.StatusBadRequest, Response{Error: "bad request body: " + err.Error()})
 		return
 	}
-	if msg := validate(op, req); msg != "" {
+	if msg := Validate(op, req); msg != "" {
 		writeJSON(w, http.StatusBadRequest, Response{Error: msg})
 		return
 	}
@@ -159,7 +164,8 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request, op string) {
 	writeJSON(w, http.StatusOK, s.backend.Command(ctx, op, req))
 }
 
-func validate(op string, req Request) string {
+// Validate checks a request's shape for op; "" when it is well formed.
+func Validate(op string, req Request) string {
 	switch op {
 	case "reload":
 		if len(req.Names) > 0 {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/podvisor/podvisor/internal/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -374,36 +375,10 @@ func (d *decoder) strict(n *yaml.Node, t reflect.Type, where string) {
 // suggest returns ` (did you mean "x"?)` for the closest known name, or a
 // hint that podvisor knows the Kubernetes API's fields.
 func suggest(got string, known []string) string {
-	best, bestD := "", 4
-	for _, k := range known {
-		if dist := editDistance(strings.ToLower(got), strings.ToLower(k)); dist < bestD {
-			best, bestD = k, dist
-		}
-	}
-	if best != "" {
+	if best := config.Suggest(got, known); best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return " (not a field of the Kubernetes API; check the spelling and indentation)"
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Pick returns the workload named name, or the only one when name is "".

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -73,10 +74,15 @@ func objKind(secret bool) string {
 // env computes a container's environment as the kubelet does: envFrom
 // first, then env, each value expanded against the variables defined
 // before it. It returns the variables in order.
-func (t *translator) env(c *Container, where string) [][2]string {
-	var out [][2]string
+//
+// secrets names the variables whose values came from a Secret (envFrom
+// secretRef, secretKeyRef) and were not overridden since: procs.yaml lists
+// them in secret_env, so that podvisor redacts them whatever their names.
+func (t *translator) env(c *Container, where string) (out [][2]string, secrets []string) {
 	idx := map[string]int{}
-	set := func(k, v string) {
+	fromSecret := map[string]bool{}
+	setFrom := func(k, v string, secret bool) {
+		fromSecret[k] = secret
 		if i, ok := idx[k]; ok {
 			out[i][1] = v
 			return
@@ -84,6 +90,7 @@ func (t *translator) env(c *Container, where string) [][2]string {
 		idx[k] = len(out)
 		out = append(out, [2]string{k, v})
 	}
+	set := func(k, v string) { setFrom(k, v, false) }
 	lookup := func(k string) (string, bool) {
 		if i, ok := idx[k]; ok {
 			return out[i][1], true
@@ -113,7 +120,7 @@ func (t *translator) env(c *Container, where string) [][2]string {
 				t.warnf("%s.envFrom[%d]: key %q of %s %q is not a variable name (letters, digits, _): skipped", where, i, k, objKind(secret), ref.Name)
 				continue
 			}
-			set(name, data[k])
+			setFrom(name, data[k], secret)
 		}
 	}
 	for i, e := range c.Env {
@@ -133,10 +140,16 @@ func (t *translator) env(c *Container, where string) [][2]string {
 		}
 		v, ok := t.valueFrom(c, e.ValueFrom, at)
 		if ok {
-			set(e.Name, v)
+			setFrom(e.Name, v, e.ValueFrom.SecretKeyRef != nil)
 		}
 	}
-	return out
+	for _, kv := range out {
+		if fromSecret[kv[0]] {
+			secrets = append(secrets, kv[0])
+		}
+	}
+	slices.Sort(secrets)
+	return out, secrets
 }
 
 func (t *translator) valueFrom(c *Container, vf *EnvVarSource, at string) (string, bool) {

@@ -34,6 +34,8 @@ type Proc struct {
 	Restart      *Restart
 	SuccessCodes []int // success_exit_codes; nil is the default [0]
 	Stop         *Stop
+	SecretEnv    []string // variables from Secrets: secret_env
+	Sidecar      bool
 }
 
 // Dep is one depends_on entry.
@@ -49,6 +51,7 @@ type Check struct {
 	InitialDelay     string
 	SuccessThreshold int
 	FailureThreshold int
+	StopTimeout      string // a probe's terminationGracePeriodSeconds
 }
 
 // Restart is the long form of restart.
@@ -69,9 +72,11 @@ type Rule struct {
 
 // Stop is the stop block.
 type Stop struct {
-	Signal  string
-	Timeout string
-	Command []string
+	Signal       string
+	Timeout      string
+	Command      []string
+	CommandFirst bool
+	MinGrace     string
 }
 
 // proc returns the process named name, or nil.
@@ -183,6 +188,13 @@ func (q *Proc) node() *yaml.Node {
 			add(n, "restart", rn)
 		}
 	}
+	if len(q.SecretEnv) > 0 {
+		names := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, name := range q.SecretEnv {
+			names.Content = append(names.Content, scalar(name))
+		}
+		add(n, "secret_env", names)
+	}
 	if len(q.SuccessCodes) > 0 {
 		codes := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 		for _, c := range q.SuccessCodes {
@@ -201,7 +213,16 @@ func (q *Proc) node() *yaml.Node {
 		if s.Command != nil {
 			add(sn, "command", strs(s.Command))
 		}
+		if s.CommandFirst {
+			add(sn, "command_first", boolean(true))
+		}
+		if s.MinGrace != "" {
+			add(sn, "min_grace", scalar(s.MinGrace))
+		}
 		add(n, "stop", sn)
+	}
+	if q.Sidecar {
+		add(n, "sidecar", boolean(true))
 	}
 	return n
 }
@@ -219,7 +240,7 @@ func (c *Check) node() *yaml.Node {
 		add(n, "exec", strs(c.Exec))
 	}
 	for _, kv := range [][2]string{{"start_interval", c.StartInterval}, {"interval", c.Interval},
-		{"timeout", c.Timeout}, {"initial_delay", c.InitialDelay}} {
+		{"timeout", c.Timeout}, {"initial_delay", c.InitialDelay}, {"stop_timeout", c.StopTimeout}} {
 		if kv[1] != "" {
 			add(n, kv[0], scalar(kv[1]))
 		}
@@ -244,6 +265,10 @@ func add(m *yaml.Node, key string, v *yaml.Node) {
 }
 
 // scalar is a plain string scalar (quoted by the encoder when needed).
+func boolean(b bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
+}
+
 func scalar(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 }

@@ -282,9 +282,7 @@ type builder struct {
 	gate     []Dep // what the next init step (or the regular containers) wait for
 	sidecars []string
 	hooks    []string // post-start hooks of the regular containers so far
-	// probe-level grace periods of the container being built, for its comment
-	probeGrace []string
-	ordered    []Dep // --ordered: every process so far, with its gate condition
+	ordered  []Dep    // --ordered: every process so far, with its gate condition
 }
 
 func (b *builder) initContainer(c *Container, i int) {
@@ -302,6 +300,7 @@ func (b *builder) initContainer(c *Container, i int) {
 	q := b.base(c, where)
 	if sidecar {
 		q.Comment = "native sidecar (init container with restartPolicy: Always)"
+		q.Sidecar = true
 		b.service(q, c, where, "Always")
 	} else {
 		q.Comment = "init container"
@@ -391,7 +390,17 @@ func (b *builder) regular(c *Container, i int) {
 				t.warnf("spec.backoffLimit: a failed pod is not created again; the run ends with the failed container's exit code")
 			}
 		}
-		b.noProbes(c, where, "a job's container")
+		if pr := c.StartupProbe; pr != nil {
+			// As for a service: the check, and its budget as start_timeout;
+			// missing it stops the container as a failed start, and its
+			// liveness check begins once it passed.
+			q.Ready = b.probe(c, pr, where+".startupProbe")
+			d := defaults(*pr)
+			q.StartTimeout = secs(d.InitialDelaySeconds + d.FailureThreshold*d.PeriodSeconds + d.TimeoutSeconds)
+		}
+		if c.ReadinessProbe != nil {
+			b.t.warnFor(c.Name, "readinessProbe: not run on a job's container: in a local run its readiness gates nothing (no Service sends it traffic, and the run's readiness counts only services)")
+		}
 		if c.LivenessProbe != nil {
 			q.Live = b.probe(c, c.LivenessProbe, where+".livenessProbe")
 		}
@@ -462,10 +471,6 @@ func setDep(deps []Dep, d Dep) []Dep {
 // add appends q, and its postStart hook as a process of its own; it
 // returns the hook's name, or "".
 func (b *builder) add(q *Proc, c *Container, where string) string {
-	if len(b.probeGrace) > 0 {
-		q.Comment = strings.TrimPrefix(q.Comment+"; ", "; ") + "not enforced: " + strings.Join(b.probeGrace, ", ")
-		b.probeGrace = nil
-	}
 	b.p.Processes = append(b.p.Processes, q)
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return ""
@@ -501,7 +506,7 @@ func (b *builder) base(c *Container, where string) *Proc {
 	t := b.t
 	q := &Proc{Name: c.Name}
 	t.envFiles = nil
-	q.Env = t.env(c, where)
+	q.Env, q.SecretEnv = t.env(c, where)
 	lookup := func(k string) (string, bool) {
 		for _, kv := range q.Env {
 			if kv[0] == k {
@@ -530,7 +535,9 @@ func (b *builder) base(c *Container, where string) *Proc {
 	q.WorkingDir = b.remap(c.WorkingDir)
 	q.User = b.user(c, where)
 
-	stop := &Stop{Timeout: secs(b.grace)}
+	// The kubelet gives every container its stop signal and at least
+	// minimumGracePeriodInSeconds before SIGKILL, even past the grace.
+	stop := &Stop{Timeout: secs(b.grace), MinGrace: secs(minGrace)}
 	if lc := c.Lifecycle; lc != nil {
 		if lc.StopSignal != "" {
 			if os := t.w.Spec.OS; os == nil || os.Name == "" {
@@ -543,6 +550,9 @@ func (b *builder) base(c *Container, where string) *Proc {
 		}
 		if lc.PreStop != nil {
 			stop.Command = b.hook(c, lc.PreStop, where+".lifecycle.preStop")
+			// The kubelet starts every preStop when termination begins;
+			// sidecars then wait for their turn.
+			stop.CommandFirst = stop.Command != nil && !t.opts.Ordered
 		}
 	}
 	q.Stop = stop
@@ -694,9 +704,6 @@ func (b *builder) probe(c *Container, in *Probe, where string) *Check {
 			b.t.errorf("%s.terminationGracePeriodSeconds: must not be set on a readinessProbe, as the API requires", where)
 		case *g <= 0:
 			b.t.errorf("%s.terminationGracePeriodSeconds %d: must be greater than 0, as the API requires", where, *g)
-		case int(*g) != b.grace:
-			b.t.warnFor(c.Name, fmt.Sprintf("%s.terminationGracePeriodSeconds %d: podvisor has one stop timeout per process, so a stop after this probe fails gets the pod's %ds (recorded in the process's comment)", strings.TrimPrefix(where[strings.Index(where, ")")+1:], "."), *g, b.grace))
-			b.probeGrace = append(b.probeGrace, fmt.Sprintf("%s.terminationGracePeriodSeconds: %ds", where[strings.LastIndex(where, ".")+1:], *g))
 		}
 	}
 	ch := &Check{
@@ -708,6 +715,10 @@ func (b *builder) probe(c *Container, in *Probe, where string) *Check {
 	}
 	if p.InitialDelaySeconds > 0 {
 		ch.InitialDelay = secs(p.InitialDelaySeconds)
+	}
+	if g := p.TerminationGracePeriodSeconds; g != nil && *g > 0 && !strings.HasSuffix(where, ".readinessProbe") {
+		// The stop after this probe fails has the probe's own grace.
+		ch.StopTimeout = secs(int(*g))
 	}
 	var handlers []string
 	for name, set := range map[string]bool{"exec": p.Exec != nil, "httpGet": p.HTTPGet != nil, "tcpSocket": p.TCPSocket != nil, "grpc": p.GRPC.Kind != 0} {
@@ -802,8 +813,8 @@ func (b *builder) hook(c *Container, h *LifecycleHandler, where string) []string
 		return b.remapAll(h.Exec.Command)
 	case h.HTTPGet != nil:
 		u := b.httpURL(c, h.HTTPGet, where+".httpGet")
-		// One GET, as the kubelet makes: --interval as long as --timeout.
-		return []string{b.t.opts.Self, "wait", "--http", u, "--timeout", "10s", "--interval", "10s"}
+		// One GET, as the kubelet makes, whatever its answer.
+		return []string{b.t.opts.Self, "wait", "--http", u, "--timeout", "10s", "--once"}
 	case h.Sleep != nil:
 		if s := h.Sleep.Seconds; s < 0 || s > b.grace {
 			b.t.errorf("%s.sleep.seconds %d: must be non-negative and at most terminationGracePeriodSeconds (%d), as the API requires", where, s, b.grace)

@@ -109,8 +109,16 @@ func TestKubeletOrder(t *testing.T) {
 	if app.Stop.Signal.String() != "quit" || app.Stop.Timeout.Seconds() != 20 || cfg.ShutdownTimeout.Seconds() != 20 {
 		t.Errorf("app stop = %+v, shutdown %s", app.Stop, cfg.ShutdownTimeout)
 	}
-	if want := []string{"/usr/bin/podvisor", "wait", "--http", "http://127.0.0.1:8080/drain", "--timeout", "10s", "--interval", "10s"}; !slices.Equal(app.Stop.Command, want) {
+	if want := []string{"/usr/bin/podvisor", "wait", "--http", "http://127.0.0.1:8080/drain", "--timeout", "10s", "--once"}; !slices.Equal(app.Stop.Command, want) {
 		t.Errorf("preStop = %q, want %q", app.Stop.Command, want)
+	}
+	// Every preStop starts with the termination; each container gets 2 s
+	// after its signal even past the grace; sidecars are marked.
+	if !app.Stop.CommandFirst || app.Stop.MinGrace.Seconds() != 2 {
+		t.Errorf("app stop = %+v, want command_first and min_grace 2s", app.Stop)
+	}
+	if !proxy.Sidecar || !cfg.Processes["logs"].Sidecar || app.Sidecar {
+		t.Errorf("sidecar: proxy %v, logs %v, app %v; want true, true, false", proxy.Sidecar, cfg.Processes["logs"].Sidecar, app.Sidecar)
 	}
 	if proxy.Ready == nil || proxy.Ready.Target != "127.0.0.1:15000" || proxy.StartTimeout.Seconds() != 6 {
 		t.Errorf("proxy ready = %+v, start_timeout %s: want the startupProbe, budget 5x1s+1s", proxy.Ready, proxy.StartTimeout)
@@ -290,6 +298,10 @@ spec:
 	cfg := load(t, res)
 	if got := cfg.Processes["app"].Command; !slices.Equal(got, []string{"app", "fast", "secret", "fast"}) {
 		t.Errorf("command %q", got)
+	}
+	// TOKEN came from a Secret: podvisor redacts it whatever its name.
+	if got := cfg.Processes["app"].SecretEnv; !slices.Equal(got, []string{"TOKEN"}) {
+		t.Errorf("secret_env %q, want [TOKEN]", got)
 	}
 	joined := strings.Join(res.Warnings, "\n")
 	for _, want := range []string{`"1bad"`, "Service/web"} {
@@ -876,8 +888,8 @@ func TestKube135Fields(t *testing.T) {
 	})
 	t.Run("probe grace", func(t *testing.T) {
 		q, ws := proc(t, pod("", "    livenessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 5}\n"))
-		if !strings.Contains(q.Comment, "livenessProbe.terminationGracePeriodSeconds: 5s") || !warned(ws, "livenessProbe.terminationGracePeriodSeconds 5") {
-			t.Errorf("comment %q, warnings %q", q.Comment, ws)
+		if q.Live == nil || q.Live.StopTimeout != "5s" || warned(ws, "terminationGracePeriodSeconds") {
+			t.Errorf("live %+v, warnings %q: want stop_timeout 5s, no warning", q.Live, ws)
 		}
 	})
 	t.Run("tcpSocket hooks", func(t *testing.T) {

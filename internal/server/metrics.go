@@ -209,3 +209,7 @@ func boolValue(b bool) float64 {
 	}
 	return 0
 }
+
+// Sampler returns the resource sampler /status and the metrics use, for
+// the event stream's resources frames (one /proc walk serves them all).
+func (m *Metrics) Sampler() Sampler { return m.sampler }

@@ -34,6 +34,11 @@ type Options struct {
 	LiveTimeout time.Duration
 	// Timeline serves GET /timeline; nil leaves the route out.
 	Timeline TimelineSource
+	// Events serves GET /events (Server-Sent Events); nil leaves it out.
+	Events *Events
+	// UI serves the web page at / and everything under /ui/; nil leaves
+	// them out.
+	UI http.Handler
 
 	// Connection timeouts for NewHTTPServer. Go's zero values mean "none",
 	// which lets a slow client hold a connection forever.
@@ -85,7 +90,14 @@ func New(src Source, m *Metrics, opts Options) http.Handler {
 	mux.HandleFunc("GET /status", h.status)
 	mux.Handle("GET /metrics", m.handler(src.Snapshot, opts.logger()))
 	if opts.Timeline != nil {
-		mux.HandleFunc("GET /timeline", timelineHandler(opts.Timeline))
+		mux.HandleFunc("GET /timeline", TimelineHandler(opts.Timeline))
+	}
+	if opts.Events != nil {
+		mux.Handle("GET /events", opts.Events)
+	}
+	if opts.UI != nil {
+		mux.Handle("/{$}", opts.UI)
+		mux.Handle("/ui/", opts.UI)
 	}
 	if opts.Pprof {
 		mountPprof(mux)

@@ -17,7 +17,9 @@ type TimelineSource interface {
 	Doc(now time.Time) timeline.Doc
 }
 
-func timelineHandler(src TimelineSource) http.HandlerFunc {
+// TimelineHandler serves src's document as JSON (GET /timeline, and
+// GET /v1/timeline on the control socket).
+func TimelineHandler(src TimelineSource) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		body, err := json.Marshal(src.Doc(time.Now()))
 		if err != nil {

@@ -26,12 +26,12 @@ func (s *Supervisor) holds(r *record, c graph.Condition) bool {
 		if r.state == Completed {
 			return true
 		}
-		return r.child != nil && (r.state == Starting || r.state == Running) && r.wantStop == intentNone
+		return r.child != nil && (r.state == Starting || r.state == Running) && r.wantStop == intentNone && r.seen
 	case graph.Ready:
 		if r.p.Type != config.Service {
 			return r.state == Completed
 		}
-		return r.ready && r.child != nil && r.state == Running && r.wantStop == intentNone
+		return r.ready && r.child != nil && r.state == Running && r.wantStop == intentNone && r.seen
 	case graph.Completed:
 		return r.state == Completed
 	}

@@ -43,14 +43,17 @@ type chaos struct {
 	trace      []string
 	violations []string
 	pid        int
-	killSent   bool
-	deadline   time.Time // teardown deadline once seen
-	endedAt    time.Time // when Run returned
+	killSent   bool                 // a SIGKILL in teardown that counts for the exit code (not a sidecar's)
+	anyKill    bool                 // any SIGKILL in teardown
+	sigAt      map[string]time.Time // stop signal of the current incarnation in teardown
+	minGrace   time.Duration        // the largest stop.min_grace of the config
+	deadline   time.Time            // teardown deadline once seen
+	endedAt    time.Time            // when Run returned
 }
 
 func newChaos(seed uint64) *chaos {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	c := &chaos{wd: rand.New(rand.NewPCG(seed^0x77617463, seed)), rng: rng, ops: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, pid: 1000, t0: time.Now()}
+	c := &chaos{wd: rand.New(rand.NewPCG(seed^0x77617463, seed)), rng: rng, ops: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, sigAt: map[string]time.Time{}, pid: 1000, t0: time.Now()}
 	var procs []chaosProc
 	// Exit rules draw from their own stream, so older seeds keep their
 	// configs and events (TestInvariantRegressions).
@@ -58,6 +61,7 @@ func newChaos(seed uint64) *chaos {
 	c.n = len(procs)
 	for _, p := range procs {
 		c.procs[p.name] = p
+		c.minGrace = max(c.minGrace, p.minGrace)
 		c.probeOK[p.name+"/ready"] = rng.IntN(2) == 0
 		c.probeOK[p.name+"/live"] = true
 	}

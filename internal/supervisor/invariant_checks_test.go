@@ -86,16 +86,39 @@ func (c *chaos) checkSignal(name string, sig syscall.Signal) {
 	now := time.Now()
 	switch {
 	case sig == syscall.SIGKILL:
+		c.mu.Lock()
+		sigAt := c.sigAt[name]
 		if s.phase == PhaseStopping { // SPEC: exit 1 when teardown had to SIGKILL
-			c.mu.Lock()
-			c.killSent = true
-			c.mu.Unlock()
+			c.anyKill = true
+			c.killSent = c.killSent || !r.p.Sidecar // a sidecar's does not count
 		}
-		allowed := !now.Before(r.due) || s.phase == PhaseStopping && !now.Before(s.deadline) || s.killingAll
+		c.mu.Unlock()
+		g := r.p.Stop.MinGrace
+		allowed := !now.Before(r.due) || s.phase == PhaseStopping && !now.Before(s.deadline) && g == 0 || s.killingAll
+		if !allowed && g > 0 && s.phase == PhaseStopping && !now.Before(s.deadline) && !r.signalledAt.IsZero() {
+			allowed = !now.Before(r.signalledAt.Add(g)) // signalled before the teardown
+		}
 		if !allowed {
 			c.violate("SIGKILL to %s before its stop timeout, the deadline or a second signal", name)
 		}
+		// stop.min_grace: a stop begun in the teardown always has its
+		// signal, and min_grace after it, before SIGKILL.
+		if g > 0 && s.phase == PhaseStopping && r.intent == intentNone && !s.killingAll {
+			if sigAt.IsZero() {
+				c.violate("SIGKILL to %s (min_grace %v) without its stop signal first", name, g)
+			} else if now.Sub(sigAt) < g {
+				c.violate("SIGKILL to %s %v after its stop signal, less than its min_grace %v", name, now.Sub(sigAt), g)
+			}
+		}
 	case sig == r.p.Stop.Signal:
+		if s.phase == PhaseStopping {
+			c.mu.Lock()
+			c.sigAt[name] = now
+			c.mu.Unlock()
+		}
+		if s.pastDeadline && r.p.Stop.MinGrace > 0 {
+			break // past shutdown_timeout every such process gets its signal at once
+		}
 		// A stop begun before the teardown (a restart's, whose hook was
 		// still running) finishes as it began: it waited only for its
 		// restart: true dependents.
@@ -128,6 +151,9 @@ func (c *chaos) checkLaunch(name string) {
 	s := c.sup
 	r := s.byName[name]
 	c.checkRename(name)
+	c.mu.Lock()
+	delete(c.sigAt, name)
+	c.mu.Unlock()
 	if s.phase == PhaseStopping {
 		c.violate("%s started during teardown", name)
 	}
@@ -185,13 +211,14 @@ func (c *chaos) checkQuiescent() {
 
 func (c *chaos) checkOutcome(o Outcome) {
 	c.mu.Lock()
-	deadline, killed, now := c.deadline, c.killSent, c.endedAt
+	deadline, killed, anyKill, now := c.deadline, c.killSent, c.anyKill, c.endedAt
 	c.mu.Unlock()
 	c.logf("outcome: %+v exit %d", o, o.ExitCode())
-	if !deadline.IsZero() && now.After(deadline.Add(groupPoll)) && !killed {
+	// stop.min_grace may keep a process past the deadline, by at most that.
+	if !deadline.IsZero() && now.After(deadline.Add(c.minGrace+groupPoll)) && !anyKill {
 		c.violate("teardown ended %v after its deadline without SIGKILL", now.Sub(deadline))
 	}
-	if !deadline.IsZero() && now.After(deadline.Add(finalGrace+groupPoll)) {
+	if !deadline.IsZero() && now.After(deadline.Add(c.minGrace+finalGrace+groupPoll)) {
 		c.violate("teardown ended %v after shutdown_timeout", now.Sub(deadline))
 	}
 	if o.Killed != killed {

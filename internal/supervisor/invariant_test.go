@@ -133,6 +133,7 @@ type chaosProc struct {
 	ignoreTerm bool
 	stopDelay  time.Duration
 	hook       time.Duration // 0: no stop.command
+	minGrace   time.Duration // kube play's options (sidecar, command_first, min_grace)
 	watchdog   time.Duration // 0: none; else ready is notify: systemd (driven like log)
 	watch      bool          // has watch:, driven by act
 }
@@ -142,6 +143,7 @@ func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
 	procs := make([]chaosProc, n)
 	var b strings.Builder
 	fmt.Fprintf(&b, "shutdown_timeout: %dms\nprocesses:\n", 2000+rng.IntN(15000))
+	kube := rng.IntN(3) == 0 // kube play's lifecycle options on some processes
 	for i := range procs {
 		p := &procs[i]
 		p.name = fmt.Sprintf("p%d", i)
@@ -210,13 +212,33 @@ func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
 				b.WriteString("    live: {exec: [live], interval: 700ms, failure_threshold: 1}\n")
 			}
 		}
+		if p.typ != config.Service && rng.IntN(4) == 0 {
+			// A startup check (kube play's startupProbe on a job's container).
+			p.readyKind = "exec"
+			fmt.Fprintf(&b, "    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2}\n    start_timeout: %dms\n", 500+rng.IntN(3000))
+			if rng.IntN(3) == 0 {
+				p.live = true
+				b.WriteString("    live: {exec: [live], interval: 700ms, failure_threshold: 1}\n")
+			}
+		}
 		sig := []string{"SIGTERM", "SIGINT"}[rng.IntN(2)]
 		stopTimeout := 200 + rng.IntN(4000)
+		extra := ""
+		if kube && rng.IntN(2) == 0 {
+			p.minGrace = time.Duration(100+rng.IntN(2500)) * time.Millisecond
+			extra = fmt.Sprintf(", min_grace: %dms", p.minGrace.Milliseconds())
+		}
 		if rng.IntN(4) == 0 {
 			p.hook = time.Duration(1+rng.IntN(6000)) * time.Millisecond
-			fmt.Fprintf(&b, "    stop: {signal: %s, timeout: %dms, command: [hook]}\n", sig, stopTimeout)
+			if kube && rng.IntN(2) == 0 {
+				extra += ", command_first: true"
+			}
+			fmt.Fprintf(&b, "    stop: {signal: %s, timeout: %dms, command: [hook]%s}\n", sig, stopTimeout, extra)
 		} else {
-			fmt.Fprintf(&b, "    stop: {signal: %s, timeout: %dms}\n", sig, stopTimeout)
+			fmt.Fprintf(&b, "    stop: {signal: %s, timeout: %dms%s}\n", sig, stopTimeout, extra)
+		}
+		if kube && p.typ == config.Service && rng.IntN(2) == 0 {
+			b.WriteString("    sidecar: true\n")
 		}
 		p.ignoreTerm = rng.IntN(7) == 0
 		p.stopDelay = time.Duration(rng.IntN(3000)) * time.Millisecond

@@ -107,7 +107,7 @@ func (l *ProcLauncher) Checkers() CheckerFactory {
 		if err != nil {
 			return nil, err
 		}
-		return redactingChecker{c, envRedactor(env)}, nil
+		return redactingChecker{c, envRedactor(env, p.SecretEnv)}, nil
 	}
 }
 

@@ -183,6 +183,7 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		if !e.healthy && r.wantStop == intentNone {
 			s.log.Warn("liveness check failed: restarting", "process", r.p.Name, "detail", e.detail)
 			r.reason = "liveness check failed: " + e.detail
+			r.failedBy = r.p.Live
 			s.requestStop(r, intentFail, now)
 		}
 	case watchdogEv:
@@ -216,8 +217,10 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		if e.err != nil {
 			s.log.Warn("stop command failed", "process", r.p.Name, "err", e.err)
 		}
-		if r.child != nil && !r.killed {
-			s.sendStopSignal(r)
+		if r.child != nil && !r.killed && r.state == Stopping {
+			s.sendStopSignal(r) // an early command's process waits for its turn
 		}
+	case seenEv:
+		s.onSeen(e)
 	}
 }

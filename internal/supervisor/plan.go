@@ -174,6 +174,9 @@ func globalChanges(old, new *config.Config) []string {
 	if old.Control != new.Control {
 		out = append(out, "control: changed; the socket moves when podvisor next starts")
 	}
+	if old.UI != new.UI {
+		out = append(out, "ui: changed; the web page takes it when podvisor next starts")
+	}
 	if !slices.Equal(old.Env, new.Env) {
 		out = append(out, "env: changed (processes using it are restarted above)")
 	}

@@ -78,4 +78,5 @@ func (s *Supervisor) publish() {
 	}
 	snap.Ready = allReady
 	s.snap.Store(snap)
+	s.changed.notify()
 }

@@ -101,6 +101,10 @@ func (c *reportingChecker) Check(ctx context.Context) health.Result {
 
 func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time) {
 	r.readyDetail = detail
+	if startupChecked(r) {
+		s.onStartupReady(r, ready, now) // jobprobes.go
+		return
+	}
 	if r.p.Type != config.Service || ready == r.ready {
 		return
 	}

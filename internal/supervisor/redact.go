@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,11 +51,13 @@ func secretName(name string) bool {
 // environment a probe runs with) by [redacted: NAME], or nil when there
 // are none: a probe's output or error reaches /status and the log, and no
 // endpoint may show a secret. Secrets are the values of variables whose
-// names say so (secretName) and the passwords of URLs with credentials
+// names say so (secretName), of those the config names in secret_env
+// (secretEnv: kube play lists there what came from a Kubernetes Secret),
+// and the passwords of URLs with credentials
 // (DATABASE_URL=postgres://app:PASSWORD@db/app) in any variable. Other
 // values stay: redacting every value blanked addresses, modes and paths,
 // and "dial tcp ${BIND_ADDR}:1" read as a failed interpolation.
-func envRedactor(env []string) *strings.Replacer {
+func envRedactor(env, secretEnv []string) *strings.Replacer {
 	type kv struct{ k, v string }
 	var pairs []kv
 	for _, e := range env {
@@ -62,7 +65,7 @@ func envRedactor(env []string) *strings.Replacer {
 		if !ok {
 			continue
 		}
-		if secretName(k) && len(v) >= minRedacted {
+		if (secretName(k) || slices.Contains(secretEnv, k)) && len(v) >= minRedacted {
 			pairs = append(pairs, kv{k, v})
 			continue
 		}

@@ -25,6 +25,7 @@ func TestProbeDetailRedactsSecretsOnly(t *testing.T) {
 		"GITHUB_TOKEN=ghp_abcdefgh",
 		"DATABASE_URL=postgres://app:pg-s3cret-pw@db.internal:5432/app",
 		"SHORT_TOKEN=ab",
+		"LICENSE=lic-4242-abcd", // a secret by secret_env, not by its name
 	}
 	tests := []struct{ detail, want string }{
 		{"dial tcp 127.0.0.1:1: connect: connection refused", "dial tcp 127.0.0.1:1: connect: connection refused"},
@@ -33,8 +34,9 @@ func TestProbeDetailRedactsSecretsOnly(t *testing.T) {
 		{"key=k-0123456789 token=ghp_abcdefgh", "key=[redacted: API_KEY] token=[redacted: GITHUB_TOKEN]"},
 		{"connect postgres://app:pg-s3cret-pw@db.internal:5432/app: refused", "connect postgres://app:[redacted: DATABASE_URL]@db.internal:5432/app: refused"},
 		{"ab cd", "ab cd"},
+		{"license lic-4242-abcd refused", "license [redacted: LICENSE] refused"},
 	}
-	r := envRedactor(env)
+	r := envRedactor(env, []string{"LICENSE"})
 	if r == nil {
 		t.Fatal("no redactor for an environment with secrets")
 	}
@@ -44,7 +46,7 @@ func TestProbeDetailRedactsSecretsOnly(t *testing.T) {
 			t.Errorf("%q\nredacted to %q\nwant        %q", tt.detail, res.Detail, tt.want)
 		}
 	}
-	if r := envRedactor([]string{"BIND_ADDR=127.0.0.1", "HOME=/home/someone"}); r != nil {
+	if r := envRedactor([]string{"BIND_ADDR=127.0.0.1", "HOME=/home/someone"}, nil); r != nil {
 		t.Errorf("a redactor for an environment without secrets: %v", r.Replace("127.0.0.1 /home/someone"))
 	}
 }

@@ -38,6 +38,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 		s.tl.Spawned(r.p.Name, r.gen, now)
 		gen, idx := r.gen, r.idx
 		r.ready, r.killed, r.intent = false, false, intentNone
+		r.hookEarly, r.signalledAt, r.failedBy = false, time.Time{}, nil
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
 		r.watchdogDue, r.errno = time.Time{}, 0
 		if r.runDue {
@@ -122,6 +123,7 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 		return
 	}
 	r.child, r.pid = child, child.Pid()
+	s.watchSeen(r, child)
 	s.alive++
 	r.everStarted = true
 	r.startedAt = now
@@ -136,6 +138,9 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	switch {
 	case r.p.Type != config.Service:
 		s.setState(r, Running) // a oneshot or job is "ready" only once it completed
+		if ready != nil && r.p.StartTimeout > 0 {
+			r.due = now.Add(r.p.StartTimeout) // jobprobes.go
+		}
 	case ready == nil:
 		s.setState(r, Running)
 		r.ready, r.readyAt = true, now
@@ -154,7 +159,7 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	if ready != nil && isPolled(ready.Kind) {
 		s.watch(ctx, r, ready, "ready", now)
 	}
-	if r.p.Live != nil && r.state == Running {
+	if r.p.Live != nil && r.state == Running && !startupChecked(r) {
 		s.watch(ctx, r, r.p.Live, "live", now)
 	}
 }

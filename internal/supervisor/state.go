@@ -64,8 +64,8 @@ func (p Phase) String() string {
 //	Pending    Failed     spawn failed for good: not found, not executable (teardown.go: fatal)
 //	Pending    Stopped    teardown before it started; podvisor stop; removed by a reload (teardown.go, operate.go, reload.go)
 //	Starting   Running    ready (readiness.go)
-//	Starting   Stopping   start_timeout, liveness, cascade, operator stop, teardown (stops.go, teardown.go)
-//	Running    Stopping   the same causes (stops.go, teardown.go)
+//	Starting   Stopping   start_timeout, liveness, cascade, operator stop, teardown, min_grace past shutdown_timeout (stops.go, teardown.go, sidecars.go)
+//	Running    Stopping   the same causes (stops.go, teardown.go, sidecars.go)
 //	Starting,
 //	Running    Completed  a oneshot or job exited with a success code (exits.go)
 //	Starting,

@@ -66,13 +66,16 @@ func (s *Supervisor) step(now time.Time) {
 				if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
 					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
 					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
+					r.failedBy = r.p.Ready
 					s.requestStop(r, intentFail, now)
 				} else if !now.Before(r.remindAt) && r.p.Ready != nil {
 					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
 					r.remindAt = now.Add(reminderEvery)
 				}
 			case Running:
-				s.watchdogMissed(r, now)
+				if !s.watchdogMissed(r, now) {
+					s.stepStartup(r, now) // jobprobes.go
+				}
 			case Stopping:
 				s.escalate(r, now)
 			}
@@ -119,7 +122,7 @@ func (s *Supervisor) nextWake() time.Time {
 	}
 	// Once the deadline has passed and everything got SIGKILL, only exit
 	// events remain: waking at the past deadline again would spin the loop.
-	if s.phase == PhaseStopping && !s.deadline.IsZero() && s.unkilled() {
+	if s.phase == PhaseStopping && !s.deadline.IsZero() && !s.pastDeadline && s.unkilled() {
 		consider(s.deadline)
 	}
 	if s.phase == PhaseStopping {
@@ -151,6 +154,9 @@ func (s *Supervisor) nextWake() time.Time {
 			}
 		case Running:
 			consider(s.watchdogWake(r))
+			if s.awaitsStartup(r) {
+				consider(r.due)
+			}
 		case Stopping:
 			if r.child != nil && !r.killed {
 				consider(r.due)

@@ -5,7 +5,6 @@
 package supervisor
 
 import (
-	"context"
 	"syscall"
 	"time"
 )
@@ -64,6 +63,13 @@ func (s *Supervisor) stepWantedStops(now time.Time) {
 
 // escalate sends SIGKILL once a stopping child has outlived its stop budget.
 func (s *Supervisor) escalate(r *record, now time.Time) {
+	if s.phase == PhaseStopping && r.p.Stop.MinGrace > 0 && r.signalledAt.IsZero() {
+		// Its command used the budget up: the signal, then min_grace.
+		if r.child != nil && !r.killed && !now.Before(r.due) {
+			s.lastStop(r, now)
+		}
+		return
+	}
 	if r.child != nil && !r.killed && !now.Before(r.due) {
 		why := "stop timeout " + r.p.Stop.Timeout.String() + " exceeded"
 		if s.phase == PhaseStopping && !r.due.Before(s.deadline) {
@@ -78,30 +84,35 @@ func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 	s.setState(r, Stopping)
 	r.intent = intent
 	s.tl.StopRequested(r.p.Name, r.gen, s.stopWhy(r, intent), now)
-	r.due = now.Add(r.p.Stop.Timeout)
-	if s.phase == PhaseStopping && r.due.After(s.deadline) {
-		r.due = s.deadline
+	r.due = s.stopDue(r, now)
+	if f := r.failedBy; intent == intentFail && f != nil && f.StopTimeout > 0 {
+		// The check's own budget (a probe's terminationGracePeriodSeconds).
+		r.due = now.Add(f.StopTimeout)
 	}
 	if r.cancelProbe != nil {
 		r.cancelProbe()
 		r.cancelProbe = nil
 	}
+	if r.hookEarly {
+		// Its stop.command began with the teardown (sidecars.go): the
+		// signal follows it, within the budget counted from then.
+		r.due = s.stopDue(r, s.deadline.Add(-s.cfg.ShutdownTimeout))
+		if !r.stopCmd {
+			s.sendStopSignal(r)
+		}
+		return
+	}
 	if len(r.p.Stop.Command) > 0 {
 		// The hook runs inside the stop budget, less a grace for the stop
 		// signal: a hanging hook must not mean the signal is never sent
-		// (Kubernetes sends TERM when a preStop hook overruns, too).
-		r.stopCmd = true
-		s.stopCmds++
-		s.tl.StopCommand(r.p.Name, r.gen, false, nil, now)
-		hookBy := r.due.Add(-hookGrace(r.due.Sub(now)))
-		ctx, cancel := context.WithDeadline(s.probeCtx, hookBy)
-		r.cancelHook = cancel
-		idx, gen, p := r.idx, r.gen, r.p
-		go func() {
-			defer cancel()
-			err := s.launcher.StopCommand(ctx, p)
-			s.send(stopCmdDoneEv{idx: idx, gen: gen, err: err})
-		}()
+		// (Kubernetes sends TERM when a preStop hook overruns, too). With
+		// stop.min_grace the hook has the whole budget, and the signal
+		// min_grace after it.
+		hookBy := r.due
+		if r.p.Stop.MinGrace == 0 || s.phase != PhaseStopping {
+			hookBy = r.due.Add(-hookGrace(r.due.Sub(now)))
+		}
+		s.runHook(r, hookBy, now)
 		return
 	}
 	s.sendStopSignal(r)
@@ -120,7 +131,12 @@ func (s *Supervisor) sendStopSignal(r *record) {
 	if err := r.child.Signal(r.p.Stop.Signal); err != nil {
 		s.log.Warn("stop signal", "process", r.p.Name, "err", err)
 	}
-	s.tl.Signalled(r.p.Name, r.gen, r.p.Stop.Signal, time.Now())
+	at := time.Now()
+	s.tl.Signalled(r.p.Name, r.gen, r.p.Stop.Signal, at)
+	if g := r.p.Stop.MinGrace; g > 0 && s.phase == PhaseStopping && r.due.Before(at.Add(g)) {
+		r.due = at.Add(g) // the kubelet's minimum, even past shutdown_timeout
+	}
+	r.signalledAt = at
 	// A stopped (SIGSTOP) process would ignore the stop signal until SIGKILL.
 	if r.p.Stop.Signal != syscall.SIGCONT {
 		_ = r.child.Signal(syscall.SIGCONT)

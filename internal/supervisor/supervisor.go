@@ -29,6 +29,8 @@ type Supervisor struct {
 	reading chan struct{}
 	done    chan struct{} // closed when Run returns: senders stop blocking
 	snap    atomic.Pointer[Snapshot]
+	// changed wakes event-stream readers after each publish (watch.go).
+	changed changes
 
 	// Loop-owned state.
 	recs   []*record // in start order (topological, by level then name)
@@ -62,6 +64,8 @@ type Supervisor struct {
 	abandoned bool
 	// killingAll is set once everything got SIGKILL (second signal, cancel).
 	killingAll bool
+	// pastDeadline is set once a teardown step ran at or after shutdown_timeout.
+	pastDeadline bool
 
 	// afterStep, if set (tests only), is called by the loop after every
 	// step, with the loop's state quiescent.

@@ -36,6 +36,7 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 		r.wantStop = intentNone // teardown orders every stop from now on
 	}
 	s.publish() // /readyz must turn 503 before the first stop signal goes out
+	s.startEarlyHooks(now)
 }
 
 func (s *Supervisor) fatal(r *record, code int, why string, now time.Time) {
@@ -68,8 +69,10 @@ func (s *Supervisor) kill(r *record, why string) {
 	if r.state == Starting || r.state == Running {
 		s.setState(r, Stopping)
 	}
-	if s.phase == PhaseStopping {
-		s.outcome.Killed = true // a restart's escalation does not count
+	if s.phase == PhaseStopping && !r.p.Sidecar {
+		// A restart's escalation does not count, nor a sidecar's (the
+		// pod's phase ignores sidecars).
+		s.outcome.Killed = true
 	}
 	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.pid, "reason", why)
 	if err := r.child.Signal(syscall.SIGKILL); err != nil {
@@ -80,6 +83,7 @@ func (s *Supervisor) kill(r *record, why string) {
 
 func (s *Supervisor) stepTeardown(now time.Time) {
 	pastDeadline := !now.Before(s.deadline)
+	s.pastDeadline = s.pastDeadline || pastDeadline
 	for i := len(s.recs) - 1; i >= 0; i-- {
 		r := s.recs[i]
 		switch r.state {
@@ -96,7 +100,21 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 			s.escalate(r, now)
 		}
 		if pastDeadline && r.child != nil && !r.killed {
-			s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
+			switch {
+			case r.p.Stop.MinGrace == 0:
+				s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
+			case r.signalledAt.IsZero():
+				s.lastStop(r, now) // SIGKILL min_grace after the signal
+			default:
+				// Signalled already (a stop begun before the teardown
+				// included): SIGKILL once min_grace has passed since.
+				if by := r.signalledAt.Add(r.p.Stop.MinGrace); by.Before(r.due) {
+					r.due = by
+				}
+				if !now.Before(r.due) {
+					s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
+				}
+			}
 		}
 	}
 	if at := s.abandonAt(); !at.IsZero() && !now.Before(at) {

@@ -162,6 +162,12 @@ type record struct {
 	readyDetail string
 
 	intent         stopIntent
+	stopCmd        bool           // stop.command in flight
+	hookEarly      bool           // stop.command_first: the command began with the teardown
+	failedBy       *config.Probe  // the check whose failure asked for the stop (its stop_timeout)
+	signalledAt    time.Time      // when the stop signal went out to this incarnation; zero: not yet
+	seen           bool           // seen running after its exec (a sidecar's start gate; sidecars.go)
+	killed         bool           // SIGKILL sent to this incarnation
 	ruleMatches    map[string]int // exits decided by each restart.rules rule, by label
 	ruleStop       bool           // Stopped by a stop rule (a job so stopped counts as done); setState clears it
 	watchdogDue    time.Time      // the next WATCHDOG=1 is due by then (zero: no watchdog armed)
@@ -175,9 +181,7 @@ type record struct {
 	runs    int
 	skipped int
 
-	watchEvents int  // watch: changes acted on
-	stopCmd     bool // stop.command in flight
-	killed      bool // SIGKILL sent to this incarnation
+	watchEvents int // watch: changes acted on
 	killedAt    time.Time
 	oomKills    int
 	cancelProbe context.CancelFunc

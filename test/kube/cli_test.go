@@ -115,6 +115,7 @@ spec:
 `
 	run := func(args ...string) (string, string, int) {
 		cmd := exec.Command(podvisorBin, append([]string{"kube", "play"}, args...)...)
+		cmd.Env = append(os.Environ(), "PODVISOR_CONTROL=off") // suites run side by side
 		cmd.Stdin = strings.NewReader(doc)
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/importer"
+)
+
+type importOpts struct {
+	from          *string
+	output        *string
+	priorityOrder *bool
+	releaseFirst  *bool
+}
+
+// importFlags defines import's flags (cmdImport and the command table share it).
+func importFlags(fs *flag.FlagSet) importOpts {
+	var o importOpts
+	o.from = fs.String("from", "", "input `FORMAT`: supervisord, process-compose, procfile, s6 or systemd (default: detected)")
+	o.output = fs.String("o", "", "write procs.yaml to `FILE` (default: stdout)")
+	fs.StringVar(o.output, "output", "", "write procs.yaml to `FILE` (same as -o)")
+	o.priorityOrder = fs.Bool("priority-order", false, "supervisord: turn priority levels into started dependencies")
+	o.releaseFirst = fs.Bool("release-first", false, "Procfile: every other process waits for release to complete")
+	return o
+}
+
+// importArgs reorders args so that flags may follow the paths
+// (podvisor import supervisord.conf -o procs.yaml).
+func importArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var paths []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return paths, nil
+		}
+		rest := fs.Args()
+		if rest[0] == "--" {
+			return append(paths, rest[1:]...), nil
+		}
+		paths = append(paths, rest[0])
+		args = rest[1:]
+	}
+}
+
+// cmdImport converts another supervisor's configuration into procs.yaml,
+// prints what changed meaning on stderr, and checks the result with
+// check --portable.
+func cmdImport(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("import", io.Discard)
+	o := importFlags(fs)
+	paths, err := importArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return exitUsage
+	}
+	if err != nil {
+		// A flag after the paths is parsed here, not by dispatch: report
+		// it the way dispatch does.
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+			name = strings.TrimLeft(name, "-")
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			msg = "unknown flag " + dashed(name) + suggestion(name, names, "flag")
+		}
+		fmt.Fprintf(stderr, "podvisor import: %s\nRun 'podvisor import --help' for usage.\n", msg)
+		return exitUsage
+	}
+	if len(paths) == 0 {
+		fmt.Fprintln(stderr, "podvisor import: give the file or directory to convert (podvisor import supervisord.conf)")
+		return exitUsage
+	}
+	from := importer.Format(*o.from)
+	if from != "" && !isFormat(from) {
+		fmt.Fprintf(stderr, "podvisor import: unknown format %q for --from (want supervisord, process-compose, procfile, s6 or systemd)\n", from)
+		return exitUsage
+	}
+	m, rep, format, err := importer.Load(paths, from, importer.Options{
+		PriorityOrder: *o.priorityOrder,
+		ReleaseFirst:  *o.releaseFirst,
+	})
+	if err != nil {
+		// Unreadable input: every error, one per line, starting with its
+		// file:line as config errors do; one without a place is prefixed
+		// with the command's name.
+		var list importer.ParseErrors
+		var one *importer.ParseError
+		switch {
+		case errors.As(err, &list):
+			fmt.Fprintln(stderr, list.Error())
+		case errors.As(err, &one) && one.Pos != "":
+			fmt.Fprintln(stderr, one.Error())
+		default:
+			fmt.Fprintf(stderr, "podvisor import: %v\n", err)
+		}
+		return exitUsage
+	}
+	outName := *o.output
+	if outName == "" {
+		outName = "procs.yaml" // where a redirected stdout usually goes
+	}
+	outDir, _ := filepath.Abs(filepath.Dir(outName))
+	if format == importer.Procfile {
+		relocateEnvFiles(m, outDir)
+	}
+	data := importer.Write(m)
+
+	fmt.Fprintf(stderr, "podvisor import: %s, %d processes\n", format, len(m.Processes))
+	rep.WriteReport(stderr)
+	if len(m.Processes) == 0 {
+		return 1 // nothing to write or check; the report says why
+	}
+	_, notes, checkErr := config.ParsePortable(filepath.Join(outDir, filepath.Base(outName)), data, os.LookupEnv)
+	if len(notes) > 0 {
+		fmt.Fprintln(stderr, config.FormatNotes(notes))
+	}
+	code := exitOK
+	if checkErr != nil {
+		fmt.Fprintf(stderr, "check --portable of the result failed:\n%v\n", checkErr)
+		code = 1
+	} else {
+		fmt.Fprintln(stderr, "check --portable: ok")
+	}
+	if rep.Failed() {
+		code = 1
+	}
+	if *o.output == "" {
+		if _, err := stdout.Write(data); err != nil {
+			fmt.Fprintf(stderr, "podvisor import: write: %v\n", err)
+			return 1
+		}
+		return code
+	}
+	if err := os.WriteFile(*o.output, data, 0o644); err != nil {
+		fmt.Fprintf(stderr, "podvisor import: %v\n", err)
+		return 1
+	}
+	return code
+}
+
+func isFormat(f importer.Format) bool {
+	for _, g := range importer.Formats {
+		if f == g {
+			return true
+		}
+	}
+	return false
+}
+
+// relocateEnvFiles rewrites env_file paths found on this machine (a
+// Procfile's .env) relative to the directory procs.yaml is written to.
+func relocateEnvFiles(m *importer.Model, outDir string) {
+	for _, p := range m.Processes {
+		for i, f := range p.EnvFile {
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				continue
+			}
+			if rel, err := filepath.Rel(outDir, abs); err == nil && !strings.HasPrefix(rel, "../../../") {
+				p.EnvFile[i] = rel
+			} else {
+				p.EnvFile[i] = abs
+			}
+		}
+	}
+}
+
+func formatWords() []string {
+	var w []string
+	for _, f := range importer.Formats {
+		w = append(w, string(f))
+	}
+	return w
+}

@@ -1,0 +1,561 @@
+// Package importer converts the configuration of other process supervisors
+// (supervisord, process-compose, Procfile, s6-overlay, systemd units) into a
+// procs.yaml.
+//
+// The converters are pure: each takes file contents (a Source per file, read
+// by the caller) and returns a Model and a Report. Reading the files and
+// directory trees is walk.go's job, writing YAML is write.go's; neither
+// knows any format. Every directive a converter meets ends up in the Report:
+// converted as it is, approximated (and how), or dropped (and why); every
+// approximation is also a comment beside the key in the written file.
+package importer
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Format names a supported input format, as --from spells it.
+type Format string
+
+const (
+	Supervisord    Format = "supervisord"
+	ProcessCompose Format = "process-compose"
+	Procfile       Format = "procfile"
+	S6             Format = "s6"
+	Systemd        Format = "systemd"
+)
+
+// Formats lists the formats in the order help shows them.
+var Formats = []Format{Supervisord, ProcessCompose, Procfile, S6, Systemd}
+
+// Source is one input file: its path (as it should appear in messages)
+// and its contents.
+type Source struct {
+	Path string
+	Data []byte
+}
+
+// KV is one environment entry; order is kept as written.
+type KV struct {
+	Key, Value string
+}
+
+// Model is a procs.yaml before it is written. String values are already
+// in podvisor's syntax: a literal $ that podvisor would interpolate is
+// escaped as $$, and ${VAR} stands for a variable taken from podvisor's
+// environment at load.
+type Model struct {
+	Env             []KV
+	ShutdownTimeout time.Duration // 0: podvisor's default
+	Processes       []*Process    // in the order of the input
+	Header          []string      // comment lines after the schema line
+}
+
+// Process is one entry of processes.
+type Process struct {
+	Name string
+	// Command: Argv is exec'd directly; Shell, when Argv is nil, is run by
+	// /bin/sh -c.
+	Argv  []string
+	Shell string
+	Type  string // "", "oneshot" or "job"
+
+	Env        []KV
+	EnvFile    []string
+	WorkingDir string
+	User       string
+
+	DependsOn    []Dep
+	Ready        *Probe
+	StartTimeout time.Duration
+	Live         *Probe
+
+	Restart          *Restart
+	SuccessExitCodes []int
+	Stop             Stop
+	OOMScoreAdj      *int
+	Log              *Log // nil: the defaults (both streams on podvisor's stdout)
+
+	// Comments by key (command, ready, restart, stop, ...): why the value
+	// only approximates the original. Written beside the key.
+	Comments map[string]string
+	// Origin is where the process was defined (file:line), written as a
+	// comment above it.
+	Origin string
+}
+
+// Dep is one depends_on entry.
+type Dep struct {
+	Name      string
+	Condition string // started | ready | completed
+	Restart   bool
+}
+
+// Probe is a ready or live block.
+type Probe struct {
+	Kind             string // http | tcp | exec | file | log | notify
+	Target           string // URL, host:port, path, regex, "systemd" or "fd:N"
+	Argv             []string
+	Shell            string // exec probe in shell form, when Argv is nil
+	StartInterval    time.Duration
+	Interval         time.Duration
+	Timeout          time.Duration
+	InitialDelay     time.Duration
+	SuccessThreshold int
+	FailureThreshold int
+}
+
+// Log is a process's log block; empty fields are left out.
+type Log struct {
+	Stdout, Stderr   string // inherit | file | off
+	File, StderrFile string
+	MaxSize          int64 // bytes; 0: podvisor's default
+	MaxFiles         int   // 0: podvisor's default
+}
+
+// log returns p's log block, creating it.
+func (p *Process) log() *Log {
+	if p.Log == nil {
+		p.Log = &Log{}
+	}
+	return p.Log
+}
+
+// Restart is the long form of restart.
+type Restart struct {
+	Policy     string // always | on-failure | never
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	Limit      int
+}
+
+// Stop is the stop block; zero values are left out.
+type Stop struct {
+	Signal  string
+	Timeout time.Duration
+	Timed   bool // Timeout was given (0s means SIGKILL at once)
+	Argv    []string
+	Shell   string
+}
+
+// note records an approximation: a comment beside key, and a report entry.
+func (p *Process) note(r *Report, pos, key, how string) {
+	if p.Comments == nil {
+		p.Comments = map[string]string{}
+	}
+	if c, ok := p.Comments[key]; ok {
+		how = c + "; " + how
+	}
+	p.Comments[key] = how
+	r.Approx(pos, p.Name+"."+key, how)
+}
+
+// Process looks a process up by name.
+func (m *Model) Process(name string) *Process {
+	for _, p := range m.Processes {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Kind classifies a report entry.
+type Kind uint8
+
+const (
+	AsIs Kind = iota
+	Approximated
+	Dropped
+	Failed // could not be converted: import exits 1
+)
+
+var kindNames = [...]string{AsIs: "converted as is", Approximated: "approximated", Dropped: "dropped", Failed: "not converted"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Entry is one line of the report.
+type Entry struct {
+	Kind   Kind
+	Pos    string // file:line
+	What   string // directive or key
+	Detail string // how (approximated), why (dropped, failed)
+}
+
+func (e Entry) String() string {
+	s := e.Pos
+	if s != "" {
+		s += ": "
+	}
+	s += e.What
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Report collects what happened to every directive.
+type Report struct {
+	Entries []Entry
+	seen    map[Entry]bool
+}
+
+func (r *Report) add(k Kind, pos, what, detail string) {
+	e := Entry{Kind: k, Pos: pos, What: what, Detail: detail}
+	if r.seen == nil {
+		r.seen = map[Entry]bool{}
+	}
+	if r.seen[e] {
+		return // numprocs and replicas copies say the same thing once
+	}
+	r.seen[e] = true
+	r.Entries = append(r.Entries, e)
+}
+
+// AsIs records a directive converted without change of meaning.
+func (r *Report) AsIs(pos, what string) { r.add(AsIs, pos, what, "") }
+
+// Approx records an approximated directive and how.
+func (r *Report) Approx(pos, what, how string) { r.add(Approximated, pos, what, how) }
+
+// Drop records a dropped directive and why.
+func (r *Report) Drop(pos, what, why string) { r.add(Dropped, pos, what, why) }
+
+// Fail records something that could not be converted.
+func (r *Report) Fail(pos, what, why string) { r.add(Failed, pos, what, why) }
+
+// Failed reports whether something could not be converted.
+func (r *Report) Failed() bool {
+	for _, e := range r.Entries {
+		if e.Kind == Failed {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseError is input that cannot be read as its format at all (import
+// exits 2). Pos is file:line.
+type ParseError struct {
+	Pos string
+	Msg string
+}
+
+func (e *ParseError) Error() string {
+	if e.Pos == "" {
+		return e.Msg
+	}
+	return e.Pos + ": " + e.Msg
+}
+
+// ParseErrors is every syntax error of the inputs, one per line.
+type ParseErrors []*ParseError
+
+func (es ParseErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// errs returns es as an error: nil when empty, the single error, or the list.
+func (es ParseErrors) err() error {
+	switch len(es) {
+	case 0:
+		return nil
+	case 1:
+		return es[0]
+	}
+	return es
+}
+
+func perr(file string, line int, format string, args ...any) *ParseError {
+	return &ParseError{Pos: fmt.Sprintf("%s:%d", file, line), Msg: fmt.Sprintf(format, args...)}
+}
+
+func at(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
+
+// finish checks what every converter's result must satisfy before it is
+// written, recording a failure instead of writing a file podvisor would
+// refuse: at least one process, and text without NUL bytes or invalid
+// UTF-8 (which no YAML file can carry).
+func finish(m *Model, r *Report) {
+	if len(m.Processes) == 0 {
+		r.Fail("", "processes", "nothing to convert: no process was found")
+		return
+	}
+	m.Env = dedupEnv(m.Env)
+	for _, p := range m.Processes {
+		p.Env = dedupEnv(p.Env)
+		p.DependsOn = dedupDeps(p.DependsOn)
+		clampDurations(p, r)
+	}
+	bad := func(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
+	for _, p := range m.Processes {
+		texts := append([]string{p.Name, p.Shell, p.WorkingDir, p.User, p.Stop.Shell}, p.Argv...)
+		texts = append(texts, p.Stop.Argv...)
+		texts = append(texts, p.EnvFile...)
+		if p.Log != nil {
+			texts = append(texts, p.Log.File, p.Log.StderrFile)
+		}
+		for _, kv := range p.Env {
+			texts = append(texts, kv.Key, kv.Value)
+		}
+		if pr := p.Ready; pr != nil {
+			texts = append(append(texts, pr.Target, pr.Shell), pr.Argv...)
+		}
+		if pr := p.Live; pr != nil {
+			texts = append(append(texts, pr.Target, pr.Shell), pr.Argv...)
+		}
+		emptyCmd := func(argv []string, shell string) bool {
+			if argv != nil {
+				return strings.TrimSpace(argv[0]) == ""
+			}
+			return strings.TrimSpace(shell) == ""
+		}
+		empty := emptyCmd(p.Argv, p.Shell)
+		for _, pr := range []*Probe{p.Ready, p.Live} {
+			if pr != nil && pr.Kind == "exec" && emptyCmd(pr.Argv, pr.Shell) {
+				empty = true
+			}
+		}
+		if (p.Stop.Argv != nil || p.Stop.Shell != "") && emptyCmd(p.Stop.Argv, p.Stop.Shell) {
+			empty = true
+		}
+		if empty {
+			r.Fail(p.Origin, p.Name, "a command (or an exec probe) is empty; write the command")
+		}
+		if slices.ContainsFunc(p.EnvFile, func(f string) bool { return strings.TrimSpace(f) == "" }) {
+			r.Fail(p.Origin, p.Name+" env_file", "a file name is empty")
+		}
+		if slices.ContainsFunc(p.SuccessExitCodes, func(c int) bool { return c < 0 || c > 255 }) {
+			r.Fail(p.Origin, p.Name+" success exit codes", fmt.Sprintf("%v: exit codes are 0 to 255", p.SuccessExitCodes))
+		}
+		if p.User != "" && !validUser(p.User) {
+			r.Fail(p.Origin, p.Name+" user "+p.User, "not a user podvisor can run as: want name, uid, name:group or uid:gid")
+		}
+		if slices.ContainsFunc(texts, bad) {
+			r.Fail(p.Origin, p.Name, "contains a NUL byte or invalid UTF-8; save the file as UTF-8 text")
+		}
+	}
+	checkGraph(m, r)
+	shareNoLogFile(m, r)
+	headerApproximations(m, r)
+	for _, kv := range m.Env {
+		if bad(kv.Key) || bad(kv.Value) {
+			r.Fail("", "environment "+kv.Key, "contains a NUL byte or invalid UTF-8")
+		}
+	}
+}
+
+// maxEdges bounds the dependencies a conversion may produce (replicas
+// depending on replicas multiply): far above a real setup, low enough that
+// writing and checking the result stays instant.
+const maxEdges = 20000
+
+// checkGraph records as failures the dependencies podvisor would refuse:
+// on an unknown process, on itself, `completed` on a service, and cycles
+// (with their path).
+func checkGraph(m *Model, r *Report) {
+	edges := 0
+	byName := map[string]*Process{}
+	for _, p := range m.Processes {
+		byName[p.Name] = p
+		edges += len(p.DependsOn)
+	}
+	if edges > maxEdges {
+		r.Fail("", "depends_on", fmt.Sprintf("%d dependencies after expanding numprocs, replicas and priorities, more than %d; lower the counts", edges, maxEdges))
+		return
+	}
+	for _, p := range m.Processes {
+		for _, d := range p.DependsOn {
+			dep, ok := byName[d.Name]
+			switch {
+			case !ok:
+				r.Fail(p.Origin, p.Name+" depends on "+d.Name, "no such process was converted")
+			case d.Name == p.Name:
+				r.Fail(p.Origin, p.Name+" depends on itself", "remove the dependency")
+			case d.Condition == "completed" && dep.Type == "":
+				r.Fail(p.Origin, p.Name+" waits for "+d.Name+" to complete", d.Name+" is a long-running service; wait for it to be started or ready instead")
+			}
+		}
+	}
+	// Cycles: depth-first search, reporting each cycle once.
+	const (
+		unvisited = iota
+		active
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(n string)
+	visit = func(n string) {
+		state[n] = active
+		stack = append(stack, n)
+		for _, d := range byName[n].DependsOn {
+			if _, ok := byName[d.Name]; !ok || d.Name == n {
+				continue
+			}
+			switch state[d.Name] {
+			case unvisited:
+				visit(d.Name)
+			case active:
+				i := slices.Index(stack, d.Name)
+				path := append(slices.Clone(stack[i:]), d.Name)
+				r.Fail(byName[d.Name].Origin, "dependency cycle", strings.Join(path, " -> ")+"; remove one of these dependencies")
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+	}
+	for _, p := range m.Processes {
+		if state[p.Name] == unvisited {
+			visit(p.Name)
+		}
+	}
+}
+
+// validUser reports whether s is a well-formed user: spec (podvisor checks
+// that the names exist only where it runs).
+func validUser(s string) bool {
+	u, g, hasGroup := strings.Cut(s, ":")
+	ok := func(part string) bool {
+		if part == "" || strings.ContainsAny(part, ": \t") {
+			return false
+		}
+		if strings.Trim(part, "0123456789") == "" {
+			n, err := strconv.ParseUint(part, 10, 32)
+			return err == nil && n != 1<<32-1
+		}
+		return true
+	}
+	return ok(u) && (!hasGroup || ok(g))
+}
+
+// dedupEnv keeps one entry per key, with the last value (every tool here
+// lets a later assignment win), at the place of the first.
+func dedupEnv(env []KV) []KV {
+	idx := map[string]int{}
+	var out []KV
+	for _, kv := range env {
+		if i, ok := idx[kv.Key]; ok {
+			out[i].Value = kv.Value
+			continue
+		}
+		idx[kv.Key] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
+
+// maxDuration is the longest duration podvisor accepts.
+const maxDuration = 24 * time.Hour
+
+// clampDurations caps every duration at podvisor's maximum, noting it.
+func clampDurations(p *Process, r *Report) {
+	clamp := func(key string, d *time.Duration) {
+		if *d > maxDuration {
+			p.note(r, p.Origin, key, fmt.Sprintf("%s is longer than podvisor's maximum; 24h", dur(*d)))
+			*d = maxDuration
+		}
+	}
+	clamp("start_timeout", &p.StartTimeout)
+	clamp("stop", &p.Stop.Timeout)
+	if p.Restart != nil {
+		clamp("restart", &p.Restart.Backoff)
+		clamp("restart", &p.Restart.MaxBackoff)
+	}
+	for _, pr := range []struct {
+		key string
+		p   *Probe
+	}{{"ready", p.Ready}, {"live", p.Live}} {
+		if pr.p == nil {
+			continue
+		}
+		for _, d := range []*time.Duration{&pr.p.StartInterval, &pr.p.Interval, &pr.p.Timeout, &pr.p.InitialDelay} {
+			clamp(pr.key, d)
+		}
+	}
+}
+
+// headerApproximations writes into the file's header every approximation
+// that is not a comment beside a key (a group, a top-level setting, a
+// renamed duplicate), so that the file shows all of them.
+func headerApproximations(m *Model, r *Report) {
+	for _, e := range r.Entries {
+		if e.Kind != Approximated {
+			continue
+		}
+		if name, key, ok := strings.Cut(e.What, "."); ok {
+			if p := m.Process(name); p != nil && strings.Contains(p.Comments[key], e.Detail) {
+				continue
+			}
+		}
+		m.Header = append(m.Header, "approximated: "+e.String())
+	}
+}
+
+// appendErr adds err (a *ParseError or ParseErrors) to es.
+func appendErr(es ParseErrors, err error) ParseErrors {
+	switch e := err.(type) {
+	case *ParseError:
+		return append(es, e)
+	case ParseErrors:
+		return append(es, e...)
+	}
+	return append(es, &ParseError{Msg: err.Error()})
+}
+
+// shareNoLogFile gives each process its own log files: podvisor refuses two
+// processes writing one file, which supervisord allows (numprocs copies
+// with one stdout_logfile). A shared name gets ".{name}" before its
+// extension.
+func shareNoLogFile(m *Model, r *Report) {
+	owner := map[string]string{}
+	for _, p := range m.Processes {
+		if p.Log == nil {
+			continue
+		}
+		for _, f := range []*string{&p.Log.File, &p.Log.StderrFile} {
+			if *f == "" {
+				continue
+			}
+			name := strings.ReplaceAll(*f, "{name}", p.Name)
+			if o, taken := owner[name]; taken && o != p.Name {
+				ext := path.Ext(*f)
+				*f = strings.TrimSuffix(*f, ext) + ".{name}" + ext
+				p.note(r, p.Origin, "log", "the log file is also "+o+"'s; podvisor gives each process its own: "+*f)
+				name = strings.ReplaceAll(*f, "{name}", p.Name)
+			}
+			owner[name] = p.Name
+		}
+	}
+}
+
+// dedupDeps keeps one dependency per name (an input may name one twice):
+// the strictest condition, restart if either asked for it.
+func dedupDeps(deps []Dep) []Dep {
+	rank := map[string]int{"started": 0, "ready": 1, "completed": 2}
+	idx := map[string]int{}
+	var out []Dep
+	for _, d := range deps {
+		i, ok := idx[d.Name]
+		if !ok {
+			idx[d.Name] = len(out)
+			out = append(out, d)
+			continue
+		}
+		if rank[d.Condition] > rank[out[i].Condition] {
+			out[i].Condition = d.Condition
+		}
+		out[i].Restart = out[i].Restart || d.Restart
+	}
+	return out
+}

@@ -1,0 +1,645 @@
+package importer
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+	"gopkg.in/yaml.v3"
+)
+
+// ConvertProcessCompose converts a process-compose.yaml.
+func ConvertProcessCompose(src Source, opt Options) (*Model, *Report, error) {
+	root, err := decodeYAML(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &pcConv{src: src, r: &Report{}, m: &Model{}}
+	c.m.Header = []string{
+		"Converted by podvisor import from process-compose: " + src.Path,
+		"process-compose runs commands with bash -c; podvisor runs a command string with /bin/sh -c.",
+	}
+	if err := c.convert(root); err != nil {
+		return nil, nil, err
+	}
+	finish(c.m, c.r)
+	return c.m, c.r, nil
+}
+
+// decodeYAML parses one YAML document into its top node, refusing
+// anchors-heavy or malformed input with a position.
+func decodeYAML(src Source) (*yaml.Node, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(src.Data))
+	if err := safeDecode(dec, &doc); err != nil && err != io.EOF {
+		line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		return nil, perr(src.Path, line, "invalid YAML: %s", msg)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, perr(src.Path, 1, "expected a mapping with processes:")
+	}
+	return doc.Content[0], nil
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+func safeDecode(dec *yaml.Decoder, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: parser failure: %v", r)
+		}
+	}()
+	return dec.Decode(v)
+}
+
+type pcConv struct {
+	src Source
+	r   *Report
+	m   *Model
+	// replicas of each process-compose name, for depends_on
+	replicas map[string][]string
+	// the body of each process-compose process, by its name
+	procs map[string]*yaml.Node
+	// processes others wait to complete: position of their definition
+	pendingOneshot map[string]string
+}
+
+func (c *pcConv) pos(n *yaml.Node) string { return at(c.src.Path, n.Line) }
+
+// pairs returns a mapping's keys and values (nil for a non-mapping),
+// following aliases and YAML merge keys (<<: *common, or a list of them),
+// which process-compose files use to share settings: keys written in the
+// mapping win over merged ones, as in YAML.
+func pairs(n *yaml.Node) [][2]*yaml.Node {
+	return pairsDepth(n, 0)
+}
+
+func pairsDepth(n *yaml.Node, depth int) [][2]*yaml.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode || depth > 16 {
+		return nil
+	}
+	var own, merged [][2]*yaml.Node
+	have := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value == "<<" && k.Tag != "!!str" {
+			v = deref(v)
+			srcs := []*yaml.Node{v}
+			if v != nil && v.Kind == yaml.SequenceNode {
+				srcs = v.Content
+			}
+			for _, src := range srcs {
+				merged = append(merged, pairsDepth(src, depth+1)...)
+			}
+			continue
+		}
+		own = append(own, [2]*yaml.Node{k, deref(v)})
+		have[k.Value] = true
+	}
+	for _, kv := range merged {
+		if !have[kv[0].Value] {
+			have[kv[0].Value] = true
+			own = append(own, kv)
+		}
+	}
+	return own
+}
+
+// deref follows an alias to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func get(n *yaml.Node, key string) *yaml.Node {
+	for _, kv := range pairs(n) {
+		if kv[0].Value == key {
+			return kv[1]
+		}
+	}
+	return nil
+}
+
+func scalar(n *yaml.Node) string {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+func (c *pcConv) convert(root *yaml.Node) error {
+	procs := get(root, "processes")
+	if procs == nil || procs.Kind != yaml.MappingNode {
+		return perr(c.src.Path, root.Line, "no processes: mapping")
+	}
+	for _, kv := range pairs(root) {
+		k, v := kv[0], kv[1]
+		switch k.Value {
+		case "processes":
+		case "version":
+			c.r.AsIs(c.pos(k), "version")
+		case "environment":
+			env, err := c.environment(v)
+			if err != nil {
+				return err
+			}
+			c.m.Env = env
+			c.r.AsIs(c.pos(k), "environment")
+		case "log_location", "log_level", "log_length", "log_configuration":
+			c.r.Approx(c.pos(k), k.Value, "one log for every process has no podvisor equivalent (a log file is per process); output goes to podvisor's stdout as \"name | line\" unless a process sets its own log_location")
+		case "shell":
+			c.r.Approx(c.pos(k), "shell", "podvisor runs a command string with /bin/sh -c")
+		default:
+			if strings.HasPrefix(k.Value, "x-") {
+				c.r.AsIs(c.pos(k), k.Value+" (an extension block; its settings are used where aliases name them)")
+				continue
+			}
+			c.r.Drop(c.pos(k), k.Value, "no podvisor equivalent")
+		}
+	}
+	c.replicas = map[string][]string{}
+	c.procs = map[string]*yaml.Node{}
+	// First pass: names (replicas expand to name-0 .. name-N-1).
+	for _, kv := range pairs(procs) {
+		name, body := kv[0].Value, kv[1]
+		c.procs[name] = body
+		n := 1
+		if rep := get(body, "replicas"); rep != nil {
+			v, err := strconv.Atoi(scalar(rep))
+			if err != nil || v < 1 || v > 1000 {
+				return perr(c.src.Path, rep.Line, "replicas %q: want a number from 1 to 1000", scalar(rep))
+			}
+			n = v
+		}
+		if d := get(body, "disabled"); d != nil {
+			if b, _ := parseBool(scalar(d)); b {
+				c.r.Drop(c.pos(kv[0]), name, "disabled: true; podvisor starts every process it lists, so it is left out")
+				continue
+			}
+		}
+		if n == 1 {
+			c.replicas[name] = []string{sanitizeName(name)}
+			continue
+		}
+		for i := 0; i < n; i++ {
+			c.replicas[name] = append(c.replicas[name], sanitizeName(fmt.Sprintf("%s-%d", name, i)))
+		}
+	}
+	for _, kv := range pairs(procs) {
+		name := kv[0].Value
+		for i, pname := range c.replicas[name] {
+			if err := c.process(kv[0], kv[1], pname, i, len(c.replicas[name]) > 1); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range c.m.Processes {
+		if pos, ok := c.pendingOneshot[p.Name]; ok {
+			setOneshot(p, c.r, pos)
+		}
+	}
+	uniqueNames(c.m, c.r)
+	return nil
+}
+
+// environment reads a list of "K=V" strings, or a mapping.
+func (c *pcConv) environment(n *yaml.Node) ([]KV, error) {
+	n = deref(n)
+	var out []KV
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			k, v, ok := strings.Cut(item.Value, "=")
+			if !ok || !config.ValidEnvName(k) {
+				return nil, perr(c.src.Path, item.Line, "environment entry %q is not KEY=value", item.Value)
+			}
+			out = append(out, KV{k, pcString(v)})
+		}
+	case yaml.MappingNode:
+		for _, kv := range pairs(n) {
+			if !config.ValidEnvName(kv[0].Value) {
+				return nil, perr(c.src.Path, kv[0].Line, "environment key %q is not a variable name", kv[0].Value)
+			}
+			out = append(out, KV{kv[0].Value, pcString(kv[1].Value)})
+		}
+	default:
+		return nil, perr(c.src.Path, n.Line, "environment: want a list of KEY=value")
+	}
+	return out, nil
+}
+
+func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replicated bool) error {
+	r := c.r
+	p := &Process{Name: name, Origin: fmt.Sprintf("%s process %s", c.pos(key), key.Value)}
+	if name != key.Value && !replicated {
+		p.note(r, c.pos(key), "name", "renamed from "+key.Value)
+	}
+	if replicated {
+		p.Env = append(p.Env, KV{"PC_REPLICA_NUM", strconv.Itoa(replica)})
+		if replica == 0 {
+			r.AsIs(c.pos(key), key.Value+".replicas (one process per replica, PC_REPLICA_NUM set)")
+		}
+	}
+	var logLine string
+	for _, kv := range pairs(body) {
+		k, v := kv[0], kv[1]
+		what := key.Value + "." + k.Value
+		switch k.Value {
+		case "command":
+			p.Shell = pcString(scalar(v))
+			r.AsIs(c.pos(k), what)
+		case "entrypoint":
+			if v.Kind == yaml.SequenceNode {
+				for _, it := range v.Content {
+					p.Argv = append(p.Argv, pcString(it.Value))
+				}
+			}
+			r.AsIs(c.pos(k), what)
+		case "working_dir":
+			p.WorkingDir = pcString(scalar(v))
+			r.AsIs(c.pos(k), what)
+		case "environment":
+			env, err := c.environment(v)
+			if err != nil {
+				return err
+			}
+			p.Env = append(env, p.Env...)
+			r.AsIs(c.pos(k), what)
+		case "env_file":
+			p.EnvFile = append(p.EnvFile, scalar(v))
+			r.AsIs(c.pos(k), what)
+		case "depends_on":
+			if err := c.dependsOn(p, v, what); err != nil {
+				return err
+			}
+		case "readiness_probe":
+			pr, err := c.probe(v, what)
+			if err != nil {
+				return err
+			}
+			if p.Ready == nil {
+				p.Ready = pr
+			}
+		case "liveness_probe":
+			pr, err := c.probe(v, what)
+			if err != nil {
+				return err
+			}
+			p.Live = pr
+		case "ready_log_line":
+			logLine = scalar(v)
+		case "availability":
+			if err := c.availability(p, v, what); err != nil {
+				return err
+			}
+		case "shutdown":
+			if err := c.shutdown(p, v, what); err != nil {
+				return err
+			}
+		case "is_daemon":
+			if b, _ := parseBool(scalar(v)); b {
+				p.Type = "oneshot"
+				p.note(r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
+			}
+		case "disabled", "replicas":
+		case "namespace":
+			r.Drop(c.pos(k), what, "podvisor has no namespaces; the process keeps its name")
+		case "success_exit_codes":
+			for _, it := range v.Content {
+				n, err := strconv.Atoi(it.Value)
+				if err != nil {
+					return perr(c.src.Path, it.Line, "success_exit_codes: %q is not a number", it.Value)
+				}
+				p.SuccessExitCodes = append(p.SuccessExitCodes, n)
+			}
+			r.AsIs(c.pos(k), what)
+		case "description":
+			r.Drop(c.pos(k), what, "kept only in the report")
+		case "log_location":
+			file := strings.ReplaceAll(scalar(v), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
+			if strings.TrimSpace(file) == "" || strings.HasSuffix(file, "/") {
+				r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
+				continue
+			}
+			l := p.log()
+			l.Stdout, l.Stderr, l.File = "file", "file", pcString(file)
+			r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
+		case "log_configuration":
+			p.note(r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
+		default:
+			r.Drop(c.pos(k), what, "no podvisor equivalent")
+		}
+	}
+	if logLine != "" {
+		lp := &Probe{Kind: "log", Target: regexp.QuoteMeta(logLine)}
+		if p.Ready != nil {
+			p.note(r, c.pos(body), "ready", "ready_log_line and readiness_probe both given; podvisor takes one readiness check: the readiness_probe is kept")
+		} else {
+			p.Ready = lp
+			r.AsIs(c.pos(body), key.Value+".ready_log_line (ready: {log: ...})")
+		}
+	}
+	if p.Restart == nil && p.Type == "" {
+		p.Restart = &Restart{Policy: "never"}
+		p.note(r, c.pos(key), "restart", "no availability: process-compose does not restart it; podvisor tears everything down if it fails")
+	}
+	if p.Shell == "" && p.Argv == nil {
+		r.Fail(c.pos(key), key.Value, "has no command; add command:")
+		return nil
+	}
+	c.m.Processes = append(c.m.Processes, p)
+	return nil
+}
+
+var pcConditions = map[string]string{
+	"process_started":                "started",
+	"process_healthy":                "ready",
+	"process_log_ready":              "ready",
+	"process_completed":              "completed",
+	"process_completed_successfully": "completed",
+}
+
+func (c *pcConv) dependsOn(p *Process, n *yaml.Node, what string) error {
+	for _, kv := range pairs(n) {
+		dep := kv[0].Value
+		cond := scalar(get(kv[1], "condition"))
+		if cond == "" {
+			cond = "process_started"
+		}
+		pc, ok := pcConditions[cond]
+		if !ok {
+			return perr(c.src.Path, kv[1].Line, "depends_on.%s: unknown condition %q (want one of process_started, process_healthy, process_log_ready, process_completed, process_completed_successfully)", dep, cond)
+		}
+		targets, ok := c.replicas[dep]
+		if !ok {
+			if _, known := c.procs[dep]; known {
+				c.r.Drop(c.pos(kv[0]), what+"."+dep, "the dependency is disabled and left out")
+			} else {
+				c.r.Fail(c.pos(kv[0]), what+"."+dep, "no process named "+dep)
+			}
+			continue
+		}
+		for _, t := range targets {
+			p.DependsOn = append(p.DependsOn, Dep{Name: t, Condition: pc})
+		}
+		switch cond {
+		case "process_completed":
+			if p.Comments == nil {
+				p.Comments = map[string]string{}
+			}
+			p.Comments["depends_on."+targets[0]] = "process_completed: podvisor waits for a successful exit"
+			c.r.Approx(c.pos(kv[0]), what+"."+dep, "process_completed accepted any exit; podvisor's completed needs a success code")
+			c.markOneshot(dep)
+		case "process_completed_successfully":
+			c.r.AsIs(c.pos(kv[0]), what+"."+dep)
+			c.markOneshot(dep)
+		case "process_healthy":
+			c.r.AsIs(c.pos(kv[0]), what+"."+dep+" (ready: its readiness probe passed)")
+		default:
+			c.r.AsIs(c.pos(kv[0]), what+"."+dep)
+		}
+	}
+	return nil
+}
+
+// markOneshot remembers that dep must be a oneshot (podvisor allows
+// completed only on a oneshot or job); convert applies it once every
+// process exists.
+func (c *pcConv) markOneshot(dep string) {
+	if c.pendingOneshot == nil {
+		c.pendingOneshot = map[string]string{}
+	}
+	for _, name := range c.replicas[dep] {
+		c.pendingOneshot[name] = c.pos(c.procs[dep])
+	}
+}
+
+func setOneshot(p *Process, r *Report, pos string) {
+	if p.Type == "oneshot" || p.Type == "job" {
+		return
+	}
+	p.Type = "oneshot"
+	if p.Restart != nil && p.Restart.Policy == "always" {
+		p.Restart.Policy = "on-failure"
+		p.note(r, pos, "restart", "restart always is not allowed on a oneshot; on-failure")
+	}
+	r.AsIs(pos, p.Name+": type oneshot (others wait for it to complete)")
+}
+
+func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
+	pr := &Probe{}
+	for _, kv := range pairs(n) {
+		k, v := kv[0], kv[1]
+		secs := func() (time.Duration, error) {
+			d, ok := parseSeconds(scalar(v))
+			if !ok {
+				return 0, perr(c.src.Path, v.Line, "%s.%s: %q is not a number of seconds", what, k.Value, scalar(v))
+			}
+			return d, nil
+		}
+		var err error
+		switch k.Value {
+		case "exec":
+			pr.Kind = "exec"
+			pr.Shell = pcString(scalar(get(v, "command")))
+			if wd := scalar(get(v, "working_dir")); wd != "" {
+				pr.Shell = "cd " + pcString(wd) + " && " + pr.Shell
+			}
+		case "http_get":
+			pr.Kind = "http"
+			scheme := scalar(get(v, "scheme"))
+			if scheme == "" {
+				scheme = "http"
+			}
+			host := scalar(get(v, "host"))
+			if host == "" {
+				host = "127.0.0.1"
+			}
+			port := scalar(get(v, "port"))
+			u := scheme + "://" + host
+			if port != "" {
+				u += ":" + port
+			}
+			p := scalar(get(v, "path"))
+			if !strings.HasPrefix(p, "/") {
+				p = "/" + p
+			}
+			pr.Target = pcString(u + p)
+			if pu, err := url.Parse(pr.Target); err != nil || pu.Host == "" || strings.ContainsAny(pu.Host, "\\ ") ||
+				(pu.Scheme != "http" && pu.Scheme != "https") {
+				if !strings.Contains(pr.Target, "${") {
+					return nil, perr(c.src.Path, v.Line, "%s.http_get: %q is not a URL; check host, port and path", what, pr.Target)
+				}
+			}
+		case "initial_delay_seconds":
+			pr.InitialDelay, err = secs()
+		case "period_seconds":
+			pr.Interval, err = secs()
+			pr.StartInterval = pr.Interval
+		case "timeout_seconds":
+			pr.Timeout, err = secs()
+		case "success_threshold":
+			pr.SuccessThreshold, _ = strconv.Atoi(scalar(v))
+		case "failure_threshold":
+			pr.FailureThreshold, _ = strconv.Atoi(scalar(v))
+		default:
+			c.r.Drop(c.pos(k), what+"."+k.Value, "no podvisor equivalent")
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if pr.Kind == "" {
+		return nil, perr(c.src.Path, n.Line, "%s: neither exec nor http_get", what)
+	}
+	c.r.AsIs(c.pos(n), what)
+	return pr, nil
+}
+
+func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
+	rs := &Restart{Policy: "never"}
+	for _, kv := range pairs(n) {
+		k, v := kv[0], kv[1]
+		switch k.Value {
+		case "restart":
+			switch scalar(v) {
+			case "always":
+				rs.Policy = "always"
+				c.r.AsIs(c.pos(k), what+".restart")
+			case "on_failure", "on-failure":
+				rs.Policy = "on-failure"
+				c.r.AsIs(c.pos(k), what+".restart")
+			case "exit_on_failure":
+				rs.Policy = "never"
+				c.r.AsIs(c.pos(k), what+".restart=exit_on_failure (restart: never; a failure tears everything down)")
+			case "no", "":
+				rs.Policy = "never"
+				p.note(c.r, c.pos(k), "restart", "restart: no; process-compose leaves a failed process exited, podvisor tears everything down when it fails")
+			default:
+				return perr(c.src.Path, v.Line, "%s.restart: unknown policy %q", what, scalar(v))
+			}
+		case "backoff_seconds":
+			d, ok := parseSeconds(scalar(v))
+			if !ok {
+				return perr(c.src.Path, v.Line, "%s.backoff_seconds: %q is not a number", what, scalar(v))
+			}
+			if d < 10*time.Millisecond {
+				d = 10 * time.Millisecond
+			}
+			rs.Backoff, rs.MaxBackoff = d, d
+			c.r.AsIs(c.pos(k), what+".backoff_seconds (a fixed backoff: max_backoff is the same)")
+		case "max_restarts":
+			rs.Limit, _ = strconv.Atoi(scalar(v))
+			c.r.AsIs(c.pos(k), what+".max_restarts")
+		case "exit_on_end":
+			if b, _ := parseBool(scalar(v)); b {
+				p.Type = "job"
+				p.note(c.r, c.pos(k), "type", "exit_on_end: a job; podvisor tears everything down once every job has completed (successfully), or at once when one fails")
+			}
+		case "exit_on_skipped":
+			c.r.Drop(c.pos(k), what+".exit_on_skipped", "podvisor never skips a process")
+		default:
+			c.r.Drop(c.pos(k), what+"."+k.Value, "no podvisor equivalent")
+		}
+	}
+	if p.Type == "job" && rs.Policy == "always" {
+		rs.Policy = "on-failure"
+		p.note(c.r, c.pos(n), "restart", "restart always is not allowed on a job; on-failure")
+	}
+	p.Restart = rs
+	return nil
+}
+
+func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
+	for _, kv := range pairs(n) {
+		k, v := kv[0], kv[1]
+		switch k.Value {
+		case "command":
+			p.Stop.Shell = pcString(scalar(v))
+			c.r.AsIs(c.pos(k), what+".command")
+		case "signal":
+			sig := signalName(scalar(v))
+			if sig == "" {
+				return perr(c.src.Path, v.Line, "%s.signal: %q is not a signal", what, scalar(v))
+			}
+			if sig == "SIGKILL" {
+				p.Stop.Timed, p.Stop.Timeout = true, 0
+				p.note(c.r, c.pos(k), "stop", "signal 9: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
+				continue
+			}
+			p.Stop.Signal = sig
+			c.r.AsIs(c.pos(k), what+".signal")
+		case "timeout_seconds":
+			d, ok := parseSeconds(scalar(v))
+			if !ok {
+				return perr(c.src.Path, v.Line, "%s.timeout_seconds: %q is not a number", what, scalar(v))
+			}
+			if !(p.Stop.Timed && p.Stop.Timeout == 0) {
+				p.Stop.Timed, p.Stop.Timeout = true, d
+			}
+			c.r.AsIs(c.pos(k), what+".timeout_seconds")
+		case "parent_only":
+			if b, _ := parseBool(scalar(v)); b {
+				p.note(c.r, c.pos(k), "stop", "parent_only: podvisor signals the whole process group")
+			}
+		default:
+			c.r.Drop(c.pos(k), what+"."+k.Value, "no podvisor equivalent")
+		}
+	}
+	return nil
+}
+
+// pcString keeps a process-compose value as it is: process-compose expands
+// ${VAR} (and $$) in its file at load, as podvisor does in procs.yaml, so
+// the text means the same to both.
+// Text podvisor could not interpolate (an unterminated ${, or ${...} that
+// is not NAME or NAME:-default) is kept literal, every $ escaped.
+func pcString(s string) string {
+	if validInterpolation(s) {
+		return s
+	}
+	return strings.ReplaceAll(s, "$", "$$")
+}
+
+// validInterpolation reports whether every ${...} in s is one podvisor
+// reads: ${NAME} or ${NAME:-default}, the default without "${".
+func validInterpolation(s string) bool {
+	for {
+		i := strings.Index(s, "$")
+		if i < 0 {
+			return true
+		}
+		s = s[i:]
+		switch {
+		case strings.HasPrefix(s, "$$"):
+			s = s[2:]
+		case strings.HasPrefix(s, "${"):
+			end := strings.IndexByte(s, '}')
+			if end < 0 {
+				return false
+			}
+			name, def, _ := strings.Cut(s[2:end], ":-")
+			if !config.ValidEnvName(name) || strings.Contains(def, "${") {
+				return false
+			}
+			s = s[end+1:]
+		default:
+			s = s[1:]
+		}
+	}
+}

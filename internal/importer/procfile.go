@@ -1,0 +1,86 @@
+package importer
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// procfileLine is foreman's and honcho's form: a name of letters, digits,
+// _ and -, a colon, the command.
+var procfileLine = regexp.MustCompile(`^([A-Za-z0-9_-]+):[ \t]*(.*)$`)
+
+// procfileBasePort is foreman's and honcho's first $PORT; each further
+// process gets 100 more.
+const procfileBasePort = 5000
+
+// ConvertProcfile converts a Procfile (or Procfile.dev). env, when not nil,
+// is the .env file beside it; it becomes every process's env_file, named by
+// its path as given.
+func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, error) {
+	r := &Report{}
+	m := &Model{Header: []string{"Converted by podvisor import from a Procfile: " + src.Path}}
+	r.Approx(src.Path, "process exit", "foreman/honcho stop every process when one exits; podvisor restarts the process (restart: always)")
+	if env != nil {
+		if _, err := config.ParseEnvFile(env.Path, env.Data); err != nil {
+			return nil, nil, &ParseError{Pos: env.Path, Msg: err.Error()}
+		}
+		r.AsIs(env.Path, ".env (every process's env_file)")
+	}
+	port := procfileBasePort
+	var errs ParseErrors
+	for i, line := range lines(src.Data) {
+		n := i + 1
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		mm := procfileLine.FindStringSubmatch(t)
+		if mm == nil {
+			errs = append(errs, perr(src.Path, n, "line %q is not NAME: COMMAND (a name of letters, digits, _ and -, then a colon)", t))
+			continue
+		}
+		name, cmd := mm[1], strings.TrimSpace(mm[2])
+		if cmd == "" {
+			r.Fail(at(src.Path, n), name, "has no command; write one after the colon")
+			continue
+		}
+		p := &Process{Name: sanitizeName(name), Shell: escapeDollar(cmd), Origin: at(src.Path, n)}
+		if p.Name != name {
+			p.note(r, at(src.Path, n), "name", "renamed from "+name)
+		}
+		r.AsIs(at(src.Path, n), name+" (run by /bin/sh -c, as foreman and honcho run it)")
+		if env != nil {
+			p.EnvFile = []string{env.Path}
+		}
+		if strings.Contains(cmd, "PORT") {
+			p.Env = []KV{{"PORT", fmt.Sprint(port)}}
+			p.note(r, at(src.Path, n), "env", fmt.Sprintf("PORT=%d as foreman and honcho would set it for this line", port))
+		}
+		port += 100
+		if name == "release" {
+			p.Type = "oneshot"
+			p.note(r, at(src.Path, n), "type", "release runs once (as on Heroku); a oneshot")
+		}
+		m.Processes = append(m.Processes, p)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs.err()
+	}
+	if len(m.Processes) == 0 {
+		return nil, nil, perr(src.Path, 1, "no process: a Procfile has lines NAME: COMMAND")
+	}
+	uniqueNames(m, r)
+	finish(m, r)
+	if rel := m.Process("release"); rel != nil && opt.ReleaseFirst {
+		for _, p := range m.Processes {
+			if p != rel {
+				p.DependsOn = append(p.DependsOn, Dep{Name: rel.Name, Condition: "completed"})
+			}
+		}
+		r.AsIs(rel.Origin, "release: every other process waits for it to complete (--release-first)")
+	}
+	return m, r, nil
+}

@@ -1,0 +1,701 @@
+package importer
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// Options changes how some directives convert.
+type Options struct {
+	// PriorityOrder (supervisord) turns priority levels into `started`
+	// dependencies: every program depends on each program of the next lower
+	// priority level.
+	PriorityOrder bool
+	// ReleaseFirst (Procfile) makes every other process wait for the
+	// release process to complete.
+	ReleaseFirst bool
+	// HasExecline tells the s6 converter whether execlineb is on this
+	// machine (execline scripts are kept, with a note when it is not).
+	HasExecline bool
+}
+
+// IncludeFunc returns the files matching a glob pattern (an absolute or
+// clean relative path), sorted by path; supervisord's [include] uses it.
+type IncludeFunc func(pattern string) ([]Source, error)
+
+// ConvertSupervisord converts a supervisord configuration: main, and the
+// files its [include] section names, read through include.
+func ConvertSupervisord(main Source, include IncludeFunc, opt Options) (*Model, *Report, error) {
+	sections, err := parseINI(main)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &Report{}
+	here := path.Dir(main.Path)
+	var incErrs ParseErrors // syntax errors of included files, all reported
+	for _, s := range sections {
+		if s.Name != "include" {
+			continue
+		}
+		k, ok := s.get("files")
+		if !ok {
+			r.Drop(at(s.File, s.Line), "[include]", "no files= key")
+			continue
+		}
+		for _, pat := range strings.Fields(k.Value) {
+			hasHere := strings.Contains(pat, "%(here)s")
+			pat = strings.ReplaceAll(pat, "%(here)s", here)
+			if !path.IsAbs(pat) && !hasHere {
+				pat = path.Join(here, pat)
+			}
+			if include == nil {
+				r.Fail(at(s.File, k.Line), "[include] files="+pat, "includes cannot be read here")
+				continue
+			}
+			srcs, err := include(pat)
+			if err != nil {
+				return nil, nil, perr(s.File, k.Line, "include %s: %v", pat, err)
+			}
+			if len(srcs) == 0 {
+				r.Drop(at(s.File, k.Line), "[include] files="+pat, "matches no file")
+			}
+			for _, src := range srcs {
+				more, err := parseINI(src)
+				if err != nil {
+					incErrs = appendErr(incErrs, err)
+					continue
+				}
+				r.AsIs(at(s.File, k.Line), "[include] "+src.Path)
+				for _, m := range more {
+					if m.Name == "include" {
+						r.Drop(at(m.File, m.Line), "[include]", "supervisord reads [include] only in the main file")
+						continue
+					}
+					sections = append(sections, m)
+				}
+			}
+		}
+	}
+	if len(incErrs) > 0 {
+		return nil, nil, incErrs.err()
+	}
+	c := &svConv{r: r, m: &Model{}, opt: opt}
+	c.m.Header = []string{"Converted by podvisor import from supervisord: " + main.Path}
+	c.convert(sections)
+	finish(c.m, r)
+	return c.m, r, nil
+}
+
+type svConv struct {
+	r   *Report
+	m   *Model
+	opt Options
+	// priority of each process, for PriorityOrder
+	priority map[string]int
+	groupOf  map[string]string // program name -> group name
+}
+
+// sections supervisord itself configures, with why they are dropped.
+var svDropped = map[string]string{
+	"unix_http_server":     "podvisor's control socket replaces it (podvisor restart/stop/start/signal)",
+	"inet_http_server":     "podvisor serves /status and /metrics on listen; changes go through the control socket",
+	"supervisorctl":        "podvisor's own commands replace supervisorctl",
+	"rpcinterface":         "podvisor has no XML-RPC interface",
+	"eventlistener":        "podvisor has no event listeners; /status, /metrics and the logs carry the same news",
+	"fcgi-program":         "podvisor does not open sockets for its processes",
+	"supervisord.logfile":  "podvisor prints its own messages on stderr",
+	"supervisord.pidfile":  "podvisor writes no pid file",
+	"supervisord.nodaemon": "podvisor always runs in the foreground",
+}
+
+func (c *svConv) convert(sections []*iniSection) {
+	c.priority = map[string]int{}
+	c.groupOf = map[string]string{}
+	seen := map[string]*iniSection{}
+	for _, s := range sections {
+		if prev, dup := seen[s.Name]; dup {
+			c.r.Approx(at(s.File, s.Line), "["+s.Name+"]", fmt.Sprintf("defined again (first at %s:%d); the keys of both are merged, later ones win", prev.File, prev.Line))
+			prev.Keys = append(prev.Keys, s.Keys...)
+			continue
+		}
+		seen[s.Name] = s
+	}
+	for _, s := range sections {
+		if seen[s.Name] != s {
+			continue
+		}
+		kind, name, _ := strings.Cut(s.Name, ":")
+		switch kind {
+		case "include":
+		case "supervisord":
+			c.supervisord(s)
+		case "group":
+			c.group(s, name)
+		case "program":
+			c.program(s, name)
+		default:
+			why, ok := svDropped[kind]
+			if !ok {
+				why = "not a section supervisord knows; it ignores it"
+			}
+			c.r.Drop(at(s.File, s.Line), "["+s.Name+"]", why)
+		}
+	}
+	uniqueNames(c.m, c.r)
+	if c.opt.PriorityOrder {
+		c.priorityOrder()
+	}
+}
+
+func (c *svConv) supervisord(s *iniSection) {
+	for _, k := range s.Keys {
+		pos := at(s.File, k.Line)
+		switch k.Name {
+		case "environment":
+			env, err := c.environment(k.Value, svExpand{here: path.Dir(s.File)})
+			if err != nil {
+				c.r.Fail(pos, "[supervisord] environment", err.Error())
+				continue
+			}
+			c.m.Env = append(c.m.Env, env...)
+			c.r.AsIs(pos, "[supervisord] environment")
+		case "nodaemon", "logfile", "pidfile":
+			c.r.Drop(pos, "[supervisord] "+k.Name, svDropped["supervisord."+k.Name])
+		default:
+			c.r.Drop(pos, "[supervisord] "+k.Name, "a setting of supervisord itself, with no podvisor equivalent")
+		}
+	}
+}
+
+func (c *svConv) group(s *iniSection, name string) {
+	pk, _ := s.get("programs")
+	var progs []string
+	for _, p := range strings.Split(pk.Value, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			progs = append(progs, p)
+			c.groupOf[p] = name
+		}
+	}
+	c.r.Approx(at(s.File, s.Line), "[group:"+name+"]", "podvisor has no groups: "+strings.Join(progs, ", ")+
+		" keep their own names (supervisorctl's "+name+":* becomes one podvisor command per name)")
+	if k, ok := s.get("priority"); ok && !c.opt.PriorityOrder {
+		c.r.Drop(at(s.File, k.Line), "[group:"+name+"] priority", "start order comes from depends_on; --priority-order turns priorities into dependencies")
+	}
+}
+
+// svExpand holds the values of supervisord's %(name)s expansions.
+type svExpand struct {
+	programName, groupName, here string
+	processNum, numprocs         int
+}
+
+var svExpansion = regexp.MustCompile(`%%|%\(([A-Za-z0-9_]+)\)([-#0 +]*[0-9]*)([sdir])`)
+
+// expand applies supervisord's expansions, writing the result in
+// podvisor's syntax: %(ENV_X)s becomes ${X} (taken from podvisor's
+// environment at load, as supervisord takes it from its own), literal $
+// is escaped where podvisor would read it.
+func (e svExpand) expand(s string) (string, error) {
+	var (
+		b       strings.Builder
+		lastEnd int
+		err     error
+	)
+	lit := func(t string) { b.WriteString(escapeLiteral(t)) }
+	for _, m := range svExpansion.FindAllStringSubmatchIndex(s, -1) {
+		lit(s[lastEnd:m[0]])
+		lastEnd = m[1]
+		if s[m[0]:m[1]] == "%%" {
+			lit("%")
+			continue
+		}
+		name, flags, verb := s[m[2]:m[3]], s[m[4]:m[5]], s[m[6]:m[7]]
+		var val any
+		switch {
+		case strings.HasPrefix(name, "ENV_"):
+			if v := strings.TrimPrefix(name, "ENV_"); config.ValidEnvName(v) {
+				b.WriteString("${" + v + "}")
+			} else {
+				err = fmt.Errorf("%%(%s)s: %q is not a variable name", name, v)
+			}
+			continue
+		case name == "program_name":
+			val = e.programName
+		case name == "group_name":
+			val = e.groupName
+		case name == "here":
+			val = e.here
+		case name == "process_num":
+			val = e.processNum
+		case name == "numprocs":
+			val = e.numprocs
+		case name == "host_node_name":
+			b.WriteString("${HOSTNAME}")
+			continue
+		default:
+			err = fmt.Errorf("unknown expansion %%(%s)%s", name, verb)
+			continue
+		}
+		if verb != "s" {
+			verb = "d"
+			if _, ok := val.(int); !ok {
+				err = fmt.Errorf("%%(%s)%s%s needs a number", name, flags, verb)
+				continue
+			}
+		}
+		lit(fmt.Sprintf("%"+flags+verb, val))
+	}
+	lit(s[lastEnd:])
+	return b.String(), err
+}
+
+// escapeLiteral escapes each $ that podvisor would interpret: one before
+// { or $, or at the end (where the next piece could start with {).
+func escapeLiteral(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if s[i] == '$' && (i+1 == len(s) || s[i+1] == '{' || s[i+1] == '$') {
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
+}
+
+// environment parses KEY="value",KEY2=value2 (values may be quoted, with
+// commas inside quotes).
+func (c *svConv) environment(v string, e svExpand) ([]KV, error) {
+	var out []KV
+	var cur strings.Builder
+	var parts []string
+	quote := byte(0)
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		switch {
+		case quote != 0 && ch == quote:
+			quote = 0
+		case quote == 0 && (ch == '"' || ch == '\''):
+			quote = ch
+		case quote == 0 && ch == ',':
+			parts = append(parts, cur.String())
+			cur.Reset()
+			continue
+		case quote == 0 && ch == '\n':
+			continue
+		}
+		cur.WriteByte(ch)
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated quote in %q", v)
+	}
+	parts = append(parts, cur.String())
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(p, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !config.ValidEnvName(k) {
+			return nil, fmt.Errorf("%q is not KEY=value", p)
+		}
+		val = strings.TrimSpace(val)
+		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
+			val = val[1 : len(val)-1]
+		}
+		x, err := e.expand(val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, KV{k, x})
+	}
+	return out, nil
+}
+
+// program keys handled by program(); any other key supervisord ignores.
+var svProgramKeys = []string{"command", "process_name", "numprocs", "numprocs_start", "priority",
+	"autostart", "startsecs", "startretries", "autorestart", "exitcodes", "stopsignal",
+	"stopwaitsecs", "stopasgroup", "killasgroup", "user", "redirect_stderr", "stdout_logfile",
+	"stdout_logfile_maxbytes", "stdout_logfile_backups", "stdout_capture_maxbytes",
+	"stdout_events_enabled", "stdout_syslog", "stderr_logfile", "stderr_logfile_maxbytes",
+	"stderr_logfile_backups", "stderr_capture_maxbytes", "stderr_events_enabled", "stderr_syslog",
+	"environment", "directory", "umask", "serverurl"}
+
+func (c *svConv) program(s *iniSection, name string) {
+	r := c.r
+	where := func(k iniKey) string { return at(s.File, k.Line) }
+	get := func(key string) (iniKey, bool) { return s.get(key) }
+	for _, k := range s.Keys {
+		if !slices.Contains(svProgramKeys, k.Name) {
+			why := "supervisord does not know this key and ignores it"
+			if sug := config.Suggest(k.Name, svProgramKeys); sug != "" {
+				why += fmt.Sprintf(" (a typo of %s? its value was not converted)", sug)
+			}
+			r.Drop(where(k), "[program:"+name+"] "+k.Name, why)
+		}
+	}
+	cmdKey, ok := get("command")
+	if !ok {
+		r.Fail(at(s.File, s.Line), "[program:"+name+"]", "no command= (supervisord refuses this too); add the command")
+		return
+	}
+	if k, ok := get("autostart"); ok {
+		if v, ok := parseBool(k.Value); ok && !v {
+			r.Drop(where(k), "[program:"+name+"]", "autostart=false: podvisor starts every process it lists, and this one was started by hand (supervisorctl start); add it to processes when it should run")
+			return
+		}
+	}
+	numprocs, start := 1, 0
+	if k, ok := get("numprocs"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(k.Value))
+		if err != nil || n < 1 || n > 1000 {
+			r.Fail(where(k), "[program:"+name+"] numprocs", fmt.Sprintf("%q is not a number from 1 to 1000", k.Value))
+			return
+		}
+		numprocs = n
+		r.AsIs(where(k), "[program:"+name+"] numprocs")
+	}
+	if k, ok := get("numprocs_start"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(k.Value))
+		if err != nil || n < 0 {
+			r.Fail(where(k), "[program:"+name+"] numprocs_start", fmt.Sprintf("%q is not a number ≥ 0", k.Value))
+			return
+		}
+		start = n
+	}
+	pnameTpl := "%(program_name)s"
+	if k, ok := get("process_name"); ok {
+		pnameTpl = k.Value
+	}
+	for num := start; num < start+numprocs; num++ {
+		e := svExpand{programName: name, groupName: name, here: path.Dir(s.File), processNum: num, numprocs: numprocs}
+		if g, ok := c.groupOf[name]; ok {
+			e.groupName = g
+		}
+		pname, err := e.expand(pnameTpl)
+		if err != nil {
+			r.Fail(at(s.File, s.Line), "[program:"+name+"] process_name", err.Error())
+			return
+		}
+		if numprocs > 1 && pname == name {
+			pname = fmt.Sprintf("%s_%02d", name, num)
+			r.Approx(at(s.File, s.Line), "[program:"+name+"] process_name", "has no %(process_num)s; the copies are named "+name+"_NN")
+		}
+		p := &Process{Name: sanitizeName(pname), Origin: fmt.Sprintf("%s:%d [program:%s]", s.File, s.Line, name)}
+		if p.Name != pname {
+			p.note(r, at(s.File, s.Line), "name", "renamed from "+pname+" (podvisor names are A-Za-z0-9_.-)")
+		}
+		if !c.programKeys(s, name, e, p, cmdKey) {
+			return
+		}
+		c.m.Processes = append(c.m.Processes, p)
+		prio := 999
+		if k, ok := get("priority"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(k.Value)); err == nil {
+				prio = n
+			}
+		}
+		c.priority[p.Name] = prio
+	}
+}
+
+// programKeys converts one copy of a program; false when it failed.
+func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
+	r := c.r
+	sec := "[program:" + name + "] "
+	where := func(k iniKey) string { return at(s.File, k.Line) }
+	get := func(key string) (iniKey, bool) { return s.get(key) }
+	cmd, err := e.expand(cmdKey.Value)
+	if err == nil {
+		p.Argv, err = splitWords(cmd)
+	}
+	if err != nil || len(p.Argv) == 0 {
+		if err == nil {
+			err = fmt.Errorf("is empty")
+		}
+		r.Fail(where(cmdKey), sec+"command", err.Error())
+		return false
+	}
+	r.AsIs(where(cmdKey), sec+"command")
+	if k, ok := get("directory"); ok {
+		if p.WorkingDir, err = e.expand(k.Value); err != nil {
+			r.Fail(where(k), sec+"directory", err.Error())
+			return false
+		}
+		if path.IsAbs(p.WorkingDir) {
+			p.WorkingDir = path.Clean(p.WorkingDir)
+		}
+		r.AsIs(where(k), sec+"directory")
+	}
+	if k, ok := get("user"); ok {
+		p.User = strings.TrimSpace(k.Value)
+		r.AsIs(where(k), sec+"user")
+	}
+	if k, ok := get("environment"); ok {
+		if p.Env, err = c.environment(k.Value, e); err != nil {
+			r.Fail(where(k), sec+"environment", err.Error())
+			return false
+		}
+		r.AsIs(where(k), sec+"environment")
+	}
+	// autorestart, exitcodes
+	codes := []int{0}
+	if k, ok := get("exitcodes"); ok {
+		codes = nil
+		for _, f := range strings.Split(k.Value, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 0 || n > 255 {
+				r.Fail(where(k), sec+"exitcodes", fmt.Sprintf("%q is not a list of exit codes", k.Value))
+				return false
+			}
+			codes = append(codes, n)
+		}
+		r.AsIs(where(k), sec+"exitcodes")
+	}
+	policy := "unexpected"
+	if k, ok := get("autorestart"); ok {
+		v := strings.ToLower(strings.TrimSpace(k.Value))
+		if b, ok := parseBool(v); ok {
+			policy = map[bool]string{true: "true", false: "false"}[b]
+		} else if v != "unexpected" {
+			r.Fail(where(k), sec+"autorestart", fmt.Sprintf("%q: want true, false or unexpected", k.Value))
+			return false
+		}
+	}
+	switch policy {
+	case "true":
+		p.Restart = &Restart{Policy: "always"}
+		r.AsIs(at(s.File, s.Line), sec+"autorestart=true")
+	case "false":
+		p.Restart = &Restart{Policy: "never"}
+		p.note(r, at(s.File, s.Line), "restart", "autorestart=false; supervisord leaves a failed program exited, podvisor tears the pod down when a restart: never service fails")
+	default:
+		p.Restart = &Restart{Policy: "on-failure"}
+		r.AsIs(at(s.File, s.Line), sec+"autorestart=unexpected")
+	}
+	if !slices.Equal(codes, []int{0}) {
+		p.SuccessExitCodes = codes
+	}
+	if k, ok := get("startretries"); ok {
+		p.note(r, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" has no equivalent: podvisor retries with backoff (500ms doubling to 30s) without a count")
+	}
+	if k, ok := get("startsecs"); ok {
+		d, ok := parseSeconds(k.Value)
+		if !ok {
+			r.Fail(where(k), sec+"startsecs", fmt.Sprintf("%q is not a number of seconds", k.Value))
+			return false
+		}
+		if d > 0 {
+			p.Ready = &Probe{Kind: "exec", Argv: []string{"true"}, InitialDelay: d}
+			p.note(r, where(k), "ready", fmt.Sprintf("startsecs=%s: ready once it has stayed up %s (a probe that always succeeds, first run after %s)", strings.TrimSpace(k.Value), dur(d), dur(d)))
+		}
+	}
+	if k, ok := get("stopsignal"); ok {
+		sig := signalName(k.Value)
+		switch sig {
+		case "":
+			r.Fail(where(k), sec+"stopsignal", fmt.Sprintf("%q is not a signal", k.Value))
+			return false
+		case "SIGKILL":
+			p.Stop.Timed, p.Stop.Timeout = true, 0
+			p.note(r, where(k), "stop", "stopsignal=KILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
+		default:
+			p.Stop.Signal = sig
+			r.AsIs(where(k), sec+"stopsignal")
+		}
+	}
+	if k, ok := get("stopwaitsecs"); ok && !(p.Stop.Timed) {
+		d, ok := parseSeconds(k.Value)
+		if !ok {
+			r.Fail(where(k), sec+"stopwaitsecs", fmt.Sprintf("%q is not a number of seconds", k.Value))
+			return false
+		}
+		p.Stop.Timed, p.Stop.Timeout = true, d
+		r.AsIs(where(k), sec+"stopwaitsecs")
+	}
+	for _, key := range []string{"stopasgroup", "killasgroup"} {
+		if k, ok := get(key); ok {
+			if v, _ := parseBool(k.Value); v {
+				r.AsIs(where(k), sec+key+" (podvisor always signals the process group)")
+			} else {
+				p.note(r, where(k), "stop", key+"=false: podvisor signals the whole process group, not only the program")
+			}
+		}
+	}
+	if k, ok := get("priority"); ok && !c.opt.PriorityOrder {
+		r.Drop(where(k), sec+"priority", "start order comes from depends_on; --priority-order turns priorities into started dependencies")
+	} else if ok {
+		r.Approx(where(k), sec+"priority", "became started dependencies on the next lower priority level (--priority-order)")
+	}
+	c.logKeys(s, sec, e, p)
+	for _, key := range []string{"umask", "serverurl", "stdout_capture_maxbytes", "stderr_capture_maxbytes",
+		"stdout_events_enabled", "stderr_events_enabled", "stdout_syslog", "stderr_syslog"} {
+		if k, ok := get(key); ok {
+			why := map[string]string{
+				"umask":     "podvisor does not set a umask; set it in the command (sh -c 'umask 022; exec ...')",
+				"serverurl": "podvisor has no XML-RPC server for processes to call",
+			}[key]
+			if why == "" {
+				why = "events and syslog have no podvisor equivalent; output goes to podvisor's stdout"
+			}
+			r.Drop(where(k), sec+key, why)
+		}
+	}
+	return true
+}
+
+// logKeys converts the log settings: a file becomes the process's log
+// file (rotated by size, as supervisord rotates it), /dev/stdout the
+// default (podvisor's stdout), NONE "off".
+func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
+	r := c.r
+	redirect := false
+	if k, ok := s.get("redirect_stderr"); ok {
+		redirect, _ = parseBool(k.Value)
+		if redirect {
+			r.AsIs(at(s.File, k.Line), sec+"redirect_stderr (stderr goes where stdout goes)")
+		}
+	}
+	for _, stream := range []string{"stdout", "stderr"} {
+		k, ok := s.get(stream + "_logfile")
+		if !ok || (stream == "stderr" && redirect) {
+			continue
+		}
+		v, _ := e.expand(strings.TrimSpace(k.Value))
+		pos := at(s.File, k.Line)
+		switch strings.ToLower(v) {
+		case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+			r.AsIs(pos, sec+k.Name+"="+v+" (podvisor prints it on its stdout as \"name | line\")")
+		case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2":
+			p.note(r, pos, "log", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
+		case "auto", "":
+			p.note(r, pos, "log", k.Name+"="+v+": supervisord wrote a file it named itself; podvisor prints the lines on its stdout")
+		case "none":
+			if stream == "stdout" {
+				p.log().Stdout = "off"
+			} else {
+				p.log().Stderr = "off"
+			}
+			r.AsIs(pos, sec+k.Name+"=NONE (log."+stream+": off)")
+		default:
+			if v == "." || v == ".." || strings.HasSuffix(v, "/") || strings.HasSuffix(v, "/.") || strings.HasSuffix(v, "/..") {
+				r.Fail(pos, sec+k.Name, fmt.Sprintf("%q is a directory; name the file, such as app.log", v))
+				continue
+			}
+			l := p.log()
+			if stream == "stdout" {
+				l.Stdout, l.File = "file", v
+				if redirect {
+					l.Stderr = "file" // merged into the same file
+				}
+			} else {
+				l.Stderr = "file"
+				if v != l.File {
+					l.StderrFile = v
+				}
+			}
+			r.AsIs(pos, sec+k.Name+" (log."+map[string]string{"stdout": "file", "stderr": "stderr_file"}[stream]+")")
+			c.rotation(s, stream, p)
+		}
+	}
+}
+
+// rotation converts *_logfile_maxbytes and *_logfile_backups. podvisor
+// has one max_size and max_files per process: stdout's win when both
+// streams set them.
+func (c *svConv) rotation(s *iniSection, stream string, p *Process) {
+	r, l := c.r, p.log()
+	if k, ok := s.get(stream + "_logfile_maxbytes"); ok {
+		n, ok := parseByteSize(k.Value)
+		switch {
+		case !ok:
+			r.Fail(at(s.File, k.Line), k.Name, fmt.Sprintf("%q is not a size (want bytes, KB, MB or GB)", k.Value))
+		case l.MaxSize > 0 && l.MaxSize != n:
+			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_size per process; stdout's is kept")
+		case n == 0:
+			p.note(r, at(s.File, k.Line), "log", k.Name+"=0: supervisord never rotated this file; podvisor rotates at its default max_size (10MiB)")
+		case n < 1<<20:
+			l.MaxSize = 1 << 20
+			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor's smallest max_size is 1MiB")
+		default:
+			l.MaxSize = n
+			r.AsIs(at(s.File, k.Line), k.Name+" (log.max_size)")
+		}
+	}
+	if k, ok := s.get(stream + "_logfile_backups"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(k.Value))
+		files := n + 1 // podvisor counts the current file
+		switch {
+		case err != nil || n < 0:
+			r.Fail(at(s.File, k.Line), k.Name, fmt.Sprintf("%q is not a number of backups", k.Value))
+		case l.MaxFiles > 0 && l.MaxFiles != files:
+			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_files per process; stdout's is kept")
+		case files < 2:
+			l.MaxFiles = 2
+			p.note(r, at(s.File, k.Line), "log", k.Name+"=0: supervisord kept no rotated file; podvisor keeps at least one (max_files: 2)")
+		case files > 1000:
+			l.MaxFiles = 1000
+			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor keeps at most 1000 files")
+		default:
+			l.MaxFiles = files
+			r.AsIs(at(s.File, k.Line), k.Name+" (log.max_files, the current file counted)")
+		}
+	}
+}
+
+// parseByteSize reads supervisord's sizes: bytes, or a number with KB, MB
+// or GB (powers of 1024, as supervisord computes them).
+func parseByteSize(v string) (int64, bool) {
+	v = strings.ToUpper(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSpace(strings.TrimSuffix(v, u.suffix)), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<50)/mult {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+// priorityOrder makes each process depend (started) on every process of
+// the next lower priority level: supervisord starts lower priorities first
+// and stops them last, which podvisor's dependency order then reproduces.
+func (c *svConv) priorityOrder() {
+	var levels []int
+	byLevel := map[int][]string{}
+	for _, p := range c.m.Processes {
+		pr := c.priority[p.Name]
+		if _, ok := byLevel[pr]; !ok {
+			levels = append(levels, pr)
+		}
+		byLevel[pr] = append(byLevel[pr], p.Name)
+	}
+	sort.Ints(levels)
+	for i := 1; i < len(levels); i++ {
+		below := byLevel[levels[i-1]]
+		for _, name := range byLevel[levels[i]] {
+			p := c.m.Process(name)
+			for _, b := range below {
+				p.DependsOn = append(p.DependsOn, Dep{Name: b, Condition: "started"})
+			}
+			if p.Comments == nil {
+				p.Comments = map[string]string{}
+			}
+			p.Comments["depends_on"] = fmt.Sprintf("priority %d starts after priority %d (--priority-order)", levels[i], levels[i-1])
+		}
+	}
+}

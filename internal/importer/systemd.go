@@ -1,0 +1,763 @@
+package importer
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// unitFile is one parsed systemd unit.
+type unitFile struct {
+	name string // "web" for web.service
+	src  Source
+	sec  map[string][]iniKey // by section, every assignment in order
+	typ  string
+	// unit is the file's name without .service (x@inst for an instance);
+	// prefix and instance are its parts around the @ of a template unit.
+	unit, prefix, instance string
+}
+
+// parseUnit reads systemd's unit syntax: [Section], Key=Value, comments
+// with # or ;, a trailing backslash continues the line, keys repeat.
+func parseUnit(src Source) (map[string][]iniKey, error) {
+	out := map[string][]iniKey{}
+	cur := ""
+	var errs ParseErrors
+	ls := lines(src.Data)
+	for i := 0; i < len(ls); i++ {
+		n := i + 1
+		t := strings.TrimSpace(ls[i])
+		for strings.HasSuffix(t, "\\") && i+1 < len(ls) {
+			i++
+			next := strings.TrimSpace(ls[i])
+			if next != "" && (next[0] == '#' || next[0] == ';') {
+				continue
+			}
+			t = strings.TrimSuffix(t, "\\") + " " + next
+		}
+		if t == "" || t[0] == '#' || t[0] == ';' {
+			continue
+		}
+		if t[0] == '[' {
+			if !strings.HasSuffix(t, "]") {
+				errs = append(errs, perr(src.Path, n, "section header %q has no closing ]", t))
+				cur = ""
+				continue
+			}
+			cur = t[1 : len(t)-1]
+			continue
+		}
+		k, v, ok := strings.Cut(t, "=")
+		if !ok {
+			errs = append(errs, perr(src.Path, n, "line %q is not Key=Value", t))
+			continue
+		}
+		if cur == "" {
+			errs = append(errs, perr(src.Path, n, "assignment %q before the first [section]", t))
+			continue
+		}
+		out[cur] = append(out[cur], iniKey{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v), Line: n, File: src.Path})
+	}
+	if len(errs) > 0 {
+		return nil, errs.err()
+	}
+	return out, nil
+}
+
+// ConvertSystemd converts service units (several files: one process each,
+// and dependencies among them).
+func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
+	r := &Report{}
+	m := &Model{}
+	var names []string
+	var files []*unitFile
+	var dropins []Source
+	var allErrs ParseErrors
+	for _, u := range units {
+		base := path.Base(u.Path)
+		if strings.HasSuffix(path.Dir(u.Path), ".service.d") && strings.HasSuffix(base, ".conf") {
+			dropins = append(dropins, u)
+			continue
+		}
+		ext := path.Ext(base)
+		if ext != ".service" {
+			r.Drop(u.Path, base, "only .service units become processes (targets, sockets, timers, mounts have no podvisor equivalent)")
+			continue
+		}
+		sec, err := parseUnit(u)
+		if err != nil {
+			allErrs = appendErr(allErrs, err)
+			continue
+		}
+		f := &unitFile{name: strings.TrimSuffix(base, ext), src: u, sec: sec, typ: "simple"}
+		f.unit, f.prefix = f.name, f.name
+		if prefix, inst, ok := strings.Cut(f.name, "@"); ok {
+			f.name, f.prefix, f.instance = prefix, prefix, inst
+			if inst != "" {
+				f.name = prefix + "-" + inst
+			}
+		}
+		if v, ok := last(sec["Service"], "Type"); ok {
+			f.typ = v.Value
+		}
+		files = append(files, f)
+		names = append(names, base)
+	}
+	if len(allErrs) > 0 {
+		return nil, nil, allErrs.err()
+	}
+	if len(files) == 0 {
+		return nil, nil, &ParseError{Pos: "", Msg: "no .service unit among the inputs"}
+	}
+	for _, d := range dropins {
+		unit := strings.TrimSuffix(path.Base(path.Dir(d.Path)), ".d")
+		var f *unitFile
+		for _, g := range files {
+			if g.unit+".service" == unit {
+				f = g
+			}
+		}
+		if f == nil {
+			r.Drop(d.Path, "drop-in", unit+" is not among the imported units")
+			continue
+		}
+		sec, err := parseUnit(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		for name, keys := range sec {
+			f.sec[name] = append(f.sec[name], keys...)
+		}
+		if v, ok := last(f.sec["Service"], "Type"); ok {
+			f.typ = v.Value
+		}
+		r.AsIs(d.Path, "drop-in for "+unit+" (its keys added after the unit's, as systemd reads them)")
+	}
+	m.Header = []string{"Converted by podvisor import from systemd units: " + strings.Join(names, ", ")}
+	byUnit := map[string]*unitFile{}
+	for _, f := range files {
+		byUnit[f.unit+".service"] = f
+	}
+	c := &sdConv{r: r, m: m, byUnit: byUnit}
+	for _, f := range files {
+		c.unit(f)
+	}
+	// Before= on a unit puts the edge on the other side.
+	for _, f := range files {
+		for _, k := range f.sec["Unit"] {
+			if k.Name != "Before" {
+				continue
+			}
+			for _, other := range strings.Fields(k.Value) {
+				o, ok := byUnit[other]
+				if !ok {
+					r.Drop(kpos(f, k), "Before="+other, "not among the imported units")
+					continue
+				}
+				if p := m.Process(sanitizeName(o.name)); p != nil && !hasDep(p, sanitizeName(f.name)) {
+					p.DependsOn = append(p.DependsOn, Dep{Name: sanitizeName(f.name), Condition: condFor(f.typ)})
+					r.AsIs(kpos(f, k), f.name+": Before="+other)
+				}
+			}
+		}
+	}
+	uniqueNames(m, r)
+	finish(m, r)
+	return m, r, nil
+}
+
+// kpos is where a key was written: the unit or one of its drop-ins.
+func kpos(f *unitFile, k iniKey) string {
+	if k.File != "" {
+		return at(k.File, k.Line)
+	}
+	return at(f.src.Path, k.Line)
+}
+
+type sdConv struct {
+	r      *Report
+	m      *Model
+	byUnit map[string]*unitFile
+}
+
+func last(keys []iniKey, name string) (iniKey, bool) {
+	for i := len(keys) - 1; i >= 0; i-- {
+		if keys[i].Name == name {
+			return keys[i], true
+		}
+	}
+	return iniKey{}, false
+}
+
+func hasDep(p *Process, name string) bool {
+	return slices.ContainsFunc(p.DependsOn, func(d Dep) bool { return d.Name == name })
+}
+
+// condFor is the depends_on condition that matches how systemd considers
+// a unit of this Type started.
+func condFor(typ string) string {
+	switch typ {
+	case "oneshot":
+		return "completed"
+	case "notify", "notify-reload", "forking":
+		return "ready"
+	}
+	return "started"
+}
+
+// Directives dropped because podvisor leaves them to the container.
+var sdSandbox = regexp.MustCompile(`^(Protect|Private|Restrict|NoNewPrivileges|CapabilityBoundingSet|AmbientCapabilities|ReadOnly|ReadWrite|Inaccessible|SystemCall|LockPersonality|MemoryDeny|RemoveIPC|DynamicUser|SecureBits|UMask|RootDirectory|RootImage|BindPaths|BindReadOnlyPaths|TemporaryFileSystem|DevicePolicy|DeviceAllow|IPAddress|SELinux|AppArmor|Keyring|ProcSubset|StateDirectory|RuntimeDirectory|CacheDirectory|LogsDirectory|ConfigurationDirectory)`)
+var sdResource = regexp.MustCompile(`^(Limit|Memory|CPU|Tasks|IO|BlockIO|Nice|CPUScheduling|CPUAffinity|Slice|Delegate|Startup|AllowedCPUs|ManagedOOM)`)
+
+var sdSpecifier = regexp.MustCompile(`%.`)
+
+func (c *sdConv) unit(f *unitFile) {
+	r := c.r
+	pos := func(k iniKey) string { return kpos(f, k) }
+	name := sanitizeName(f.name)
+	p := &Process{Name: name, Origin: f.src.Path}
+	if name != f.name {
+		p.note(r, f.src.Path, "name", "renamed from "+f.name)
+	}
+	spec := func(k iniKey, s string) string {
+		return sdSpecifier.ReplaceAllStringFunc(s, func(m string) string {
+			switch m {
+			case "%%":
+				return "%"
+			case "%n":
+				return f.unit + ".service"
+			case "%N":
+				return f.unit
+			case "%p":
+				return f.prefix
+			case "%i", "%I":
+				if f.instance == "" {
+					p.note(r, pos(k), "command", "template unit without an instance: "+m+" left empty (import name@instance.service to set it)")
+				}
+				return f.instance
+			case "%t":
+				return "/run"
+			case "%h":
+				return "$HOME"
+			case "%u":
+				return "$USER"
+			}
+			p.note(r, pos(k), "command", "specifier "+m+" kept as it is; systemd would replace it")
+			return m
+		})
+	}
+	svc := f.sec["Service"]
+	if len(svc) == 0 {
+		r.Fail(f.src.Path, f.name, "no [Service] section")
+		return
+	}
+	var starts, pres, posts []iniKey
+	for _, k := range svc {
+		switch k.Name {
+		case "ExecStart":
+			if k.Value == "" {
+				starts = nil
+			} else {
+				starts = append(starts, k)
+			}
+		case "ExecStartPre":
+			pres = append(pres, k)
+		case "ExecStartPost":
+			posts = append(posts, k)
+		}
+	}
+	if len(starts) == 0 {
+		r.Fail(f.src.Path, f.name, "no ExecStart=; add the command")
+		return
+	}
+	switch f.typ {
+	case "simple", "exec":
+		r.AsIs(f.src.Path, f.name+": Type="+f.typ)
+	case "idle", "dbus":
+		p.note(r, f.src.Path, "command", "Type="+f.typ+" run as Type=simple")
+	case "notify", "notify-reload":
+		p.Ready = &Probe{Kind: "notify", Target: "systemd"}
+		r.AsIs(f.src.Path, f.name+": Type="+f.typ+" (ready: {notify: systemd})")
+	case "oneshot":
+		p.Type = "oneshot"
+		r.AsIs(f.src.Path, f.name+": Type=oneshot")
+	case "forking":
+	default:
+		r.Fail(f.src.Path, f.name, "unknown Type="+f.typ)
+		return
+	}
+	if len(starts) > 1 && f.typ != "oneshot" {
+		r.Fail(pos(starts[1]), f.name+": ExecStart", "several ExecStart= are allowed only with Type=oneshot (systemd refuses this too)")
+		return
+	}
+	var parts, why []string
+	argvOK := len(starts) == 1
+	if !argvOK {
+		why = append(why, "several ExecStart= run one after the other with &&")
+	}
+	for _, k := range starts {
+		line, ignore := execPrefix(spec(k, k.Value))
+		words, err := splitWords(line)
+		if err != nil || len(words) == 0 {
+			r.Fail(pos(k), f.name+": ExecStart", fmt.Sprintf("cannot split %q: %v", k.Value, err))
+			return
+		}
+		if ignore {
+			line += " || true"
+			argvOK = false
+			why = append(why, "the - prefix became || true")
+		}
+		if strings.Contains(line, "$") {
+			argvOK = false
+			why = append(why, "$VAR expands from the process's environment as systemd expands it from Environment=")
+		}
+		parts = append(parts, line)
+		if argvOK {
+			p.Argv = escapeAll(words)
+		}
+	}
+	if !argvOK {
+		p.Argv = nil
+		p.Shell = escapeDollar(strings.Join(parts, " && "))
+		if len(starts) == 1 && !strings.HasSuffix(parts[0], "|| true") {
+			p.Shell = "exec " + p.Shell
+		}
+		p.note(r, pos(starts[0]), "command", "run by /bin/sh -c: "+strings.Join(why, "; "))
+	} else {
+		r.AsIs(pos(starts[0]), f.name+": ExecStart")
+	}
+	if f.typ == "forking" {
+		pid, ok := last(svc, "PIDFile")
+		if !ok || strings.TrimSpace(pid.Value) == "" {
+			r.Fail(f.src.Path, f.name, "Type=forking without PIDFile=: podvisor cannot follow the daemon; run it in the foreground (Type=simple) or add PIDFile=")
+			return
+		}
+		pf := spec(pid, pid.Value)
+		cmd := p.Shell
+		if cmd == "" {
+			cmd = strings.Join(shellQuoteAll(p.Argv), " ")
+		}
+		cmd = strings.TrimPrefix(cmd, "exec ")
+		p.Argv = nil
+		p.Shell = cmd + " && while kill -0 \"$(cat " + pf + ")\" 2>/dev/null; do sleep 1; done"
+		p.Ready = &Probe{Kind: "file", Target: pf}
+		if p.Stop.Shell == "" && p.Stop.Argv == nil {
+			p.Stop.Shell = "kill -TERM \"$(cat " + pf + ")\""
+		}
+		p.note(r, pos(pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
+	}
+	for i, k := range pres {
+		c.hook(f, p, k, fmt.Sprintf("%s-pre%d", name, i+1), true, spec)
+	}
+	for i, k := range posts {
+		c.hook(f, p, k, fmt.Sprintf("%s-post%d", name, i+1), false, spec)
+	}
+	c.deps(f, p)
+	c.service(f, p, svc, spec)
+	secNames := make([]string, 0, len(f.sec))
+	for n := range f.sec {
+		secNames = append(secNames, n)
+	}
+	slices.Sort(secNames)
+	for _, secName := range secNames {
+		keys := f.sec[secName]
+		switch secName {
+		case "Unit", "Service":
+		default:
+			for _, k := range keys {
+				r.Drop(pos(k), "["+secName+"] "+k.Name, "podvisor starts every process it lists; installation targets have no meaning here")
+			}
+		}
+	}
+	for _, k := range f.sec["Unit"] {
+		switch k.Name {
+		case "After", "Before", "Requires", "Wants", "BindsTo":
+		case "Description", "Documentation":
+			r.Drop(pos(k), f.name+": "+k.Name, "kept only in the report")
+		default:
+			r.Drop(pos(k), f.name+": [Unit] "+k.Name, "no podvisor equivalent")
+		}
+	}
+	c.m.Processes = append(c.m.Processes, p)
+}
+
+// execPrefix strips systemd's ExecStart prefixes; ignore is "-" (a failure
+// is ignored).
+func execPrefix(s string) (string, bool) {
+	ignore := false
+	for len(s) > 0 && strings.IndexByte("@-:+!", s[0]) >= 0 {
+		if s[0] == '-' {
+			ignore = true
+		}
+		s = s[1:]
+	}
+	return strings.TrimSpace(s), ignore
+}
+
+func escapeAll(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = escapeDollar(w)
+	}
+	return out
+}
+
+func shellQuoteAll(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if w != "" && !strings.ContainsAny(w, " \t\n'\"\\$`&|;<>()*?[]{}~#") {
+			out[i] = w
+		} else {
+			out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return out
+}
+
+// hook turns ExecStartPre/Post into a oneshot before (or after) the
+// service.
+func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, spec func(iniKey, string) string) {
+	line, ignore := execPrefix(spec(k, k.Value))
+	if ignore {
+		line += " || true"
+	}
+	h := &Process{Name: name, Type: "oneshot", Shell: escapeDollar(line), Origin: kpos(f, k) + " " + k.Name}
+	if u, ok := last(f.sec["Service"], "User"); ok {
+		h.User = u.Value
+	}
+	if wd, ok := last(f.sec["Service"], "WorkingDirectory"); ok {
+		h.WorkingDir = strings.TrimPrefix(wd.Value, "-")
+	}
+	if pre {
+		p.DependsOn = append(p.DependsOn, Dep{Name: name, Condition: "completed"})
+		h.note(c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
+	} else {
+		h.DependsOn = []Dep{{Name: p.Name, Condition: condFor(f.typ)}}
+		if f.typ == "oneshot" {
+			h.DependsOn[0].Condition = "completed"
+		}
+		h.note(c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot after it; it runs once, not after every restart")
+	}
+	c.m.Processes = append(c.m.Processes, h)
+}
+
+func (c *sdConv) deps(f *unitFile, p *Process) {
+	r := c.r
+	rel := map[string]map[string]iniKey{} // unit -> relation -> key
+	var order []string
+	for _, k := range f.sec["Unit"] {
+		switch k.Name {
+		case "After", "Requires", "Wants", "BindsTo", "Requisite", "PartOf":
+		default:
+			continue
+		}
+		for _, u := range strings.Fields(k.Value) {
+			if rel[u] == nil {
+				rel[u] = map[string]iniKey{}
+				order = append(order, u)
+			}
+			rel[u][k.Name] = k
+		}
+	}
+	for _, u := range order {
+		rs := rel[u]
+		var k iniKey // the first line that names u
+		for _, kk := range rs {
+			if k.Line == 0 || kk.Line < k.Line {
+				k = kk
+			}
+		}
+		pos := kpos(f, k)
+		other, ok := c.byUnit[u]
+		if !ok {
+			var how []string
+			for n := range rs {
+				how = append(how, n)
+			}
+			slices.Sort(how)
+			r.Drop(pos, f.name+": "+strings.Join(how, "/")+"="+u, "not among the imported units (system targets and other services are the container's business)")
+			continue
+		}
+		d := Dep{Name: sanitizeName(other.name), Condition: condFor(other.typ)}
+		if _, ok := rs["BindsTo"]; ok {
+			d.Restart = true
+		}
+		if _, ok := rs["PartOf"]; ok {
+			d.Restart = true
+		}
+		p.DependsOn = append(p.DependsOn, d)
+		if _, after := rs["After"]; !after {
+			if p.Comments == nil {
+				p.Comments = map[string]string{}
+			}
+			p.Comments["depends_on."+d.Name] = "no After=: systemd would start both at once; podvisor waits"
+			r.Approx(pos, f.name+": "+u, "without After= systemd starts both at once; podvisor waits for "+d.Condition)
+		} else {
+			r.AsIs(pos, f.name+": After="+u+" ("+d.Condition+", from the Type of "+u+")")
+		}
+	}
+}
+
+func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey, string) string) {
+	r := c.r
+	pos := func(k iniKey) string { return kpos(f, k) }
+	what := func(k iniKey) string { return f.name + ": " + k.Name }
+	user, group := "", ""
+	restart := ""
+	var restartDelay time.Duration
+	for _, k := range svc {
+		v := k.Value
+		switch k.Name {
+		case "Type", "ExecStart", "ExecStartPre", "ExecStartPost", "PIDFile":
+		case "ExecStop":
+			line, ignore := execPrefix(spec(k, v))
+			if ignore {
+				line += " || true"
+			}
+			p.Stop.Shell = escapeDollar(line)
+			r.AsIs(pos(k), what(k))
+		case "ExecReload":
+			r.Drop(pos(k), what(k), "podvisor reloads only itself; send the process a signal with podvisor signal NAME HUP")
+		case "Restart":
+			restart = v
+		case "RestartSec":
+			d, ok := parseTimespan(v)
+			if !ok {
+				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not a time span", v))
+				continue
+			}
+			restartDelay = d
+		case "Environment":
+			if strings.TrimSpace(v) == "" { // an empty assignment resets the list
+				p.Env = nil
+				continue
+			}
+			words, err := splitWords(v)
+			if err != nil {
+				r.Fail(pos(k), what(k), err.Error())
+				continue
+			}
+			for _, w := range words {
+				kk, vv, ok := strings.Cut(w, "=")
+				if !ok || !config.ValidEnvName(kk) {
+					r.Fail(pos(k), what(k), fmt.Sprintf("%q is not KEY=value", w))
+					continue
+				}
+				p.Env = append(p.Env, KV{kk, escapeDollar(spec(k, vv))})
+			}
+			r.AsIs(pos(k), what(k))
+		case "EnvironmentFile":
+			if strings.TrimSpace(v) == "" { // an empty assignment resets the list
+				p.EnvFile = nil
+				continue
+			}
+			file := spec(k, v)
+			if !path.IsAbs(strings.TrimPrefix(file, "-")) {
+				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not an absolute path (systemd refuses it too)", v))
+				continue
+			}
+			if strings.HasPrefix(file, "-") {
+				file = strings.TrimPrefix(file, "-")
+				p.note(r, pos(k), "env_file", "EnvironmentFile=-"+file+": optional under systemd; podvisor needs the file to exist")
+			} else {
+				r.AsIs(pos(k), what(k))
+			}
+			p.EnvFile = append(p.EnvFile, file)
+		case "User":
+			user = v
+		case "Group":
+			group = v
+		case "WorkingDirectory":
+			wd := strings.TrimPrefix(v, "-")
+			if wd == "~" {
+				p.note(r, pos(k), "working_dir", "WorkingDirectory=~ is the user's home; podvisor has no such shorthand, left at the config's directory")
+				continue
+			}
+			p.WorkingDir = escapeDollar(spec(k, wd))
+			r.AsIs(pos(k), what(k))
+		case "TimeoutStartSec", "TimeoutStopSec", "TimeoutSec":
+			d, ok := parseTimespan(v)
+			if !ok {
+				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not a time span", v))
+				continue
+			}
+			if k.Name != "TimeoutStopSec" && d > 0 {
+				p.StartTimeout = d
+			}
+			if k.Name != "TimeoutStartSec" && d > 0 {
+				p.Stop.Timed, p.Stop.Timeout = true, d
+			}
+			r.AsIs(pos(k), what(k))
+		case "KillSignal":
+			sig := signalName(v)
+			switch sig {
+			case "":
+				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not a signal", v))
+			case "SIGKILL":
+				p.Stop.Timed, p.Stop.Timeout = true, 0
+				p.note(r, pos(k), "stop", "KillSignal=SIGKILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
+			default:
+				p.Stop.Signal = sig
+				r.AsIs(pos(k), what(k))
+			}
+		case "KillMode":
+			switch v {
+			case "control-group", "":
+				r.AsIs(pos(k), what(k)+" (podvisor signals the process group)")
+			default:
+				p.note(r, pos(k), "stop", "KillMode="+v+": podvisor signals the whole process group")
+			}
+		case "SuccessExitStatus":
+			codes := []int{0}
+			for _, w := range strings.Fields(v) {
+				n, err := strconv.Atoi(w)
+				if err != nil {
+					p.note(r, pos(k), "success_exit_codes", "SuccessExitStatus "+w+" (a signal) has no podvisor equivalent")
+					continue
+				}
+				codes = append(codes, n)
+			}
+			p.SuccessExitCodes = codes
+			r.AsIs(pos(k), what(k))
+		case "RemainAfterExit":
+			r.AsIs(pos(k), what(k)+" (a completed oneshot stays completed)")
+		case "OOMScoreAdjust":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < -1000 || n > 1000 {
+				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not -1000..1000", v))
+				continue
+			}
+			p.OOMScoreAdj = &n
+			r.AsIs(pos(k), what(k))
+		case "StandardOutput", "StandardError":
+			kind, file, _ := strings.Cut(v, ":")
+			stdout := k.Name == "StandardOutput"
+			switch {
+			case v == "journal" || v == "inherit" || v == "journal+console" || v == "tty" || v == "kmsg" || v == "syslog" || v == "":
+				r.AsIs(pos(k), what(k)+" (podvisor prints the lines on its stdout)")
+			case v == "null":
+				if stdout {
+					p.log().Stdout = "off"
+				} else {
+					p.log().Stderr = "off"
+				}
+				r.AsIs(pos(k), what(k)+" (off)")
+			case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file):
+				l := p.log()
+				if stdout {
+					l.Stdout, l.File = "file", escapeDollar(file)
+				} else if l.Stderr = "file"; file != l.File {
+					l.StderrFile = escapeDollar(file)
+				}
+				if kind == "append" {
+					r.AsIs(pos(k), what(k)+" (a log file, appended to)")
+				} else {
+					p.note(r, pos(k), "log", k.Name+"="+v+": podvisor appends to the file and rotates it by size")
+				}
+			default:
+				p.note(r, pos(k), "log", k.Name+"="+v+": podvisor prints the lines on its stdout")
+			}
+		case "SyslogIdentifier":
+			r.Drop(pos(k), what(k), "podvisor names each line with the process name")
+		default:
+			switch {
+			case sdSandbox.MatchString(k.Name):
+				r.Drop(pos(k), what(k), "sandboxing: podvisor relies on the container's own isolation")
+			case sdResource.MatchString(k.Name):
+				r.Drop(pos(k), what(k), "resource control: set limits on the container (resources in Kubernetes)")
+			default:
+				r.Drop(pos(k), what(k), "no podvisor equivalent")
+			}
+		}
+	}
+	switch {
+	case user != "" && group != "":
+		p.User = user + ":" + group
+	case user != "":
+		p.User = user
+	case group != "":
+		p.note(r, f.src.Path, "user", "Group="+group+" without User=: podvisor sets a group only with a user (user: root:"+group+" if podvisor runs as root)")
+	}
+	if user != "" || group != "" {
+		r.AsIs(f.src.Path, f.name+": User/Group")
+	}
+	switch restart {
+	case "", "no":
+		if p.Type == "" {
+			p.Restart = &Restart{Policy: "never"}
+			p.note(r, f.src.Path, "restart", "Restart=no (systemd's default): a failure tears everything down under podvisor, where systemd would leave the unit failed")
+		}
+	case "always":
+		p.Restart = &Restart{Policy: "always"}
+	case "on-failure":
+		p.Restart = &Restart{Policy: "on-failure"}
+	case "on-abnormal", "on-abort", "on-watchdog":
+		p.Restart = &Restart{Policy: "on-failure"}
+		p.note(r, f.src.Path, "restart", "Restart="+restart+": on-failure also restarts on a non-zero exit code")
+	case "on-success":
+		p.Restart = &Restart{Policy: "always"}
+		p.note(r, f.src.Path, "restart", "Restart=on-success: podvisor has no such policy; always")
+	default:
+		r.Fail(f.src.Path, f.name+": Restart", fmt.Sprintf("%q is not a restart policy", restart))
+	}
+	if p.Type == "oneshot" && p.Restart != nil && p.Restart.Policy == "always" {
+		p.Restart.Policy = "on-failure"
+		p.note(r, f.src.Path, "restart", "restart always is not allowed on a oneshot; on-failure")
+	}
+	if restartDelay > 0 {
+		if p.Restart == nil {
+			p.Restart = &Restart{Policy: "always"}
+			if p.Type != "" {
+				p.Restart.Policy = "on-failure"
+			}
+		}
+		p.Restart.Backoff, p.Restart.MaxBackoff = restartDelay, restartDelay
+		r.AsIs(f.src.Path, f.name+": RestartSec (a fixed backoff)")
+	}
+	if restart != "" && restart != "no" {
+		r.AsIs(f.src.Path, f.name+": Restart="+restart)
+	}
+}
+
+var timespanPart = regexp.MustCompile(`^([0-9.]+)\s*([a-z]*)\s*`)
+
+// parseTimespan reads systemd's time spans: "90", "5min 30s", "500ms",
+// "infinity" (0: no limit).
+func parseTimespan(s string) (time.Duration, bool) {
+	s = strings.TrimSpace(s)
+	if s == "infinity" {
+		return 0, true
+	}
+	units := map[string]time.Duration{
+		"": time.Second, "us": time.Microsecond, "usec": time.Microsecond, "ms": time.Millisecond, "msec": time.Millisecond,
+		"s": time.Second, "sec": time.Second, "second": time.Second, "seconds": time.Second,
+		"m": time.Minute, "min": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+		"h": time.Hour, "hr": time.Hour, "hour": time.Hour, "hours": time.Hour,
+		"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+	}
+	var total time.Duration
+	rest := s
+	for rest != "" {
+		m := timespanPart.FindStringSubmatch(rest)
+		if m == nil {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(m[1], 64)
+		u, ok := units[m[2]]
+		if err != nil || !ok || f > 1e7 {
+			return 0, false
+		}
+		total += time.Duration(f * float64(u))
+		rest = rest[len(m[0]):]
+	}
+	if s == "" {
+		return 0, false
+	}
+	return total.Round(time.Millisecond), true
+}

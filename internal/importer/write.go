@@ -1,0 +1,309 @@
+package importer
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// SchemaURL is the schema the written file names on its first line (the
+// same schema `podvisor schema` prints).
+const SchemaURL = "https://raw.githubusercontent.com/podvisor/podvisor/main/schema/procs.schema.json"
+
+// Write renders m as procs.yaml text: the schema line, the header comments,
+// then the keys in the order docs/reference.md lists them. Every comment a
+// converter left on a key is written beside it as "# approximated: ...".
+func Write(m *Model) []byte {
+	w := &writer{}
+	w.line(0, "# yaml-language-server: $schema="+SchemaURL)
+	for _, h := range m.Header {
+		w.line(0, strings.TrimRight("# "+oneLine(h), " "))
+	}
+	w.line(0, "version: 1")
+	if m.ShutdownTimeout > 0 {
+		w.line(0, "shutdown_timeout: "+dur(m.ShutdownTimeout))
+	}
+	if len(m.Env) > 0 {
+		w.line(0, "env:")
+		w.env(1, m.Env)
+	}
+	w.line(0, "processes:")
+	for i, p := range m.Processes {
+		if i > 0 {
+			w.b.WriteByte('\n')
+		}
+		w.process(p)
+	}
+	return []byte(w.b.String())
+}
+
+type writer struct {
+	b strings.Builder
+}
+
+func (w *writer) line(indent int, s string) {
+	w.b.WriteString(strings.Repeat("  ", indent))
+	w.b.WriteString(s)
+	w.b.WriteByte('\n')
+}
+
+// kv writes "key: value", with the comment c beside it when not empty.
+func (w *writer) kv(indent int, key, value, c string) {
+	s := key + ":"
+	if value != "" {
+		s += " " + value
+	}
+	if c != "" {
+		s += "  # approximated: " + oneLine(c)
+	}
+	w.line(indent, s)
+}
+
+// oneLine makes s fit in a YAML comment: line breaks become spaces, other
+// control characters and invalid UTF-8 become "?".
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\r' || r == '\n' || r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError || r == '\ufeff':
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func (w *writer) env(indent int, env []KV) {
+	for _, kv := range env {
+		w.kv(indent, quoteKey(kv.Key), quote(kv.Value), "")
+	}
+}
+
+func (w *writer) process(p *Process) {
+	used := map[string]bool{}
+	c := func(k string) string { used[k] = true; return p.Comments[k] }
+	// A comment on a key that is not written (no user, an empty stop
+	// block) goes on a line of its own at the end of the process.
+	defer func() {
+		keys := make([]string, 0, len(p.Comments))
+		for k := range p.Comments {
+			if !used[k] {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			w.line(2, "# approximated ("+oneLine(k)+"): "+oneLine(p.Comments[k]))
+		}
+	}()
+	if p.Origin != "" {
+		w.line(1, "# from "+oneLine(p.Origin))
+	}
+	w.kv(1, quoteKey(p.Name), "", c("name"))
+	w.kv(2, "command", command(p.Argv, p.Shell), c("command"))
+	if p.Type != "" {
+		w.kv(2, "type", p.Type, c("type"))
+	}
+	if len(p.Env) > 0 {
+		w.kv(2, "env", "", c("env"))
+		w.env(3, p.Env)
+	}
+	if len(p.EnvFile) > 0 {
+		w.kv(2, "env_file", list(p.EnvFile), c("env_file"))
+	}
+	if p.WorkingDir != "" {
+		w.kv(2, "working_dir", quote(p.WorkingDir), c("working_dir"))
+	}
+	if p.User != "" {
+		w.kv(2, "user", quote(p.User), c("user"))
+	}
+	if len(p.DependsOn) > 0 {
+		w.kv(2, "depends_on", "", c("depends_on"))
+		for _, d := range p.DependsOn {
+			if d.Restart {
+				w.kv(3, quoteKey(d.Name), "{condition: "+d.Condition+", restart: true}", c("depends_on."+d.Name))
+			} else {
+				w.kv(3, quoteKey(d.Name), d.Condition, c("depends_on."+d.Name))
+			}
+		}
+	}
+	if p.Ready != nil {
+		w.probe("ready", p.Ready, c("ready"))
+	}
+	if p.StartTimeout > 0 {
+		w.kv(2, "start_timeout", dur(p.StartTimeout), c("start_timeout"))
+	}
+	if p.Live != nil {
+		w.probe("live", p.Live, c("live"))
+	}
+	if r := p.Restart; r != nil {
+		if r.Backoff == 0 && r.MaxBackoff == 0 && r.Limit == 0 {
+			w.kv(2, "restart", r.Policy, c("restart"))
+		} else {
+			w.kv(2, "restart", "", c("restart"))
+			w.kv(3, "policy", r.Policy, "")
+			if r.Backoff > 0 {
+				w.kv(3, "backoff", dur(r.Backoff), "")
+			}
+			if r.MaxBackoff > 0 {
+				w.kv(3, "max_backoff", dur(r.MaxBackoff), "")
+			}
+			if r.Limit > 0 {
+				w.kv(3, "limit", strconv.Itoa(r.Limit), "")
+			}
+		}
+	}
+	if len(p.SuccessExitCodes) > 0 {
+		codes := make([]string, len(p.SuccessExitCodes))
+		for i, code := range p.SuccessExitCodes {
+			codes[i] = strconv.Itoa(code)
+		}
+		w.kv(2, "success_exit_codes", "["+strings.Join(codes, ", ")+"]", c("success_exit_codes"))
+	}
+	if p.OOMScoreAdj != nil {
+		w.kv(2, "oom_score_adj", strconv.Itoa(*p.OOMScoreAdj), c("oom_score_adj"))
+	}
+	if s := p.Stop; s.Signal != "" || s.Timed || s.Argv != nil || s.Shell != "" {
+		w.kv(2, "stop", "", c("stop"))
+		if s.Signal != "" {
+			w.kv(3, "signal", s.Signal, "")
+		}
+		if s.Timed {
+			w.kv(3, "timeout", dur(s.Timeout), "")
+		}
+		if s.Argv != nil || s.Shell != "" {
+			w.kv(3, "command", command(s.Argv, s.Shell), "")
+		}
+	}
+	if l := p.Log; l != nil {
+		w.kv(2, "log", "", c("log"))
+		for _, f := range []struct{ k, v string }{{"stdout", l.Stdout}, {"stderr", l.Stderr}, {"file", l.File}, {"stderr_file", l.StderrFile}} {
+			if f.v != "" {
+				w.kv(3, f.k, quote(f.v), "")
+			}
+		}
+		if l.MaxSize > 0 {
+			w.kv(3, "max_size", size(l.MaxSize), "")
+		}
+		if l.MaxFiles > 0 {
+			w.kv(3, "max_files", strconv.Itoa(l.MaxFiles), "")
+		}
+	}
+}
+
+func (w *writer) probe(key string, pr *Probe, c string) {
+	w.kv(2, key, "", c)
+	switch pr.Kind {
+	case "exec":
+		w.kv(3, "exec", command(pr.Argv, pr.Shell), "")
+	default:
+		w.kv(3, pr.Kind, quote(pr.Target), "")
+	}
+	for _, d := range []struct {
+		k string
+		v time.Duration
+	}{{"start_interval", pr.StartInterval}, {"interval", pr.Interval}, {"timeout", pr.Timeout}, {"initial_delay", pr.InitialDelay}} {
+		if d.v > 0 {
+			w.kv(3, d.k, dur(d.v), "")
+		}
+	}
+	if pr.SuccessThreshold > 0 {
+		w.kv(3, "success_threshold", strconv.Itoa(pr.SuccessThreshold), "")
+	}
+	if pr.FailureThreshold > 0 {
+		w.kv(3, "failure_threshold", strconv.Itoa(pr.FailureThreshold), "")
+	}
+}
+
+func command(argv []string, shell string) string {
+	if argv != nil {
+		return list(argv)
+	}
+	return quote(shell)
+}
+
+func list(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// plain matches strings that YAML reads back as the same string unquoted.
+var plain = regexp.MustCompile(`^[A-Za-z/_][A-Za-z0-9_./@+=-]*$`)
+
+var yamlWords = map[string]bool{"true": true, "false": true, "yes": true, "no": true, "on": true,
+	"off": true, "null": true, "y": true, "n": true}
+
+// quote returns s as a YAML scalar: plain when that is unambiguous, else a
+// double-quoted string with every character YAML does not allow raw
+// (C0 and C1 controls, DEL, BOM) escaped.
+func quote(s string) string {
+	if plain.MatchString(s) && !yamlWords[strings.ToLower(s)] {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || (r >= 0x7f && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r == 0xfeff || r == 0xfffe || r == 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r) // invalid UTF-8 comes out as U+FFFD; finish refuses it
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func quoteKey(s string) string { return quote(s) }
+
+// dur writes a duration as podvisor reads it: whole seconds as "5s",
+// otherwise Go's form ("1.5s", "250ms").
+func dur(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
+
+// escapeDollar makes literal text safe from podvisor's interpolation: every
+// $ becomes $$ when the text holds "${" or "$$" (the only sequences
+// podvisor interprets); other text is returned as it is.
+func escapeDollar(s string) string {
+	if !strings.Contains(s, "${") && !strings.Contains(s, "$$") {
+		return s
+	}
+	return strings.ReplaceAll(s, "$", "$$")
+}
+
+// size writes a byte count as podvisor reads it: with a binary unit when
+// it divides evenly, else in bytes.
+func size(n int64) string {
+	for _, u := range []struct {
+		name string
+		div  int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n%u.div == 0 {
+			return fmt.Sprintf("%d%s", n/u.div, u.name)
+		}
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,313 @@
+package e2e
+
+// Black-box tests of podvisor import: each converts a setup written as its
+// original tool expects it, runs the result with podvisor run, and checks
+// real effects (a page served, files written by an init step, the order of
+// events) through to a clean teardown (exit 0, nothing left running).
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// runImport runs podvisor import with args and returns procs.yaml and the
+// report; any exit code but 0 fails the test.
+func runImport(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(podvisorBin, append([]string{"import"}, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("podvisor import %s: %v\nstderr:\n%s\nstdout:\n%s", strings.Join(args, " "), err, &stderr, &stdout)
+	}
+	if !strings.Contains(stderr.String(), "check --portable: ok") {
+		t.Fatalf("import did not report a passing check:\n%s", &stderr)
+	}
+	return stdout.String(), stderr.String()
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fetch GETs url once and returns the status and body (0 when nothing
+// answered).
+func fetch(url string) (int, string) {
+	client := http.Client{Timeout: time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitReady waits for /readyz to answer 200.
+func waitReady(t *testing.T, r *Run, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() bool {
+		code, _ := r.Get(t, "/readyz")
+		return code == http.StatusOK
+	}, "podvisor never became ready; output:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+}
+
+// teardown sends SIGTERM, expects exit 0, and checks that the processes
+// whose pids the events recorded, and the listener on addr, are gone.
+func teardown(t *testing.T, r *Run, addr string, pids []int) {
+	t.Helper()
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0 (clean teardown); output:\n%s\nstderr:\n%s", code, r.Stdout, r.Stderr)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("pid %d still exists after podvisor exited (kill 0: %v)", pid, err)
+		}
+	}
+	if code, _ := fetch("http://" + addr + "/"); code != 0 {
+		t.Errorf("%s still answers (%d) after podvisor exited", addr, code)
+	}
+}
+
+func eventPids(t *testing.T, r *Run, evs ...[2]string) []int {
+	t.Helper()
+	var pids []int
+	for _, e := range evs {
+		ev, ok := findEvent(r.ReadEvents(t), e[0], e[1])
+		if !ok || ev.Pid() == 0 {
+			t.Fatalf("no event %s %s with a pid; events:\n%s", e[0], e[1], readFile(r.Events))
+		}
+		pids = append(pids, ev.Pid())
+	}
+	return pids
+}
+
+// TestImportSupervisordPair converts a supervisord config in the shape of
+// an nginx + php-fpm image (a main file with [include], a web server and a
+// second program run as two copies with numprocs) and runs it.
+func TestImportSupervisordPair(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"supervisord.conf": `; main supervisord config
+[supervisord]
+nodaemon=true
+logfile=/dev/null
+
+[unix_http_server]
+file=/run/supervisor.sock
+
+[include]
+files = conf.d/*.conf
+`,
+		"conf.d/pair.conf": `[program:web]
+command=python3 -m http.server --bind 127.0.0.1 %(ENV_WEB_PORT)s
+directory=%(here)s/../www
+startsecs=1
+stopwaitsecs=5
+redirect_stderr=true
+stdout_logfile=/dev/stdout
+stdout_logfile_maxbytes=0
+
+[program:worker]
+process_name=%(program_name)s-%(process_num)d
+numprocs=2
+command=/bin/sh -c 'echo "worker-%(process_num)d up $(date +%%s%%N) $$" >> "$E2E_EVENTS"; echo "worker-%(process_num)d writes to its log"; trap "exit 0" TERM; while :; do sleep 0.1; done'
+autorestart=true
+startsecs = 1
+stopsignal=term
+stdout_logfile=%(here)s/../logs/worker-%(process_num)d.log
+stdout_logfile_maxbytes=5MB
+stdout_logfile_backups=3
+`,
+		"www/index.html": "hello from the web program\n",
+	})
+	yaml, report := runImport(t, filepath.Join(src, "supervisord.conf"))
+	for _, want := range []string{"worker-0:", "worker-1:", "web:", "# approximated: startsecs=1", "max_size: 5MiB", "max_files: 4"} {
+		if !strings.Contains(yaml, want) {
+			t.Errorf("procs.yaml lacks %q:\n%s", want, yaml)
+		}
+	}
+	for _, want := range []string{"[unix_http_server]", "dropped", "approximated"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+
+	addr := freeAddr(t)
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	r := startPodvisor(t, yaml, withHTTP(), withEnv("WEB_PORT="+port))
+	waitReady(t, r, 20*time.Second)
+	if code, body := fetch("http://" + addr + "/"); code != 200 || !strings.Contains(body, "hello from the web program") {
+		t.Fatalf("web program: GET / = %d %q, want the page from its directory", code, body)
+	}
+	r.WaitEvent(t, "worker-0", "up", 10*time.Second)
+	r.WaitEvent(t, "worker-1", "up", 10*time.Second)
+	// stdout_logfile became each copy's log file; web's /dev/stdout stays
+	// on podvisor's output.
+	for _, n := range []string{"0", "1"} {
+		logPath := filepath.Join(src, "logs", "worker-"+n+".log")
+		eventually(t, 10*time.Second, func() bool {
+			b, _ := os.ReadFile(logPath)
+			return strings.Contains(string(b), "worker-"+n+" writes to its log")
+		}, "%s does not hold worker-%s's output; podvisor output:\n%s", logPath, n, r.Stdout)
+	}
+	if r.Stdout.Contains("writes to its log") {
+		t.Errorf("a worker's output reached podvisor's stdout instead of its log file:\n%s", r.Stdout)
+	}
+	st := ffGetStatus(t, r)
+	for _, name := range []string{"web", "worker-0", "worker-1"} {
+		if p := st.proc(name); p.State != "running" || !p.Ready {
+			t.Errorf("%s: state %s ready %v, want running and ready", name, p.State, p.Ready)
+		}
+	}
+	teardown(t, r, addr, eventPids(t, r, [2]string{"worker-0", "up"}, [2]string{"worker-1", "up"}))
+}
+
+// TestImportS6OneshotBeforeLongrun converts an s6-overlay v3 tree where a
+// oneshot prepares what a longrun serves, and runs it: the page exists
+// only if the oneshot completed before the longrun started.
+func TestImportS6OneshotBeforeLongrun(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	root := t.TempDir()
+	rc := "etc/s6-overlay/s6-rc.d/"
+	writeFiles(t, root, map[string]string{
+		rc + "init-site/type":                   "oneshot\n",
+		rc + "init-site/up":                     filepath.Join(root, "etc/s6-overlay/scripts/init-site") + "\n",
+		rc + "init-site/dependencies.d/base":    "",
+		rc + "svc-web/type":                     "longrun\n",
+		rc + "svc-web/dependencies.d/init-site": "",
+		rc + "svc-web/dependencies.d/base":      "",
+		rc + "svc-web/timeout-down":             "5000\n",
+		rc + "user/type":                        "bundle\n",
+		rc + "user/contents.d/svc-web":          "",
+		rc + "user/contents.d/init-site":        "",
+		"etc/s6-overlay/scripts/init-site": `#!/command/with-contenv sh
+mkdir -p "$E2E_DIR/site"
+echo "built by init-site" > "$E2E_DIR/site/index.html"
+echo "init-site done $(date +%s%N) $$" >> "$E2E_EVENTS"
+`,
+		rc + "svc-web/run": `#!/usr/bin/with-contenv sh
+echo "svc-web start $(date +%s%N) $$" >> "$E2E_EVENTS"
+cd "$E2E_DIR/site" || exit 1
+exec python3 -m http.server --bind 127.0.0.1 "$WEB_PORT"
+`,
+	})
+	yaml, _ := runImport(t, "--from", "s6", filepath.Join(root, "etc/s6-overlay/s6-rc.d"))
+	if !strings.Contains(yaml, "init-site: completed") {
+		t.Fatalf("svc-web does not wait for init-site to complete:\n%s", yaml)
+	}
+	addr := freeAddr(t)
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	r := startPodvisor(t, yaml, withHTTP(), withEnv("WEB_PORT="+port))
+	waitReady(t, r, 20*time.Second)
+	done := r.WaitEvent(t, "init-site", "done", 10*time.Second)
+	start := r.WaitEvent(t, "svc-web", "start", 10*time.Second)
+	if !start.At.After(done.At) {
+		t.Errorf("svc-web started at %v, before init-site completed at %v", start.At, done.At)
+	}
+	eventually(t, 10*time.Second, func() bool {
+		code, body := fetch("http://" + addr + "/")
+		return code == 200 && strings.Contains(body, "built by init-site")
+	}, "svc-web does not serve the page init-site built; output:\n%s", r.Stdout)
+	if p := ffGetStatus(t, r).proc("init-site"); p.State != "completed" {
+		t.Errorf("init-site is %s, want completed", p.State)
+	}
+	teardown(t, r, addr, eventPids(t, r, [2]string{"svc-web", "start"}))
+}
+
+// TestImportProcessComposeHealthGated converts a process-compose file
+// whose migrate step waits for the database's health check and whose app
+// waits for both, and runs it. migrate fails (and, with restart "no", the
+// whole run) if it starts before the database answers.
+func TestImportProcessComposeHealthGated(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"process-compose.yaml": fmt.Sprintf(`version: "0.5"
+environment:
+  - "GREETING=hello"
+processes:
+  db:
+    command: "sleep 1; exec python3 -m http.server --bind 127.0.0.1 ${DB_PORT}"
+    readiness_probe:
+      http_get:
+        host: 127.0.0.1
+        port: ${DB_PORT}
+        path: /
+      period_seconds: 1
+      timeout_seconds: 1
+    availability:
+      restart: always
+  migrate:
+    command: "python3 -c 'import os, urllib.request; urllib.request.urlopen(\"http://127.0.0.1:\" + os.environ[\"DB_PORT\"] + \"/\")' && %s"
+    depends_on:
+      db:
+        condition: process_healthy
+    availability:
+      restart: "no"
+  app:
+    command: "%s; echo \"$GREETING, app ready\"; trap 'exit 0' TERM; while :; do sleep 0.1; done"
+    depends_on:
+      db:
+        condition: process_healthy
+      migrate:
+        condition: process_completed_successfully
+    ready_log_line: "app ready"
+    availability:
+      restart: always
+    shutdown:
+      signal: 15
+      timeout_seconds: 5
+`, strings.ReplaceAll(ev("migrate", "done"), `"`, `\"`), strings.ReplaceAll(ev("app", "start"), `"`, `\"`))})
+	yaml, _ := runImport(t, filepath.Join(dir, "process-compose.yaml"))
+	for _, want := range []string{"db: ready", "migrate: completed", "log: \"app ready\""} {
+		if !strings.Contains(yaml, want) {
+			t.Errorf("procs.yaml lacks %q:\n%s", want, yaml)
+		}
+	}
+	addr := freeAddr(t)
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	r := startPodvisor(t, yaml, withHTTP(), withEnv("DB_PORT="+port))
+	waitReady(t, r, 30*time.Second)
+	migrated := r.WaitEvent(t, "migrate", "done", 10*time.Second)
+	app := r.WaitEvent(t, "app", "start", 10*time.Second)
+	if !app.At.After(migrated.At) {
+		t.Errorf("app started at %v, before migrate completed at %v", app.At, migrated.At)
+	}
+	st := ffGetStatus(t, r)
+	if db := st.proc("db"); db.ReadyAt == nil || db.ReadyAt.After(migrated.At) {
+		t.Errorf("db ready at %v, migrate done at %v: migrate did not wait for db's health", db.ReadyAt, migrated.At)
+	}
+	if p := st.proc("app"); p.State != "running" || !p.Ready {
+		t.Errorf("app: state %s ready %v, want running and ready (its log line)", p.State, p.Ready)
+	}
+	if !r.Stdout.Contains("hello, app ready") {
+		t.Errorf("the top-level environment did not reach app; output:\n%s", r.Stdout)
+	}
+	teardown(t, r, addr, eventPids(t, r, [2]string{"app", "start"}))
+}
