@@ -176,7 +176,10 @@ func (c *chaos) checkQuiescent() {
 	snap := c.sup.Snapshot()
 	blocked := map[string]bool{}
 	for _, p := range snap.Processes {
-		if p.State == "stopped" || p.State == "failed" {
+		// A scheduled oneshot holds its dependents' conditions only between
+		// a completed run and the next tick (and never, when a stop rule
+		// ends each run): what waits on it waits for the ticks.
+		if p.State == "stopped" || p.State == "failed" || p.State != "completed" && c.rec(p.Name).p.Schedule != nil {
 			blocked[p.Name] = true
 		}
 	}
