@@ -30,6 +30,8 @@ func SpawnDiff(old, new *Process) string {
 		return "log changed" // its pipes are wired at the start
 	case !sameInt(old.OOMScoreAdj, new.OOMScoreAdj):
 		return "oom_score_adj changed"
+	case !sameSockets(old.Sockets, new.Sockets):
+		return "sockets changed" // the fds and LISTEN_FDNAMES are fixed at exec
 	}
 	return ""
 }

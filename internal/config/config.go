@@ -127,6 +127,10 @@ type Process struct {
 	// Log says where stdout and stderr go (the top-level log keys under
 	// the process's own).
 	Log Output
+
+	// Sockets are bound by podvisor and passed to every incarnation
+	// (sockets.go).
+	Sockets []Socket
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.

@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "control", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "sockets"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit"}
 	stopKeys       = []string{"signal", "timeout", "command"}
@@ -66,6 +66,7 @@ func (l *loader) config(root *yaml.Node) *Config {
 	}
 	l.processes(cfg, p)
 	l.fileOwners(cfg)
+	l.checkSockets(cfg)
 	return cfg
 }
 
@@ -390,6 +391,9 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 		l.logNodes[name] = v.val
 	}
 	proc.Log = l.processOutput(name, logNode, p.key, path.field("log"))
+	if v, ok := f.get("sockets"); ok {
+		proc.Sockets = l.sockets(name, v.val, path.field("sockets"))
+	}
 	return proc, deps
 }
 
