@@ -28,6 +28,7 @@ type ProcLauncher struct {
 	RuntimeDir string   // private (0700) directory for notify sockets
 	Log        *slog.Logger
 	Tails      *logs.Tails // recent output per process, for `podvisor logs`; may be nil
+	Sockets    *Sockets    // the processes' listening sockets (sockets.go); may be nil
 
 	spareMu sync.Mutex
 	spare   *health.NotifySocket // made ahead of need, see notifySocket
@@ -130,6 +131,16 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	closeR := func() { unix.Close(outR); unix.Close(errR) }
 
 	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
+	if len(p.Sockets) > 0 && l.Sockets != nil {
+		files, err := l.Sockets.Files(p)
+		if err != nil {
+			closeW()
+			closeR()
+			return nil, err
+		}
+		spec.ListenFiles = files
+		env = config.MergeEnv(env, listenEnv(p))
+	}
 	var (
 		tap       func([]byte)
 		sock      *health.NotifySocket
