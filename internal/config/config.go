@@ -131,6 +131,9 @@ type Process struct {
 	// Sockets are bound by podvisor and passed to every incarnation
 	// (sockets.go).
 	Sockets []Socket
+	// FDStoreMax bounds the fds the process may hand to podvisor to keep
+	// for its next incarnation (FDSTORE=1); 0 disables the store.
+	FDStoreMax int
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.

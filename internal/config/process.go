@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "control", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "sockets"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "sockets", "fd_store_max"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit"}
 	stopKeys       = []string{"signal", "timeout", "command"}
@@ -393,6 +393,15 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	proc.Log = l.processOutput(name, logNode, p.key, path.field("log"))
 	if v, ok := f.get("sockets"); ok {
 		proc.Sockets = l.sockets(name, v.val, path.field("sockets"))
+	}
+	if v, ok := f.get("fd_store_max"); ok {
+		if n, ok := l.integer(v.val, path.field("fd_store_max")); ok {
+			if n < 0 || n > MaxFDStore {
+				l.errorf(v.val, path.field("fd_store_max"), "fd_store_max %d is out of range 0-%d", n, MaxFDStore)
+			} else {
+				proc.FDStoreMax = n
+			}
+		}
 	}
 	return proc, deps
 }

@@ -14,6 +14,9 @@ import (
 // socketKeys are the keys of one entry of a process's sockets list.
 var socketKeys = []string{"listen", "name", "backlog", "mode", "owner", "reuse_port"}
 
+// MaxFDStore bounds fd_store_max.
+const MaxFDStore = 256
+
 // MaxSockets bounds a process's sockets: each is an fd in every incarnation,
 // and the systemd protocol numbers them from 3 up.
 const MaxSockets = 64
@@ -209,9 +212,9 @@ func (l *loader) checkSockets(cfg *Config) {
 			}
 			seen[id] = name
 		}
-		if n := len(p.Sockets); n > 0 && p.Ready != nil && p.Ready.Kind == ProbeNotifyFD && p.Ready.FD < 3+n {
+		if n := len(p.Sockets) + p.FDStoreMax; n > 0 && p.Ready != nil && p.Ready.Kind == ProbeNotifyFD && p.Ready.FD < 3+n {
 			l.errorAt(p.Pos, top("processes").field(name).field("ready"),
-				fmt.Sprintf("notify fd %d is taken by a socket (sockets are fds 3-%d)", p.Ready.FD, 2+n)).Hint = fmt.Sprintf("use fd:%d or higher", 3+n)
+				fmt.Sprintf("notify fd %d is taken by a socket or stored fd (they are fds 3-%d)", p.Ready.FD, 2+n)).Hint = fmt.Sprintf("use fd:%d or higher", 3+n)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func TestSocketErrors(t *testing.T) {
 		}
 	}
 	src := "processes:\n  web:\n    command: x\n    ready: {notify: \"fd:3\"}\n    sockets: [\"tcp://:1\"]\n"
-	if _, err := Parse(testFile, []byte(src), env(nil)); err == nil || !strings.Contains(err.Error(), "notify fd 3 is taken by a socket") {
+	if _, err := Parse(testFile, []byte(src), env(nil)); err == nil || !strings.Contains(err.Error(), "notify fd 3 is taken by a socket or stored fd") {
 		t.Errorf("notify fd on a socket: %v", err)
 	}
 }

@@ -140,12 +140,32 @@ func bind(s config.Socket) (*os.File, error) {
 	return proc.Bind(s.Network, s.Address, o)
 }
 
-// listenEnv is the systemd protocol's environment for p's sockets; the
-// spawner adds LISTEN_PID in the child.
-func listenEnv(p *config.Process) []string {
-	names := make([]string, len(p.Sockets))
-	for i, s := range p.Sockets {
-		names[i] = s.Name
+// listenFiles returns what an incarnation of p gets from fd 3 up: its
+// sockets, then the fds it stored (fdstore.go), and their names.
+func listenFiles(ss *Sockets, st *FDStore, p *config.Process) ([]*os.File, []string, error) {
+	var (
+		files []*os.File
+		names []string
+	)
+	if len(p.Sockets) > 0 && ss != nil {
+		f, err := ss.Files(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = f
+		for _, s := range p.Sockets {
+			names = append(names, s.Name)
+		}
 	}
-	return []string{"LISTEN_FDS=" + strconv.Itoa(len(p.Sockets)), "LISTEN_FDNAMES=" + strings.Join(names, ":")}
+	if p.FDStoreMax > 0 && st != nil {
+		f, n := st.files(p)
+		files, names = append(files, f...), append(names, n...)
+	}
+	return files, names, nil
+}
+
+// listenEnv is the systemd protocol's environment for fds named names; the
+// spawner adds LISTEN_PID in the child.
+func listenEnv(names []string) []string {
+	return []string{"LISTEN_FDS=" + strconv.Itoa(len(names)), "LISTEN_FDNAMES=" + strings.Join(names, ":")}
 }
