@@ -182,12 +182,27 @@ func removeStale(path string) error {
 	return os.Remove(path)
 }
 
+// BindError is a failed bind, said in a user's words; errors.Is sees the
+// errno.
+type BindError struct {
+	Msg string
+	Err error
+}
+
+func (e *BindError) Error() string { return e.Msg }
+
+func (e *BindError) Unwrap() error { return e.Err }
+
 // bindError explains a failed bind: for an address in use, who holds it when
 // /proc shows it; for a unix socket, a directory that cannot take it.
 func bindError(network, address string, err error) error {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return &BindError{fmt.Sprintf("%s://%s: %v", network, address, err), err}
+	}
+	msg := fmt.Sprintf("%s://%s: %s", network, address, errno.Error())
 	switch {
-	case errors.Is(err, unix.EADDRINUSE):
-		msg := fmt.Sprintf("%s://%s: address already in use", network, address)
+	case errno == unix.EADDRINUSE:
 		if _, port, perr := net.SplitHostPort(address); perr == nil {
 			if p, aerr := strconv.Atoi(port); aerr == nil {
 				if pid, comm := PortHolder(network, p); pid > 0 {
@@ -195,15 +210,14 @@ func bindError(network, address string, err error) error {
 				}
 			}
 		}
-		return fmt.Errorf("%s: %w", msg, unix.EADDRINUSE)
-	case network == "unix" && errors.Is(err, unix.EROFS):
-		return fmt.Errorf("unix://%s: directory %s is on a read-only file system: %w", address, filepath.Dir(address), unix.EROFS)
-	case network == "unix" && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOENT)):
-		return fmt.Errorf("unix://%s: cannot create a socket in directory %s: %w", address, filepath.Dir(address), err)
-	case errors.Is(err, unix.EACCES):
-		return fmt.Errorf("%s://%s: permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE): %w", network, address, err)
+	case network == "unix" && errno == unix.EROFS:
+		msg = fmt.Sprintf("unix://%s: directory %s is on a read-only file system", address, filepath.Dir(address))
+	case network == "unix" && (errno == unix.EACCES || errno == unix.ENOENT || errno == unix.ENOTDIR):
+		msg = fmt.Sprintf("unix://%s: cannot create a socket in directory %s: %s", address, filepath.Dir(address), errno.Error())
+	case errno == unix.EACCES:
+		msg += " (ports below 1024 need root or CAP_NET_BIND_SERVICE)"
 	}
-	return fmt.Errorf("%s://%s: %w", network, address, err)
+	return &BindError{msg, errno}
 }
 
 // PortHolder returns the pid and command name of a process holding a socket
