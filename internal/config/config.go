@@ -170,6 +170,9 @@ type Restart struct {
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 	Limit      int // 0 = unlimited
+	// Overlap: a restart starts the new incarnation first and stops the
+	// old one once the new one is ready (supervisor/overlap.go).
+	Overlap bool
 }
 
 // Stop is how a process is stopped.

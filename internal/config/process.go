@@ -18,7 +18,7 @@ var (
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
 	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "sockets", "fd_store_max"}
 	dependencyKeys = []string{"condition", "restart"}
-	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit"}
+	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap"}
 	stopKeys       = []string{"signal", "timeout", "command"}
 
 	typeWords      = []string{"service", "oneshot", "job"}

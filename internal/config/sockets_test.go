@@ -62,3 +62,14 @@ func TestSocketsChangeRestarts(t *testing.T) {
 		t.Fatal("SpawnDiff ignores sockets")
 	}
 }
+
+func TestRestartOverlap(t *testing.T) {
+	cfg, err := Parse(testFile, []byte("processes:\n  web: {command: x, restart: {overlap: true}}\n"), env(nil))
+	if err != nil || !cfg.Processes["web"].Restart.Overlap {
+		t.Fatalf("overlap: %v", err)
+	}
+	_, err = Parse(testFile, []byte("processes:\n  init: {command: x, type: oneshot, restart: {overlap: true}}\n"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "overlap applies to services only") {
+		t.Fatalf("oneshot: %v", err)
+	}
+}

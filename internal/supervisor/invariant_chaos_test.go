@@ -277,7 +277,7 @@ type chaosChild struct {
 func (k *chaosChild) Pid() int { return k.pid }
 
 func (k *chaosChild) Signal(sig syscall.Signal) error {
-	k.c.checkSignal(k.name, sig)
+	k.c.checkSignal(k.name, k.pid, sig)
 	k.c.logf("signal %s %s", k.name, sigName(sig))
 	k.sig <- sig
 	return nil

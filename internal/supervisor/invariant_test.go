@@ -172,8 +172,11 @@ func genConfig(rng *rand.Rand) (string, []chaosProc) {
 		if p.typ != config.Service {
 			policies = []string{"on-failure", "never"}
 		}
-		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d}\n",
-			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4))
+		// Every other service restarts with overlap (decided without a
+		// draw, so each seed's other events stay what they were).
+		overlap := p.typ == config.Service && i%2 == 1
+		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d, overlap: %v}\n",
+			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4), overlap)
 		if p.typ == config.Service {
 			switch rng.IntN(3) {
 			case 1:

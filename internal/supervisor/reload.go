@@ -182,6 +182,10 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 			s.setState(r, Pending)
 			r.reason = ""
 		}
+		if s.canOverlap(r) {
+			s.beginOverlap(r, "restarting: "+st.Why, now)
+			continue
+		}
 		if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
 			s.requestStop(r, intentRestart, now)
 		}

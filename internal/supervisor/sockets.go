@@ -86,9 +86,13 @@ func (ss *Sockets) Files(p *config.Process) ([]*os.File, error) {
 		// The previous incarnation may have made the shared file
 		// description non-blocking (Go's runtime does); a server doing
 		// blocking accept(2) needs it blocking again. No incarnation of p
-		// is alive at this point: a start follows the previous exit.
-		if err := unix.SetNonblock(int(b.f.Fd()), false); err != nil {
-			return nil, fmt.Errorf("socket %s: %w", s.Listen, err)
+		// is alive at this point (a start follows the previous exit),
+		// except with overlap, where the old one may be a Go server
+		// whose accept must not turn blocking under it.
+		if !p.Restart.Overlap {
+			if err := unix.SetNonblock(int(b.f.Fd()), false); err != nil {
+				return nil, fmt.Errorf("socket %s: %w", s.Listen, err)
+			}
 		}
 		out = append(out, b.f)
 	}
