@@ -28,9 +28,12 @@ func TestSocketsRestartBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	const restarts, workers = 20, 8
+	const own = `    env: {E2E_SOCKET_HELPER: http, E2E_START_DELAY: 100ms, E2E_LISTEN: "ADDR", E2E_REUSEPORT: "1"}`
 	modes := []struct{ name, extra string }{
-		{"sockets (podvisor holds the listener)", `    sockets: ["tcp://ADDR"]`},
-		{"plain restart (the server binds)", `    env: {E2E_SOCKET_HELPER: http, E2E_START_DELAY: 100ms, E2E_LISTEN: "ADDR"}`},
+		{"`sockets:` (podvisor holds the listener)", `    sockets: ["tcp://ADDR"]`},
+		{"`sockets:` and `overlap`", "    sockets: [\"tcp://ADDR\"]\n    restart: {policy: always, backoff: 10ms, overlap: true}"},
+		{"`overlap`, the server binds with SO_REUSEPORT", own + "\n    restart: {policy: always, backoff: 10ms, overlap: true}"},
+		{"plain restart (the server binds)", own},
 	}
 	var rows []string
 	for _, m := range modes {
@@ -42,9 +45,11 @@ processes:
     command: [SELF]
     env: {E2E_SOCKET_HELPER: http, E2E_START_DELAY: 100ms}
 EXTRA
-    ready: {http: "http://ADDR/", start_interval: 10ms}
-    restart: {policy: always, backoff: 10ms}
+    ready: {log: "^serving$"}
 `
+		if !strings.Contains(m.extra, "restart:") {
+			conf += "    restart: {policy: always, backoff: 10ms}\n"
+		}
 		if strings.Contains(m.extra, "env:") {
 			conf = strings.Replace(conf, "    env: {E2E_SOCKET_HELPER: http, E2E_START_DELAY: 100ms}\n", "", 1)
 		}

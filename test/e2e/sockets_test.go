@@ -27,7 +27,7 @@ import (
 // socketHelperEnv selects the HTTP server helper mode of the test binary:
 // after E2E_START_DELAY of start-up work it serves "ok PID" on the socket
 // podvisor passed (LISTEN_FDS, LISTEN_PID) or, without one, on E2E_LISTEN
-// (with SO_REUSEPORT when E2E_REUSEPORT=1). SIGTERM: a graceful shutdown
+// (with SO_REUSEPORT when E2E_REUSEPORT=1), and prints "serving". SIGTERM: a graceful shutdown
 // (in-flight requests finish), exit 0. GET /crash: the same, then exit 3.
 const socketHelperEnv = "E2E_SOCKET_HELPER"
 
@@ -75,6 +75,7 @@ func socketHTTPHelper() {
 	}()
 	served := make(chan struct{})
 	go func() { _ = srv.Serve(ln); close(served) }()
+	fmt.Println("serving") // for a log readiness check: this incarnation, not another one on the port
 	c := <-code
 	// The drain: stop accepting, then answer every connection accepted so
 	// far. http.Server.Shutdown alone would lose some: a connection
@@ -273,4 +274,57 @@ processes:
 		t.Fatalf("the free socket stayed bound: %v", err)
 	}
 	ln.Close()
+}
+
+// restart: {overlap: true} with podvisor's socket: the old incarnation
+// serves until the new one printed its ready line; no request fails across
+// restarts and a reload that changes the command.
+func TestSockets_OverlapRestartLosesNoRequest(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	const conf = `
+control: "{{dir}}/c.sock"
+processes:
+  web:
+    command: [%s, %s]
+    env: {E2E_SOCKET_HELPER: http, E2E_START_DELAY: 150ms}
+    sockets: ["tcp://%s"]
+    ready: {log: "^serving$"}
+    restart: {policy: always, backoff: 10ms, overlap: true}
+`
+	r := startPodvisor(t, fmt.Sprintf(conf, self, "v1", addr), withHTTP())
+	eventually(t, 20*time.Second, func() bool { st, _, _, _ := statusOf(t, r, "web"); return st == "running" }, "web not running")
+	l := startLoad("http://"+addr+"/", 4)
+	defer l.stop()
+	l.waitRequests(t, 20)
+	for range 3 {
+		mustCtl(t, r, 0, "restart", "web")
+		l.waitRequests(t, 20)
+	}
+	v2 := strings.ReplaceAll(fmt.Sprintf(conf, self, "v2", addr), "{{dir}}", r.Dir)
+	if err := os.WriteFile(r.Config, []byte(v2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustCtl(t, r, 0, "reload"); !strings.Contains(out, "command changed") {
+		t.Fatalf("reload:\n%s", out)
+	}
+	l.waitRequests(t, 20)
+	l.stop()
+	t.Logf("answered %d, failed %d, incarnations %d, slowest answer %v", l.ok.Load(), l.failed.Load(), len(l.pids), l.worst)
+	if n := l.failed.Load(); n != 0 {
+		t.Fatalf("%d requests failed (first: %v)\n%s", n, l.firstErr, r.Stdout)
+	}
+	if len(l.pids) < 5 {
+		t.Fatalf("answers came from %d incarnations, want 5: %v", len(l.pids), l.pids)
+	}
+	if !r.Stdout.Contains("old incarnation exited") {
+		t.Fatalf("no overlap in the log:\n%s", r.Stdout)
+	}
+	r.Signal(syscall.SIGTERM)
+	code, _ := r.Wait(30 * time.Second)
+	wantCode(t, r, code, 0)
 }
