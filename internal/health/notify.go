@@ -166,7 +166,7 @@ func (s *NotifySocket) Run(pid int, deliver func(Notification), reject func(reas
 			ready, status, ok := ParseNotify(buf[:n])
 			if !ok {
 				reject(fmt.Sprintf("malformed message from pid %d", cred.Pid))
-				continue
+				break // out of the switch: its fds are closed below
 			}
 			store := parseStore(buf[:n], fds)
 			keep = store != nil && !store.Remove
