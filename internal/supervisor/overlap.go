@@ -61,6 +61,12 @@ func (s *Supervisor) stepOverlaps(now time.Time) {
 			continue
 		}
 		if o.stopping {
+			// A stop begun before the teardown ends at its deadline too
+			// (else the loop would wake for the deadline and find nothing
+			// to do: a spin).
+			if s.phase == PhaseStopping && s.deadline.Before(o.due) {
+				o.due = s.deadline
+			}
 			if !o.killed && !now.Before(o.due) {
 				s.killOld(r, "stop timeout "+r.p.Stop.Timeout.String()+" exceeded")
 			}

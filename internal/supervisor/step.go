@@ -85,6 +85,7 @@ func (s *Supervisor) step(now time.Time) {
 			return
 		}
 	}
+	s.stepOverlaps(now) // a new incarnation that started ready lets its old one go now
 	if s.phase == PhaseStarting && s.allReady() {
 		s.phase = PhaseRunning
 		s.log.Info("all processes ready")
