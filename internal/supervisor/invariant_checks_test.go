@@ -67,12 +67,14 @@ func (c *chaos) checkStep(now time.Time) {
 // process group.
 func (c *chaos) checkSignal(name string, pid int, sig syscall.Signal) {
 	s := c.sup
-	r := c.rec(name)
 	now := time.Now()
-	if o := r.old; o != nil && o.pid == pid {
-		c.checkOldSignal(r, sig, now)
-		return
+	for _, r := range s.recs {
+		if o := r.old; o != nil && o.pid == pid {
+			c.checkOldSignal(r, sig, now)
+			return
+		}
 	}
+	r := c.rec(name)
 	switch {
 	case sig == syscall.SIGKILL:
 		if s.phase == PhaseStopping { // SPEC: exit 1 when teardown had to SIGKILL
