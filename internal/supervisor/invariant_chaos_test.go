@@ -257,6 +257,15 @@ func (c *chaos) settle() {
 		k.ctl <- -1
 	}
 	for _, k := range finish { // oneshots and jobs do their work
+		// One finishing may have ended the run (the last job) and with it
+		// the others: an exited child reads ctl no more (the order of
+		// c.kids is random, so this was a rare deadlock).
+		c.mu.Lock()
+		gone := k.exiting
+		c.mu.Unlock()
+		if gone {
+			continue
+		}
 		k.ctl <- 0
 		synctest.Wait()
 	}
