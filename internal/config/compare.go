@@ -32,6 +32,10 @@ func SpawnDiff(old, new *Process) string {
 		return "oom_score_adj changed"
 	case !slices.Equal(old.SecretEnv, new.SecretEnv):
 		return "secret_env changed" // the probes' redaction is set at the start
+	case !sameSockets(old.Sockets, new.Sockets):
+		return "sockets changed" // the fds and LISTEN_FDNAMES are fixed at exec
+	case old.FDStoreMax != new.FDStoreMax:
+		return "fd_store_max changed" // NOTIFY_SOCKET is set for the store
 	}
 	return ""
 }

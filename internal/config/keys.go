@@ -31,6 +31,7 @@ func Sections() []Section {
 		{Path: "processes.NAME.restart", Keys: slices.Clone(restartKeys)},
 		{Path: "processes.NAME.stop", Keys: slices.Clone(stopKeys)},
 		{Path: "processes.NAME.log", Keys: slices.Clone(outputKeys)},
+		{Path: "processes.NAME.sockets[]", Keys: slices.Clone(socketKeys)},
 	}
 }
 

@@ -51,7 +51,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 	// itself is checked against them below, by content.
 	lists := map[string][]string{
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
-		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys,
+		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys, "socketKeys": socketKeys,
 	}
 	if len(used) < len(lists) {
 		t.Fatalf("found only %d fields() calls (%v): the source scan is broken", len(used), used)
@@ -130,5 +130,8 @@ func sectionProbe(path, k string) string {
 		return "processes: {b: {command: x}, a: {command: x, depends_on: {b: " + kv + "}}}\n"
 	}
 	last := path[strings.LastIndex(path, ".")+1:]
+	if list, ok := strings.CutSuffix(last, "[]"); ok {
+		return "processes: {a: {command: x, " + list + ": [" + kv + "]}}\n"
+	}
 	return "processes: {a: {command: x, " + last + ": " + kv + "}}\n"
 }

@@ -75,7 +75,9 @@ func TestInvariantRegressions(t *testing.T) {
 	// Found by the test while the hardening issue was fixed: a busy loop on a
 	// start timeout in teardown; a restart's SIGKILL counted as a teardown
 	// kill; a stop begun before the teardown finishing after its hook.
-	for _, seed := range []uint64{1795470296466696998, 1795471033844889789, 1795471060740258506} {
+	// Issue 27: a rename started while the old name's outgoing incarnation
+	// (restart with overlap) still ran.
+	for _, seed := range []uint64{1795470296466696998, 1795471033844889789, 1795471060740258506, 1795674668837210869} {
 		if err := runInvariantSeed(t, seed); err != "" {
 			t.Errorf("seed %d:\n%s", seed, err)
 		}
@@ -174,8 +176,11 @@ func genConfig(rng *rand.Rand) (string, []chaosProc) {
 		if p.typ != config.Service {
 			policies = []string{"on-failure", "never"}
 		}
-		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d}\n",
-			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4))
+		// Every other service restarts with overlap (decided without a
+		// draw, so each seed's other events stay what they were).
+		overlap := p.typ == config.Service && i%2 == 1
+		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d, overlap: %v}\n",
+			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4), overlap)
 		if p.typ == config.Service {
 			switch rng.IntN(3) {
 			case 1:

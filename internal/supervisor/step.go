@@ -15,6 +15,7 @@ import (
 // condition is seen by that dependent in the same pass.
 func (s *Supervisor) step(now time.Time) {
 	s.settleGroups(now) // first: an exit may start the teardown
+	s.stepOverlaps(now)
 	if s.phase == PhaseStopping {
 		s.stepTeardown(now)
 		return
@@ -87,6 +88,7 @@ func (s *Supervisor) step(now time.Time) {
 			return
 		}
 	}
+	s.stepOverlaps(now) // a new incarnation that started ready lets its old one go now
 	if s.phase == PhaseStarting && s.allReady() {
 		s.phase = PhaseRunning
 		s.log.Info("all processes ready")
@@ -122,6 +124,9 @@ func (s *Supervisor) nextWake() time.Time {
 		consider(s.abandonAt())
 	}
 	for _, r := range s.recs {
+		if o := r.old; o != nil && o.stopping && !o.killed {
+			consider(o.due)
+		}
 		switch r.state {
 		case Backoff:
 			// While restart: true dependents are still alive, or processes
