@@ -199,7 +199,14 @@ func schemaAt(root map[string]any, path string) []map[string]any {
 		var next []map[string]any
 		for _, s := range cur {
 			var sub any
-			if seg == "NAME" {
+			if list, ok := strings.CutSuffix(seg, "[]"); ok {
+				// a list of mappings: the items' schema
+				if props, ok := s["properties"].(map[string]any); ok {
+					if l, ok := props[list].(map[string]any); ok {
+						sub = l["items"]
+					}
+				}
+			} else if seg == "NAME" {
 				sub = s["additionalProperties"]
 			} else if props, ok := s["properties"].(map[string]any); ok {
 				sub = props[seg]

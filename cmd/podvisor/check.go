@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // checkFlags defines check's flags (cmdCheck and the command table share it).
@@ -48,6 +49,13 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	if w := cfg.TeardownWarning(); w != "" {
 		fmt.Fprintln(stderr, w)
 	}
+	// A trial bind of the sockets: a warning only, since a running podvisor
+	// holds its own (check before a reload).
+	sockets := supervisor.NewSockets()
+	if err := sockets.BindAll(cfg); err != nil {
+		fmt.Fprintf(stderr, "%v\nwarning: the sockets above cannot be bound now; podvisor run would fail\n", err)
+	}
+	sockets.Close()
 	fmt.Fprintf(stdout, "ok: %d processes, %d levels\n", len(cfg.Names), len(cfg.Graph.Levels()))
 	return exitOK
 }

@@ -89,6 +89,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
+	// The processes' sockets, all bound or none before anything starts, and
+	// kept for the run (supervisor/sockets.go).
+	sockets := supervisor.NewSockets()
+	if err := sockets.BindAll(cfg); err != nil {
+		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, "podvisor: cannot bind the processes' sockets; nothing was started")
+		return exitFail
+	}
+	defer sockets.Close()
 	format := cfg.Log.Format
 	if *logFormat != "" {
 		format = *logFormat
@@ -161,11 +170,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	tl, oomDetector := observers(cfg, log)
 	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
-	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl}, log: log}
+	fdStore := supervisor.NewFDStore(log) // fds processes hand over (FDSTORE=1)
+	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl, StoredFDs: fdStore.Count}, log: log}
+	defer fdStore.Close()
 	var current atomic.Pointer[config.Config] // for `podvisor logs`
 	current.Store(cfg)
 	onReload := func(c *config.Config) {
 		current.Store(c)
+		sockets.Retain(c)
+		fdStore.Retain(c)
 		go reserveFDs(c) // a reload may add processes
 		files := map[string]bool{}
 		for _, p := range c.Processes {
@@ -183,7 +196,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	load := func() (*config.Config, error) { return loadConfig(*path) }
-	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log, tl, oomDetector, tails, load, onReload)
+	sup, err := newSupervisor(cfg, reaper, sink, runDir, metrics, log, tl, oomDetector, tails, sockets, fdStore, load, onReload)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFail
@@ -248,7 +261,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger,
-	tl supervisor.Recorder, oom supervisor.OOMDetector, tails *logs.Tails, load func() (*config.Config, error), onReload func(*config.Config)) (*supervisor.Supervisor, error) {
+	tl supervisor.Recorder, oom supervisor.OOMDetector, tails *logs.Tails, sockets *supervisor.Sockets, fdStore *supervisor.FDStore, load func() (*config.Config, error), onReload func(*config.Config)) (*supervisor.Supervisor, error) {
 	launcher := &supervisor.ProcLauncher{
 		Reaper:     reaper,
 		Sink:       sink,
@@ -256,6 +269,8 @@ func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, run
 		RuntimeDir: runDir,
 		Log:        log,
 		Tails:      tails,
+		Sockets:    sockets,
+		FDStore:    fdStore,
 	}
 	return supervisor.New(supervisor.Options{
 		Config:   cfg,

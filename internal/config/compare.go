@@ -41,6 +41,10 @@ func SpawnDiff(old, new *Process) string {
 		return "oom_score_adj changed"
 	case !slices.Equal(old.SecretEnv, new.SecretEnv):
 		return "secret_env changed" // the probes' redaction is set at the start
+	case !sameSockets(old.Sockets, new.Sockets):
+		return "sockets changed" // the fds and LISTEN_FDNAMES are fixed at exec
+	case old.FDStoreMax != new.FDStoreMax:
+		return "fd_store_max changed" // NOTIFY_SOCKET is set for the store
 	}
 	return ""
 }
@@ -77,7 +81,7 @@ func SettingsDiff(old, new *Process) string {
 
 // sameRestart compares restart settings, rules without their positions.
 func sameRestart(a, b Restart) bool {
-	return a.Policy == b.Policy && a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.Limit == b.Limit &&
+	return a.Policy == b.Policy && a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.Limit == b.Limit && a.Overlap == b.Overlap &&
 		slices.EqualFunc(a.Rules, b.Rules, func(x, y ExitRule) bool {
 			return x.Action == y.Action && slices.Equal(x.In, y.In) && slices.Equal(x.NotIn, y.NotIn) && slices.Equal(x.Signals, y.Signals)
 		})

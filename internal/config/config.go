@@ -149,6 +149,13 @@ type Process struct {
 	// has been seen running after its exec (the kubelet's start gate), and a
 	// SIGKILL it needed in a teardown does not make the run's exit code 1.
 	Sidecar bool
+
+	// Sockets are bound by podvisor and passed to every incarnation
+	// (sockets.go).
+	Sockets []Socket
+	// FDStoreMax bounds the fds the process may hand to podvisor to keep
+	// for its next incarnation (FDSTORE=1); 0 disables the store.
+	FDStoreMax int
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.
@@ -185,6 +192,9 @@ type Restart struct {
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 	Limit      int // 0 = unlimited
+	// Overlap: a restart starts the new incarnation first and stops the
+	// old one once the new one is ready (supervisor/overlap.go).
+	Overlap bool
 	// Rules are checked in order against every exit outside teardown; the
 	// first that matches decides (rules.go), else the policy does.
 	Rules []ExitRule

@@ -35,6 +35,7 @@ func Sections() []Section {
 		{Path: "processes.NAME.schedule", Keys: slices.Clone(scheduleKeys)},
 		{Path: "processes.NAME.watch", Keys: slices.Clone(watchKeys)},
 		{Path: "processes.NAME.log", Keys: slices.Clone(outputKeys)},
+		{Path: "processes.NAME.sockets[]", Keys: slices.Clone(socketKeys)},
 	}
 }
 

@@ -51,7 +51,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 	// itself is checked against them below, by content.
 	lists := map[string][]string{
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
-		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys,
+		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys, "socketKeys": socketKeys,
 		"ruleKeys": ruleKeys, "exitCodeKeys": exitCodeKeys, "scheduleKeys": scheduleKeys, "watchKeys": watchKeys,
 	}
 	if len(used) < len(lists) {
@@ -135,5 +135,8 @@ func sectionProbe(path, k string) string {
 		return "processes: {a: {command: x, restart: {rules: [{exit_codes: " + kv + ", action: stop}]}}}\n"
 	}
 	last := path[strings.LastIndex(path, ".")+1:]
+	if list, ok := strings.CutSuffix(last, "[]"); ok {
+		return "processes: {a: {command: x, " + list + ": [" + kv + "]}}\n"
+	}
 	return "processes: {a: {command: x, " + last + ": " + kv + "}}\n"
 }

@@ -35,6 +35,11 @@ func (l *loader) restart(n *yaml.Node, path *keyPath, t Type) Restart {
 			l.errorf(v.val, path.field("limit"), "limit must not be negative").Hint = "0 means unlimited"
 		}
 	}
+	if v, ok := f.get("overlap"); ok {
+		if r.Overlap, ok = l.boolean(v.val, path.field("overlap")); ok && r.Overlap && t != Service {
+			l.errorf(v.val, path.field("overlap"), "overlap applies to services only")
+		}
+	}
 	if v, ok := f.get("rules"); ok {
 		r.Rules = l.exitRules(v.val, path.field("rules"))
 	}

@@ -16,9 +16,9 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "watchdog", "schedule", "watch"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "watchdog", "schedule", "watch", "sockets", "fd_store_max"}
 	dependencyKeys = []string{"condition", "restart"}
-	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "rules"}
+	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
 
 	typeWords      = []string{"service", "oneshot", "job"}
@@ -69,6 +69,7 @@ func (l *loader) config(root *yaml.Node) *Config {
 	}
 	l.processes(cfg, p)
 	l.fileOwners(cfg)
+	l.checkSockets(cfg)
 	return cfg
 }
 
@@ -408,6 +409,18 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 		l.logNodes[name] = v.val
 	}
 	proc.Log = l.processOutput(name, logNode, p.key, path.field("log"))
+	if v, ok := f.get("sockets"); ok {
+		proc.Sockets = l.sockets(name, v.val, path.field("sockets"))
+	}
+	if v, ok := f.get("fd_store_max"); ok {
+		if n, ok := l.integer(v.val, path.field("fd_store_max")); ok {
+			if n < 0 || n > MaxFDStore {
+				l.errorf(v.val, path.field("fd_store_max"), "fd_store_max %d is out of range 0-%d", n, MaxFDStore)
+			} else {
+				proc.FDStoreMax = n
+			}
+		}
+	}
 	return proc, deps
 }
 

@@ -29,6 +29,8 @@ type Notification struct {
 	// Errno is ERRNO=: the error the process reports it failed with (0:
 	// absent).
 	Errno int
+	// Store is set for FDSTORE=1 or FDSTOREREMOVE=1 (fdstore.go).
+	Store *StoreRequest
 }
 
 const (
@@ -159,8 +161,10 @@ func (s *NotifySocket) Run(pid int, deliver func(Notification), reject func(reas
 			}
 			return fmt.Errorf("notify socket: %w", err)
 		}
-		// Closing passed fds releases a waiting systemd-notify (BARRIER=1).
-		cred := takeControl(oob[:oobn])
+		// Closing passed fds releases a waiting systemd-notify (BARRIER=1);
+		// only an accepted FDSTORE=1 message keeps them.
+		cred, fds := takeControl(oob[:oobn])
+		keep := false
 		switch {
 		case flags&syscall.MSG_TRUNC != 0:
 			reject(fmt.Sprintf("datagram larger than %d bytes", maxNotifyDatagram))
@@ -172,10 +176,18 @@ func (s *NotifySocket) Run(pid int, deliver func(Notification), reject func(reas
 			m, ok := ParseNotifyMessage(buf[:n])
 			if !ok {
 				reject(fmt.Sprintf("malformed message from pid %d", cred.Pid))
-				continue
+				break // out of the switch: its fds are closed below
 			}
+			store := parseStore(buf[:n], fds)
+			keep = store != nil && !store.Remove
+			m.Store = store
 			if m != (Notification{}) {
 				deliver(m)
+			}
+		}
+		if !keep {
+			for _, fd := range fds {
+				syscall.Close(fd)
 			}
 		}
 	}
@@ -190,13 +202,14 @@ func (s *NotifySocket) Close() error {
 	return err
 }
 
-// takeControl returns the sender credentials in oob, closing any fds passed
-// along with them.
-func takeControl(oob []byte) *syscall.Ucred {
+// takeControl returns the sender credentials in oob and the fds passed
+// along with them, which the caller must close or keep.
+func takeControl(oob []byte) (*syscall.Ucred, []int) {
 	msgs, err := syscall.ParseSocketControlMessage(oob)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
+	var passed []int
 	var cred *syscall.Ucred
 	for i := range msgs {
 		m := &msgs[i]
@@ -211,11 +224,12 @@ func takeControl(oob []byte) *syscall.Ucred {
 		case syscall.SCM_RIGHTS:
 			fds, _ := syscall.ParseUnixRights(m)
 			for _, fd := range fds {
-				syscall.Close(fd)
+				syscall.CloseOnExec(fd) // only a spawn passes them on
 			}
+			passed = append(passed, fds...)
 		}
 	}
-	return cred
+	return cred, passed
 }
 
 // isDescendant reports whether pid is root or a descendant of root, following

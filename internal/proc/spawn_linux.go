@@ -37,6 +37,11 @@ type Spec struct {
 	NotifyFD   int
 	NotifyFile *os.File
 
+	// ListenFiles, if any, become fds 3, 4, ... in the child, which then
+	// gets LISTEN_PID set to its own pid (listen_linux.go); the caller puts
+	// LISTEN_FDS and LISTEN_FDNAMES in Env. NotifyFD must lie above them.
+	ListenFiles []*os.File
+
 	// DeathSignal is sent to the child by the kernel if podvisor dies (for
 	// example when it is SIGKILLed while not PID 1); 0 means none. Limits: it
 	// reaches direct children only, and the kernel clears it when the child
@@ -224,12 +229,19 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 		cmd.Stderr = s.Stderr
 	}
 	if s.NotifyFile != nil {
-		if s.NotifyFD < 3 || s.NotifyFD > MaxNotifyFD {
-			return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("notify fd %d out of range 3..%d", s.NotifyFD, MaxNotifyFD), Err: unix.EBADF}
+		if s.NotifyFD < 3+len(s.ListenFiles) || s.NotifyFD > MaxNotifyFD {
+			return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("notify fd %d out of range %d..%d", s.NotifyFD, 3+len(s.ListenFiles), MaxNotifyFD), Err: unix.EBADF}
 		}
 		// ExtraFiles[i] becomes fd 3+i; nil entries are closed in the child.
 		cmd.ExtraFiles = make([]*os.File, s.NotifyFD-2)
 		cmd.ExtraFiles[s.NotifyFD-3] = s.NotifyFile
+	}
+	if len(s.ListenFiles) > 0 {
+		if len(cmd.ExtraFiles) < len(s.ListenFiles) {
+			cmd.ExtraFiles = make([]*os.File, len(s.ListenFiles))
+		}
+		copy(cmd.ExtraFiles, s.ListenFiles)
+		cmd.Path, cmd.Args = withListenShim(cmd.Path, cmd.Args)
 	}
 	return cmd, nil
 }

@@ -39,6 +39,9 @@ type Options struct {
 	// UI serves the web page at / and everything under /ui/; nil leaves
 	// them out.
 	UI http.Handler
+	// StoredFDs, if set, counts the fds a process keeps in podvisor's fd
+	// store (FDSTORE=1), for /status's stored_fds.
+	StoredFDs func(process string) int
 
 	// Connection timeouts for NewHTTPServer. Go's zero values mean "none",
 	// which lets a slow client hold a connection forever.
@@ -81,7 +84,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // not be nil). Only GET and HEAD are served; other methods get 405 with an
 // Allow header, unknown paths 404.
 func New(src Source, m *Metrics, opts Options) http.Handler {
-	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler}
+	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler, storedFDs: opts.StoredFDs}
 	// A "GET" pattern also matches HEAD, and the mux answers other methods
 	// on a known path with 405 and the Allow header by itself.
 	mux := http.NewServeMux()
@@ -134,6 +137,7 @@ type handler struct {
 	src         Source
 	liveTimeout time.Duration
 	sampler     Sampler
+	storedFDs   func(string) int
 }
 
 // isReady is the single definition of "ready" for /readyz, /status and
@@ -189,6 +193,11 @@ func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
 	snap := h.src.Snapshot()
 	st := NewStatus(snap)
 	addResources(&st, sample(h.sampler, snap))
+	if h.storedFDs != nil {
+		for i := range st.Processes {
+			st.Processes[i].StoredFDs = h.storedFDs(st.Processes[i].Name)
+		}
+	}
 	// Marshalling cannot fail for these plain types.
 	body, _ := json.Marshal(st)
 	w.Header().Set("Content-Type", "application/json")

@@ -141,7 +141,7 @@ func TestLivezDefaultBoundIsAboutOneSecond(t *testing.T) {
 var (
 	statusKeys  = []string{"phase", "ready", "processes", "generation"}
 	processKeys = []string{"name", "type", "state", "pid", "ready", "restarts", "exit_code",
-		"started_at", "ready_at", "waiting_for", "status", "reason", "oom_kills", "resources"}
+		"started_at", "ready_at", "waiting_for", "status", "reason", "oom_kills", "resources", "stored_fds"}
 )
 
 func sortedKeys(m map[string]any) []string {

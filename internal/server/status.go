@@ -45,6 +45,9 @@ type ProcessStatus struct {
 	OOMKills int `json:"oom_kills"`
 	// Resources is what the process's tree uses, null when it does not run.
 	Resources *Resources `json:"resources"`
+	// StoredFDs counts the fds the process keeps in podvisor's fd store
+	// (FDSTORE=1, given back to its next incarnation).
+	StoredFDs int `json:"stored_fds"`
 	// Schedule is present for a process with schedule:.
 	Schedule *ScheduleStatus `json:"schedule,omitempty"`
 }

@@ -70,7 +70,7 @@ func (s *Supervisor) afterGone(r *record) bool {
 // alive: r may not start yet, and its exit (not the clock) lets r go on.
 func awaitsStops(r *record) bool {
 	for _, x := range r.after {
-		if x.child != nil || x.lingering != nil {
+		if x.child != nil || x.lingering != nil || x.old != nil {
 			return true
 		}
 	}

@@ -301,6 +301,15 @@ func (c *chaos) settle() {
 		k.ctl <- -1
 	}
 	for _, k := range finish { // oneshots and jobs do their work
+		// One finishing may have ended the run (the last job) and with it
+		// the others: an exited child reads ctl no more (the order of
+		// c.kids is random, so this was a rare deadlock).
+		c.mu.Lock()
+		gone := k.exiting
+		c.mu.Unlock()
+		if gone {
+			continue
+		}
 		k.ctl <- 0
 		synctest.Wait()
 	}
@@ -321,7 +330,7 @@ type chaosChild struct {
 func (k *chaosChild) Pid() int { return k.pid }
 
 func (k *chaosChild) Signal(sig syscall.Signal) error {
-	k.c.checkSignal(k.name, sig)
+	k.c.checkSignal(k.name, k.pid, sig)
 	k.c.logf("signal %s %s", k.name, sigName(sig))
 	k.sig <- sig
 	return nil

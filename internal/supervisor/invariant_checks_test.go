@@ -27,6 +27,9 @@ func (c *chaos) checkStep(now time.Time) {
 		if r.child != nil {
 			alive++
 		}
+		if r.old != nil {
+			alive++ // the outgoing incarnation of a restart with overlap
+		}
 		switch r.state {
 		case Pending, Backoff, Stopped, Completed, Failed:
 			if r.child != nil {
@@ -80,10 +83,16 @@ func (c *chaos) checkStep(now time.Time) {
 
 // checkSignal runs in the loop goroutine whenever a signal is sent to a
 // process group.
-func (c *chaos) checkSignal(name string, sig syscall.Signal) {
+func (c *chaos) checkSignal(name string, pid int, sig syscall.Signal) {
 	s := c.sup
-	r := c.rec(name)
 	now := time.Now()
+	for _, r := range s.recs {
+		if o := r.old; o != nil && o.pid == pid {
+			c.checkOldSignal(r, sig, now)
+			return
+		}
+	}
+	r := c.rec(name)
 	switch {
 	case sig == syscall.SIGKILL:
 		c.mu.Lock()
@@ -264,6 +273,28 @@ func (c *chaos) checkOutcome(o Outcome) {
 	for _, p := range snap.Processes {
 		if p.Up {
 			c.violate("%s still up after Run returned", p.Name)
+		}
+	}
+}
+
+// checkOldSignal: the outgoing incarnation of a restart with overlap is
+// signalled only once the new one is ready or gone (or in teardown), and
+// SIGKILLed only at its stop timeout, the deadline or a second signal.
+func (c *chaos) checkOldSignal(r *record, sig syscall.Signal, now time.Time) {
+	s, o := c.sup, r.old
+	switch {
+	case sig == syscall.SIGKILL:
+		if s.phase == PhaseStopping {
+			c.mu.Lock()
+			c.killSent = true
+			c.mu.Unlock()
+		}
+		if now.Before(o.due) && !s.killingAll && !(s.phase == PhaseStopping && !now.Before(s.deadline)) {
+			c.violate("SIGKILL to the old incarnation of %s before its stop timeout", r.p.Name)
+		}
+	case sig == r.p.Stop.Signal:
+		if (r.state == Pending || r.state == Starting) && s.phase != PhaseStopping {
+			c.violate("the old incarnation of %s stopped while the new one is %s", r.p.Name, r.state)
 		}
 	}
 }

@@ -91,7 +91,7 @@ func (c *chaos) rec(name string) *record {
 		return r
 	}
 	for _, r := range c.sup.recs {
-		if r.gone && r.p.Name == name && (r.child != nil || r.lingering != nil) {
+		if r.gone && r.p.Name == name && (r.child != nil || r.lingering != nil || r.old != nil) {
 			return r
 		}
 	}
@@ -105,7 +105,7 @@ func (c *chaos) checkRename(name string) {
 		return
 	}
 	for _, r := range c.sup.recs {
-		if r.gone && r.p.Name[1:] == name[1:] && (r.child != nil || r.lingering != nil) {
+		if r.gone && r.p.Name[1:] == name[1:] && (r.child != nil || r.lingering != nil || r.old != nil) {
 			c.violate("%s started while %s, removed by a reload, is still %s", name, r.p.Name, r.state)
 		}
 	}

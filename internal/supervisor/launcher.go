@@ -28,6 +28,8 @@ type ProcLauncher struct {
 	RuntimeDir string   // private (0700) directory for notify sockets
 	Log        *slog.Logger
 	Tails      *logs.Tails // recent output per process, for `podvisor logs`; may be nil
+	Sockets    *Sockets    // the processes' listening sockets (sockets.go); may be nil
+	FDStore    *FDStore    // fds processes stored (fdstore.go); may be nil
 
 	spareMu sync.Mutex
 	spare   *health.NotifySocket // made ahead of need, see notifySocket
@@ -130,6 +132,16 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	closeR := func() { unix.Close(outR); unix.Close(errR) }
 
 	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
+	files, names, err := listenFiles(l.Sockets, l.FDStore, p)
+	if err != nil {
+		closeW()
+		closeR()
+		return nil, err
+	}
+	if len(files) > 0 {
+		spec.ListenFiles = files
+		env = config.MergeEnv(env, listenEnv(names))
+	}
 	var (
 		tap       func([]byte)
 		sock      *health.NotifySocket
@@ -169,6 +181,20 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			cleanups = append(cleanups, func() { r.Close() })
 		}
 	}
+	if sock == nil && p.FDStoreMax > 0 && l.FDStore != nil {
+		// The fd store needs a notify socket even without notify readiness.
+		sock, err = l.notifySocket()
+		if err != nil {
+			closeW()
+			closeR()
+			for _, c := range cleanups {
+				c()
+			}
+			return nil, fmt.Errorf("notify socket: %w", err)
+		}
+		env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
+		cleanups = append(cleanups, func() { sock.Close() })
+	}
 	spec.Env = env
 	gate := newExitGate(2, func(ex proc.Exit) {
 		// The notify resources of an incarnation go before the
@@ -202,7 +228,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 				if n.Status != "" {
 					h.Status(n.Status)
 				}
-				if n.Ready {
+				if n.Ready && readyKind == config.ProbeNotifySystemd {
 					h.Ready("READY=1")
 				}
 				if (n.Watchdog || n.WatchdogTrigger) && h.Watchdog != nil {
@@ -213,6 +239,9 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 				}
 				if n.Errno > 0 && h.Errno != nil {
 					h.Errno(n.Errno)
+				}
+				if n.Store != nil {
+					l.FDStore.handleOrClose(p, n.Store)
 				}
 			}, func(reason string) {
 				l.Log.Warn("notify message rejected", "process", p.Name, "reason", reason)

@@ -155,6 +155,9 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		}
 	case exitedEv:
 		r := s.recs[e.idx]
+		if s.oldExited(r, e, now) {
+			return
+		}
 		if e.gen != r.gen || r.child == nil || r.lingering != nil {
 			return
 		}

@@ -202,6 +202,10 @@ func (s *Supervisor) opRestart(w *waiter, rs []*record, now time.Time) {
 			r.relaunch = true
 			s.requestStop(r, intentCascade, now)
 		case Starting, Running:
+			if s.canOverlap(r) {
+				s.beginOverlap(r, "restarting: podvisor restart", now)
+				break
+			}
 			s.requestStop(r, intentRestart, now)
 		}
 		// Pending: it starts when its dependencies hold; Stopping: it is

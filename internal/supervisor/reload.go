@@ -111,7 +111,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 	}
 	var busy []string
 	for _, r := range s.recs {
-		if r.gone && (r.child != nil || r.lingering != nil) {
+		if r.gone && (r.child != nil || r.lingering != nil || r.old != nil) {
 			busy = append(busy, r.p.Name)
 		}
 	}
@@ -139,7 +139,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 			continue
 		}
 		r := s.byName[st.Name]
-		if r.child != nil || r.lingering != nil {
+		if r.child != nil || r.lingering != nil || r.old != nil { // old: an overlap's outgoing incarnation
 			stopping = append(stopping, r)
 		}
 		r.gone = true
@@ -181,6 +181,10 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		if r.child == nil && r.state == Completed { // a completed oneshot that is a service now
 			s.setState(r, Pending)
 			r.reason = ""
+		}
+		if s.canOverlap(r) {
+			s.beginOverlap(r, "restarting: "+st.Why, now)
+			continue
 		}
 		if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
 			s.requestStop(r, intentRestart, now)

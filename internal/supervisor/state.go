@@ -73,7 +73,7 @@ func (p Phase) String() string {
 //	Starting,
 //	Running    Backoff    exited or failed, restart policy says again (exits.go)
 //	Starting,
-//	Running    Pending    exited while a restart: true dependency restarts (exits.go)
+//	Running    Pending    exited while a restart: true dependency restarts (exits.go); Running only: a restart with overlap keeps the old incarnation aside (overlap.go)
 //	Starting,
 //	Running    Failed     failed and restart says no more: fatal (teardown.go)
 //	Stopping   Stopped    the stop is over: teardown, operator stop, reload removal (exits.go, operate.go)

@@ -16,6 +16,7 @@ import (
 func (s *Supervisor) step(now time.Time) {
 	s.settleGroups(now) // first: an exit may start the teardown
 	s.restartAllOver(now)
+	s.stepOverlaps(now)
 	if s.phase == PhaseStopping {
 		s.stepTeardown(now)
 		return
@@ -94,6 +95,7 @@ func (s *Supervisor) step(now time.Time) {
 			return
 		}
 	}
+	s.stepOverlaps(now) // a new incarnation that started ready lets its old one go now
 	if s.phase == PhaseStarting && s.allReady() {
 		s.phase = PhaseRunning
 		s.log.Info("all processes ready")
@@ -132,6 +134,9 @@ func (s *Supervisor) nextWake() time.Time {
 	now := time.Now()
 	for _, r := range s.recs {
 		consider(s.scheduleWake(r, now))
+		if o := r.old; o != nil && o.stopping && !o.killed {
+			consider(o.due)
+		}
 		switch r.state {
 		case Backoff:
 			// While restart: true dependents are still alive, or processes

@@ -54,6 +54,7 @@ func (s *Supervisor) killAll(why string) {
 		if r.child != nil && !r.killed {
 			s.kill(r, why)
 		}
+		s.killOld(r, why)
 		if r.cancelHook != nil {
 			r.cancelHook()
 		}
@@ -189,7 +190,7 @@ func (s *Supervisor) settleGroups(now time.Time) {
 // unkilled reports whether a live child has not been sent SIGKILL yet.
 func (s *Supervisor) unkilled() bool {
 	for _, r := range s.recs {
-		if r.child != nil && !r.killed {
+		if r.child != nil && !r.killed || r.old != nil && !r.old.killed {
 			return true
 		}
 	}

@@ -211,4 +211,8 @@ type record struct {
 	// checked at pollAt since the kernel sends no event for it.
 	lingering *proc.Exit
 	pollAt    time.Time
+
+	// old is the previous incarnation during a restart with overlap: it
+	// serves until this one is ready (overlap.go).
+	old *outgoing
 }
