@@ -331,7 +331,7 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 			r.Drop(c.pos(k), what, "kept only in the report")
 		case "log_location":
 			file := strings.ReplaceAll(scalar(v), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
-			if strings.TrimSpace(file) == "" || strings.HasSuffix(file, "/") {
+			if strings.TrimSpace(file) == "" || dirLike(file) {
 				r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
 				continue
 			}

@@ -585,7 +585,7 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 			}
 			r.AsIs(pos, sec+k.Name+"=NONE (log."+stream+": off)")
 		default:
-			if v == "." || v == ".." || strings.HasSuffix(v, "/") || strings.HasSuffix(v, "/.") || strings.HasSuffix(v, "/..") {
+			if dirLike(v) {
 				r.Fail(pos, sec+k.Name, fmt.Sprintf("%q is a directory; name the file, such as app.log", v))
 				continue
 			}

@@ -648,6 +648,8 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 					p.log().Stderr = "off"
 				}
 				r.AsIs(pos(k), what(k)+" (off)")
+			case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file) && dirLike(file):
+				r.Fail(pos(k), what(k), fmt.Sprintf("%q is a directory; name the file, such as /var/log/app.log", file))
 			case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file):
 				l := p.log()
 				if stdout {

@@ -160,3 +160,10 @@ func lines(data []byte) []string {
 	s = strings.TrimPrefix(s, "\ufeff")
 	return strings.Split(s, "\n")
 }
+
+// dirLike reports whether a log file path names a directory, as podvisor's
+// loader judges it ("/", "logs/", "x/.", ".."): such a path cannot become
+// log.file.
+func dirLike(v string) bool {
+	return v == "." || v == ".." || strings.HasSuffix(v, "/") || strings.HasSuffix(v, "/.") || strings.HasSuffix(v, "/..")
+}
