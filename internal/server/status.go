@@ -121,8 +121,8 @@ func WriteStatusTable(w io.Writer, st Status, now time.Time) error {
 	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tREADY\tPID\tCPU%\tMEM\tRESTARTS\tLAST EXIT\tUPTIME\tDETAIL")
 	for _, p := range st.Processes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n",
-			clean(p.Name), clean(p.Type), clean(p.State), yesNo(p.Ready),
-			pidText(p.Pid), cpuPercent(p, now), memText(p), p.Restarts, exitText(p.ExitCode), uptime(p, now), detail(p))
+			clean(p.Name), clean(p.Type), clean(p.State), YesNo(p.Ready),
+			PidText(p.Pid), cpuPercent(p, now), memText(p), p.Restarts, ExitText(p.ExitCode), uptime(p, now), detail(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status table: %w", err)
@@ -130,21 +130,23 @@ func WriteStatusTable(w io.Writer, st Status, now time.Time) error {
 	return nil
 }
 
-func yesNo(b bool) string {
+// YesNo, PidText and ExitText are the status table's cells, shared with
+// podvisor ui's table.
+func YesNo(b bool) string {
 	if b {
 		return "yes"
 	}
 	return "no"
 }
 
-func pidText(pid int) string {
+func PidText(pid int) string {
 	if pid == 0 {
 		return "-"
 	}
 	return strconv.Itoa(pid)
 }
 
-func exitText(code *int) string {
+func ExitText(code *int) string {
 	if code == nil {
 		return "-"
 	}

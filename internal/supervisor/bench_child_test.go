@@ -51,18 +51,7 @@ func hopChainYAML(self, kind, dir string, port int) string {
 		addr := fmt.Sprintf("127.0.0.1:%d", port+i)
 		fmt.Fprintf(&sb, "  h%d:\n    command: [%q]\n    env: {%s: %q, PV_STAMP: %q, PV_ADDR: %q}\n",
 			i, self, benchChildEnv, "ready-"+kind, fmt.Sprintf("%s/h%d", dir, i), addr)
-		switch kind {
-		case "log":
-			sb.WriteString("    ready: {log: \"^READY$\"}\n")
-		case "systemd":
-			sb.WriteString("    ready: {notify: systemd}\n")
-		case "fd":
-			sb.WriteString("    ready: {notify: \"fd:3\"}\n")
-		case "tcp":
-			fmt.Fprintf(&sb, "    ready: {tcp: %q, start_interval: 10ms}\n", addr)
-		case "http":
-			fmt.Fprintf(&sb, "    ready: {http: \"http://%s/\", start_interval: 10ms}\n", addr)
-		}
+		sb.WriteString(readyLine(kind, addr))
 		if i > 0 {
 			fmt.Fprintf(&sb, "    depends_on: [h%d]\n", i-1)
 		}
@@ -119,4 +108,22 @@ func hopChild(kind string) {
 	}
 	<-term
 	os.Exit(0)
+}
+
+// readyLine is the ready: key of a benchmark chain's process for a kind of
+// readiness ("" for started, which has none).
+func readyLine(kind, addr string) string {
+	switch kind {
+	case "log":
+		return "    ready: {log: \"^READY$\"}\n"
+	case "systemd":
+		return "    ready: {notify: systemd}\n"
+	case "fd":
+		return "    ready: {notify: \"fd:3\"}\n"
+	case "tcp":
+		return fmt.Sprintf("    ready: {tcp: %q, start_interval: 10ms}\n", addr)
+	case "http":
+		return fmt.Sprintf("    ready: {http: \"http://%s/\", start_interval: 10ms}\n", addr)
+	}
+	return ""
 }

@@ -178,18 +178,7 @@ func effectChainYAML(child, file, kind string, ports []int) string {
 			addr = fmt.Sprintf("127.0.0.1:%d", ports[i])
 		}
 		fmt.Fprintf(&sb, "  h%d:\n    command: [%q, %q, h%d, %s, %q]\n", i, child, file, i, mode, addr)
-		switch kind {
-		case "log":
-			sb.WriteString("    ready: {log: \"^READY$\"}\n")
-		case "systemd":
-			sb.WriteString("    ready: {notify: systemd}\n")
-		case "fd":
-			sb.WriteString("    ready: {notify: \"fd:3\"}\n")
-		case "tcp":
-			fmt.Fprintf(&sb, "    ready: {tcp: %q, start_interval: 10ms}\n", addr)
-		case "http":
-			fmt.Fprintf(&sb, "    ready: {http: \"http://%s/\", start_interval: 10ms}\n", addr)
-		}
+		sb.WriteString(readyLine(kind, addr))
 		if i > 0 {
 			cond := "ready"
 			if kind == "started" {

@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/testharness"
+
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
 )
@@ -237,7 +239,7 @@ processes:
 // with every error, as a refused SIGHUP reload is.
 func TestRefusedReloadIsLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var buf lockedBuffer
+		var buf testharness.Buffer
 		f := newFake(map[string]script{"web": {stopDelay: 5 * time.Second}})
 		next := "processes:\n  db: {command: [db], type: servce}\n  app: {command: [app], depends_on: [dbb]}\n"
 		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }

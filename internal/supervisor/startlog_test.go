@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,31 +8,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/testharness"
 )
-
-// lockedBuffer is a bytes.Buffer for a logger written from the loop and read
-// from the test.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestStartIsLoggedAtInfo: podvisor logs each spawn ("started", the process
 // and its pid) at info level, in text and in JSON, so the start order of a
@@ -42,7 +23,7 @@ func TestStartIsLoggedAtInfo(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var buf lockedBuffer
+				var buf testharness.Buffer
 				opts := &slog.HandlerOptions{Level: slog.LevelInfo}
 				var handler slog.Handler = slog.NewTextHandler(&buf, opts)
 				if format == "json" {

@@ -197,11 +197,11 @@ func (m *Model) table(w, h int) []string {
 		cells := []string{
 			pad(clean(p.Name), nameW),
 			m.style(stateColor[p.State], pad(p.State, 9)),
-			pad(yesNo(p.Ready), 3),
-			pad(pidText(p.Pid), 7),
+			pad(server.YesNo(p.Ready), 3),
+			pad(server.PidText(p.Pid), 7),
 			pad(uptime(p, now), 6),
 			pad(strconv.Itoa(p.Restarts), 3),
-			pad(exitText(p.ExitCode), 4),
+			pad(server.ExitText(p.ExitCode), 4),
 			pad(m.cpuText(p), 5),
 			pad(memText(p), 6),
 			runewidth.Truncate(detail(p), detailW, "…"),
@@ -242,27 +242,6 @@ func pad(s string, w int) string {
 }
 
 func padRight(s string, w int) string { return pad(s, max(w, 0)) }
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func pidText(pid int) string {
-	if pid == 0 {
-		return "-"
-	}
-	return strconv.Itoa(pid)
-}
-
-func exitText(c *int) string {
-	if c == nil {
-		return "-"
-	}
-	return strconv.Itoa(*c)
-}
 
 func uptime(p *server.ProcessStatus, now time.Time) string {
 	d := up(p, now)
