@@ -198,17 +198,19 @@ func TestReferenceMetrics(t *testing.T) {
 	snap := supervisor.Snapshot{Phase: "running", Processes: []supervisor.ProcessSnapshot{{
 		Name: "app", Type: "service", State: "running", ExitCode: &code, StartDuration: time.Second,
 	}}}
-	families, err := m.Gatherer(func() supervisor.Snapshot { return snap }).Gather()
-	if err != nil {
-		t.Fatal(err)
+	body, errs := m.Scrape(func() supervisor.Snapshot { return snap })
+	if len(errs) > 0 {
+		t.Fatal(errs)
 	}
 	var served []string
-	for _, f := range families {
-		if strings.HasPrefix(f.GetName(), "podvisor_") {
-			served = append(served, f.GetName())
-			if _, ok := rows[f.GetName()]; !ok {
-				t.Errorf("metric %s is served but not in the Metrics table of docs/reference.md", f.GetName())
-			}
+	for line := range strings.Lines(string(body)) {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "#" || f[1] != "TYPE" || !strings.HasPrefix(f[2], "podvisor_") {
+			continue
+		}
+		served = append(served, f[2])
+		if _, ok := rows[f[2]]; !ok {
+			t.Errorf("metric %s is served but not in the Metrics table of docs/reference.md", f[2])
 		}
 	}
 	if len(served) < 8 {

@@ -1,21 +1,17 @@
 package logs
 
-import "github.com/prometheus/client_golang/prometheus"
+import "github.com/podvisor/podvisor/internal/metrics"
 
-// Collector returns the sink's metrics for Prometheus:
+// Collector returns the sink's metrics:
 // podvisor_log_lines_dropped_total{process,reason}.
-func (s *Sink) Collector() prometheus.Collector { return collector{s} }
-
-var droppedDesc = prometheus.NewDesc("podvisor_log_lines_dropped_total",
-	"Lines of output dropped because their destination could not take them (disk_full, stdout_blocked, stdout_closed, write_error); podvisor's own messages count under process=\"podvisor\".",
-	[]string{"process", "reason"}, nil)
+func (s *Sink) Collector() metrics.Collector { return collector{s} }
 
 type collector struct{ s *Sink }
 
-func (c collector) Describe(ch chan<- *prometheus.Desc) { ch <- droppedDesc }
-
-func (c collector) Collect(ch chan<- prometheus.Metric) {
+func (c collector) Collect(w *metrics.Writer) {
+	w.Family("podvisor_log_lines_dropped_total", metrics.Counter,
+		"Lines of output dropped because their destination could not take them (disk_full, stdout_blocked, stdout_closed, write_error); podvisor's own messages count under process=\"podvisor\".")
 	c.s.DroppedLines(func(process, reason string, n uint64) {
-		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(n), process, reason)
+		w.Sample("", float64(n), "process", process, "reason", reason)
 	})
 }

@@ -280,7 +280,7 @@ func TestParseStat(t *testing.T) {
 	if !ok {
 		t.Fatal("parse failed")
 	}
-	want := pstat{pid: 42, ppid: 1, pgrp: 42, flags: 4194560, ticks: 210, threads: 5, start: 12345, rssPages: 2560}
+	want := pstat{pid: 42, ppid: 1, pgrp: 42, flags: 4194560, ticks: 210, ownTicks: 200, threads: 5, start: 12345, vsize: 1000000, rssPages: 2560}
 	if st != want {
 		t.Fatalf("got %+v, want %+v", st, want)
 	}

@@ -21,8 +21,10 @@ type pstat struct {
 	pid, ppid, pgrp int
 	flags           uint64
 	ticks           uint64 // utime+stime+cutime+cstime
+	ownTicks        uint64 // utime+stime
 	threads         int
 	start           uint64
+	vsize           uint64
 	rssPages        uint64
 }
 
@@ -328,8 +330,10 @@ func parseStat(pid int, b []byte) (pstat, bool) {
 		pgrp:     signed(5),
 		flags:    num(9),
 		ticks:    num(14) + num(15) + num(16) + num(17),
+		ownTicks: num(14) + num(15),
 		threads:  signed(20),
 		start:    num(22),
+		vsize:    num(23),
 		rssPages: num(24),
 	}, true
 }

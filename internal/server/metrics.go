@@ -1,15 +1,16 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
+	"github.com/podvisor/podvisor/internal/metrics"
 	"github.com/podvisor/podvisor/internal/resources"
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
@@ -22,185 +23,163 @@ const maxConcurrentScrapes = 2
 // sensible probe timeout.
 var probeBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// Metrics holds podvisor's own registry: the Go and process collectors, the
-// probe measurements it receives as a supervisor.Observer, and anything
-// added with Register. The per-process metrics are not stored here; they
-// are read from a snapshot at each scrape (see Gatherer), so they can never
-// drift from /status.
+// Metrics holds podvisor's own metrics: the Go runtime and process
+// figures, the probe measurements it receives as a supervisor.Observer, and
+// anything added with Register. The per-process metrics are not stored
+// here; they are read from a snapshot at each scrape (see Collectors), so
+// they can never drift from /status.
 //
 // Metrics exists before the supervisor (which reports probes to it), and the
 // supervisor is the snapshot source; hence the source is bound later, per
 // handler, rather than in the constructor.
 type Metrics struct {
-	reg           *prometheus.Registry
-	probeDuration *prometheus.HistogramVec
-	probeFailures *prometheus.CounterVec
+	probeDuration *metrics.HistogramVec
+	probeFailures *metrics.CounterVec
 	sampler       Sampler // per-process resources, read at scrape and status time
-	reloads       *prometheus.CounterVec
+	reloads       *metrics.CounterVec
+
+	mu    sync.Mutex
+	extra []metrics.Collector
 }
 
 var _ supervisor.Observer = (*Metrics)(nil)
 
-// NewMetrics returns Metrics with a fresh registry; nothing is registered
-// with prometheus.DefaultRegisterer.
+// NewMetrics returns empty Metrics.
 func NewMetrics() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		probeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "podvisor_probe_duration_seconds",
-			Help:    "Duration of readiness (probe=\"ready\") and liveness (probe=\"live\") probe attempts.",
-			Buckets: probeBuckets,
-		}, []string{"process", "probe"}),
-		probeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "podvisor_probe_failures_total",
-			Help: "Probe attempts that failed, by process and probe kind.",
-		}, []string{"process", "probe"}),
+		probeDuration: metrics.NewHistogramVec("podvisor_probe_duration_seconds",
+			"Duration of readiness (probe=\"ready\") and liveness (probe=\"live\") probe attempts.",
+			probeBuckets, "process", "probe"),
+		probeFailures: metrics.NewCounterVec("podvisor_probe_failures_total",
+			"Probe attempts that failed, by process and probe kind.", "process", "probe"),
 		sampler: resources.New(os.Getpid(), resourceMaxAge),
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "podvisor_reloads_total",
-			Help: "Config reloads (podvisor reload or SIGHUP) by result: applied, invalid (the new config has errors; nothing changed) or refused (during teardown).",
-		}, []string{"result"}),
+		reloads: metrics.NewCounterVec("podvisor_reloads_total",
+			"Config reloads (podvisor reload or SIGHUP) by result: applied, invalid (the new config has errors; nothing changed) or refused (during teardown).",
+			"result"),
 	}
 	for _, r := range []string{"applied", "invalid", "refused"} {
-		m.reloads.WithLabelValues(r) // every series exists at 0
+		m.reloads.Add(0, r) // every series exists at 0
 	}
-	m.reg.MustRegister(
-		m.reloads,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.probeDuration,
-		m.probeFailures,
-	)
 	return m
 }
 
 // ProbeObserved records one probe attempt. It does not block beyond a short
 // internal lock, as supervisor.Observer requires.
 func (m *Metrics) ProbeObserved(process, probe string, d time.Duration, ok bool) {
-	m.probeDuration.WithLabelValues(process, probe).Observe(d.Seconds())
-	// Touch the counter on success too, so the series exists at 0 and a
-	// rate() over it is defined before the first failure.
-	c := m.probeFailures.WithLabelValues(process, probe)
+	m.probeDuration.Observe(d.Seconds(), process, probe)
+	// Count on success too, so the series exists at 0 and a rate() over it
+	// is defined before the first failure.
+	var failed float64
 	if !ok {
-		c.Inc()
+		failed = 1
 	}
+	m.probeFailures.Add(failed, process, probe)
 }
 
 // ReloadObserved counts one reload attempt by its result.
 func (m *Metrics) ReloadObserved(result string) {
-	m.reloads.WithLabelValues(result).Inc()
+	m.reloads.Add(1, result)
 }
 
-// Register adds a collector from elsewhere in podvisor (for example a log
-// line counter) to the registry served on /metrics.
-func (m *Metrics) Register(c prometheus.Collector) error {
-	return m.reg.Register(c)
+// Register adds a collector from elsewhere in podvisor (for example the
+// dropped log lines) to what /metrics serves. Registering the same
+// collector twice is an error.
+func (m *Metrics) Register(c metrics.Collector) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, have := range m.extra {
+		if have == c {
+			return errors.New("metrics: collector already registered")
+		}
+	}
+	m.extra = append(m.extra, c)
+	return nil
 }
 
-// Gatherer returns everything /metrics serves: m's registry plus the
-// per-process metrics read from snapshot at every gather.
-func (m *Metrics) Gatherer(snapshot func() supervisor.Snapshot) prometheus.Gatherer {
-	procs := prometheus.NewRegistry()
-	procs.MustRegister(newSnapshotCollector(snapshot), newResourceCollector(snapshot, m.sampler))
-	return prometheus.Gatherers{m.reg, procs}
+// Collectors returns everything /metrics serves: podvisor's own figures,
+// the registered collectors, and the per-process metrics read from
+// snapshot at every scrape.
+func (m *Metrics) Collectors(snapshot func() supervisor.Snapshot) func() []metrics.Collector {
+	procs := metrics.CollectorFunc(func(w *metrics.Writer) {
+		snap := snapshot()
+		writeSnapshot(w, snap)
+		writeResources(w, snap, m.sampler)
+	})
+	return func() []metrics.Collector {
+		m.mu.Lock()
+		extra := slices.Clone(m.extra)
+		m.mu.Unlock()
+		return append([]metrics.Collector{metrics.CollectorFunc(metrics.Runtime), m.reloads, m.probeDuration, m.probeFailures, procs}, extra...)
+	}
+}
+
+// Scrape writes one exposition of everything /metrics serves, with what it
+// dropped.
+func (m *Metrics) Scrape(snapshot func() supervisor.Snapshot) ([]byte, []error) {
+	var w metrics.Writer
+	for _, c := range m.Collectors(snapshot)() {
+		c.Collect(&w)
+	}
+	return w.Bytes(), w.Errs()
 }
 
 func (m *Metrics) handler(snapshot func() supervisor.Snapshot, log *slog.Logger) http.Handler {
-	return promhttp.HandlerFor(m.Gatherer(snapshot), promhttp.HandlerOpts{
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError),
-		// One bad series must not hide every other metric from a scrape.
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: maxConcurrentScrapes,
+	return metrics.Handler(m.Collectors(snapshot), maxConcurrentScrapes, func(errs []error) {
+		// One bad series must not hide every other metric from a scrape;
+		// it is dropped and said here.
+		for _, err := range errs {
+			log.Error("metrics: " + err.Error())
+		}
 	})
 }
 
-// snapshotCollector turns a snapshot into const metrics at scrape time.
-type snapshotCollector struct {
-	snapshot      func() supervisor.Snapshot
-	ready         *prometheus.Desc
-	up            *prometheus.Desc
-	procReady     *prometheus.Desc
-	restarts      *prometheus.Desc
-	lastExit      *prometheus.Desc
-	startDuration *prometheus.Desc
-	ruleMatches   *prometheus.Desc
-	watchdog      *prometheus.Desc
-	schedRuns     *prometheus.Desc
-	schedSkipped  *prometheus.Desc
-}
-
-func newSnapshotCollector(snapshot func() supervisor.Snapshot) *snapshotCollector {
-	proc := []string{"process"}
-	return &snapshotCollector{
-		snapshot: snapshot,
-		ready: prometheus.NewDesc("podvisor_ready",
-			"1 when podvisor is ready (what /readyz answers 200 for), else 0.", nil, nil),
-		up: prometheus.NewDesc("podvisor_process_up",
-			"1 while a child of the process is alive, else 0.", proc, nil),
-		procReady: prometheus.NewDesc("podvisor_process_ready",
-			"1 when the process is ready (or completed, for a oneshot or job), else 0.", proc, nil),
-		restarts: prometheus.NewDesc("podvisor_process_restarts_total",
-			"Times the process has been restarted.", proc, nil),
-		lastExit: prometheus.NewDesc("podvisor_process_last_exit_code",
-			"Exit code of the last exit (128+N for signal N); absent until the process first exits.", proc, nil),
-		startDuration: prometheus.NewDesc("podvisor_process_start_duration_seconds",
-			"Time from spawn to ready of the last start; absent until the process is first ready.", proc, nil),
-		ruleMatches: prometheus.NewDesc("podvisor_process_rule_matches_total",
-			"Exits decided by a restart.rules rule; reason is the rule, as \"rule N (ACTION)\".", []string{"process", "reason"}, nil),
-		watchdog: prometheus.NewDesc("podvisor_process_watchdog_failures_total",
-			"Missed WATCHDOG=1 deadlines and WATCHDOG=trigger messages; each stops the process as a failed liveness check.", proc, nil),
-		schedRuns: prometheus.NewDesc("podvisor_process_scheduled_runs_total",
-			"Runs of a scheduled process started by its ticks.", proc, nil),
-		schedSkipped: prometheus.NewDesc("podvisor_process_scheduled_skipped_total",
-			"Ticks of a scheduled process skipped because the last run was still going (concurrency: forbid).", proc, nil),
+// writeSnapshot writes the per-process families of snap. Each family is
+// one block, as the text format requires.
+func writeSnapshot(w *metrics.Writer, snap supervisor.Snapshot) {
+	w.Family("podvisor_ready", metrics.Gauge, "1 when podvisor is ready (what /readyz answers 200 for), else 0.")
+	w.Sample("", boolValue(isReady(snap)))
+	perProcess := func(name, typ, help string, value func(p *supervisor.ProcessSnapshot) (float64, bool)) {
+		w.Family(name, typ, help)
+		for i := range snap.Processes {
+			p := &snap.Processes[i]
+			if v, ok := value(p); ok {
+				w.Sample("", v, "process", p.Name)
+			}
+		}
 	}
-}
-
-func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.ready
-	ch <- c.up
-	ch <- c.procReady
-	ch <- c.restarts
-	ch <- c.lastExit
-	ch <- c.startDuration
-	ch <- c.ruleMatches
-	ch <- c.watchdog
-	ch <- c.schedRuns
-	ch <- c.schedSkipped
-}
-
-func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
-	snap := c.snapshot()
-	ch <- constMetric(c.ready, prometheus.GaugeValue, boolValue(isReady(snap)))
+	perProcess("podvisor_process_up", metrics.Gauge, "1 while a child of the process is alive, else 0.",
+		func(p *supervisor.ProcessSnapshot) (float64, bool) { return boolValue(p.Up), true })
+	perProcess("podvisor_process_ready", metrics.Gauge, "1 when the process is ready (or completed, for a oneshot or job), else 0.",
+		func(p *supervisor.ProcessSnapshot) (float64, bool) { return boolValue(p.Ready), true })
+	perProcess("podvisor_process_restarts_total", metrics.Counter, "Times the process has been restarted.",
+		func(p *supervisor.ProcessSnapshot) (float64, bool) { return float64(p.Restarts), true })
+	perProcess("podvisor_process_last_exit_code", metrics.Gauge, "Exit code of the last exit (128+N for signal N); absent until the process first exits.",
+		func(p *supervisor.ProcessSnapshot) (float64, bool) {
+			if p.ExitCode == nil {
+				return 0, false
+			}
+			return float64(*p.ExitCode), true
+		})
+	perProcess("podvisor_process_start_duration_seconds", metrics.Gauge, "Time from spawn to ready of the last start; absent until the process is first ready.",
+		func(p *supervisor.ProcessSnapshot) (float64, bool) {
+			return p.StartDuration.Seconds(), p.StartDuration > 0
+		})
+	perProcess("podvisor_process_watchdog_failures_total", metrics.Counter, "Missed WATCHDOG=1 deadlines and WATCHDOG=trigger messages; each stops the process as a failed liveness check.",
+		func(p *supervisor.ProcessSnapshot) (float64, bool) { return float64(p.WatchdogFailures), true })
+	perProcess("podvisor_process_scheduled_runs_total", metrics.Counter, "Runs of a scheduled process started by its ticks.",
+		func(p *supervisor.ProcessSnapshot) (float64, bool) {
+			return float64(p.ScheduledRuns), !p.NextRun.IsZero()
+		})
+	perProcess("podvisor_process_scheduled_skipped_total", metrics.Counter, "Ticks of a scheduled process skipped because the last run was still going (concurrency: forbid).",
+		func(p *supervisor.ProcessSnapshot) (float64, bool) {
+			return float64(p.SkippedRuns), !p.NextRun.IsZero()
+		})
+	w.Family("podvisor_process_rule_matches_total", metrics.Counter, "Exits decided by a restart.rules rule; reason is the rule, as \"rule N (ACTION)\".")
 	for _, p := range snap.Processes {
-		ch <- constMetric(c.up, prometheus.GaugeValue, boolValue(p.Up), p.Name)
-		ch <- constMetric(c.procReady, prometheus.GaugeValue, boolValue(p.Ready), p.Name)
-		ch <- constMetric(c.restarts, prometheus.CounterValue, float64(p.Restarts), p.Name)
-		if p.ExitCode != nil {
-			ch <- constMetric(c.lastExit, prometheus.GaugeValue, float64(*p.ExitCode), p.Name)
-		}
-		if p.StartDuration > 0 {
-			ch <- constMetric(c.startDuration, prometheus.GaugeValue, p.StartDuration.Seconds(), p.Name)
-		}
-		ch <- constMetric(c.watchdog, prometheus.CounterValue, float64(p.WatchdogFailures), p.Name)
-		if !p.NextRun.IsZero() {
-			ch <- constMetric(c.schedRuns, prometheus.CounterValue, float64(p.ScheduledRuns), p.Name)
-			ch <- constMetric(c.schedSkipped, prometheus.CounterValue, float64(p.SkippedRuns), p.Name)
-		}
-		for reason, n := range p.RuleMatches {
-			ch <- constMetric(c.ruleMatches, prometheus.CounterValue, float64(n), p.Name, reason)
+		for _, reason := range slices.Sorted(maps.Keys(p.RuleMatches)) {
+			w.Sample("", float64(p.RuleMatches[reason]), "process", p.Name, "reason", reason)
 		}
 	}
-}
-
-// constMetric reports a bad label value (say, invalid UTF-8) as an invalid
-// metric, which fails that one series instead of panicking the scrape.
-func constMetric(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) prometheus.Metric {
-	m, err := prometheus.NewConstMetric(d, t, v, labels...)
-	if err != nil {
-		return prometheus.NewInvalidMetric(d, err)
-	}
-	return m
 }
 
 func boolValue(b bool) float64 {

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/podvisor/podvisor/internal/metrics"
 
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
@@ -205,7 +206,7 @@ func TestMetricsLint(t *testing.T) {
 
 func TestRegisterAddsToMetricsEndpoint(t *testing.T) {
 	m := NewMetrics()
-	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "podvisor_test_extra_total", Help: "Test."})
+	c := metrics.NewCounterVec("podvisor_test_extra_total", "Test.")
 	if err := m.Register(c); err != nil {
 		t.Fatal(err)
 	}

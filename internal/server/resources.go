@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/podvisor/podvisor/internal/metrics"
 	"github.com/podvisor/podvisor/internal/resources"
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
@@ -59,59 +58,33 @@ func addResources(st *Status, usage map[string]resources.Usage) {
 	}
 }
 
-// resourceCollector reads the trees of the running processes at scrape
-// time (one walk shared by scrapes within resourceMaxAge) and the OOM kill
-// counts from the snapshot.
-type resourceCollector struct {
-	snapshot func() supervisor.Snapshot
-	sampler  Sampler
-	cpu      *prometheus.Desc
-	rss      *prometheus.Desc
-	fds      *prometheus.Desc
-	threads  *prometheus.Desc
-	ooms     *prometheus.Desc
-}
-
-func newResourceCollector(snapshot func() supervisor.Snapshot, s Sampler) *resourceCollector {
-	proc := []string{"process"}
-	return &resourceCollector{
-		snapshot: snapshot,
-		sampler:  s,
-		cpu: prometheus.NewDesc("podvisor_process_cpu_seconds_total",
-			"CPU time (user+system) of the process and its descendants; absent while it does not run, resets when it restarts.", proc, nil),
-		rss: prometheus.NewDesc("podvisor_process_resident_memory_bytes",
-			"Resident memory of the process and its descendants, summed (pages shared between them count once per process).", proc, nil),
-		fds: prometheus.NewDesc("podvisor_process_open_fds",
-			"Open file descriptors of the process and its descendants.", proc, nil),
-		threads: prometheus.NewDesc("podvisor_process_threads",
-			"Threads of the process and its descendants.", proc, nil),
-		ooms: prometheus.NewDesc("podvisor_process_oom_kills_total",
-			"Exits of the process caused by the kernel's OOM killer.", proc, nil),
-	}
-}
-
-func (c *resourceCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.cpu
-	ch <- c.rss
-	ch <- c.fds
-	ch <- c.threads
-	ch <- c.ooms
-}
-
-func (c *resourceCollector) Collect(ch chan<- prometheus.Metric) {
-	snap := c.snapshot()
-	usage := sample(c.sampler, snap)
+// writeResources writes the per-process resource families: the trees of
+// the running processes (one /proc walk shared by scrapes within
+// resourceMaxAge) and the OOM kill counts from the snapshot.
+func writeResources(w *metrics.Writer, snap supervisor.Snapshot, s Sampler) {
+	usage := sample(s, snap)
+	w.Family("podvisor_process_oom_kills_total", metrics.Counter, "Exits of the process caused by the kernel's OOM killer.")
 	for _, p := range snap.Processes {
-		ch <- constMetric(c.ooms, prometheus.CounterValue, float64(p.OOMKills), p.Name)
-		u, ok := usage[p.Name]
-		if !ok || p.Pid == 0 {
-			continue
-		}
-		ch <- constMetric(c.cpu, prometheus.CounterValue, u.CPUSeconds, p.Name)
-		ch <- constMetric(c.rss, prometheus.GaugeValue, float64(u.RSSBytes), p.Name)
-		ch <- constMetric(c.fds, prometheus.GaugeValue, float64(u.OpenFDs), p.Name)
-		ch <- constMetric(c.threads, prometheus.GaugeValue, float64(u.Threads), p.Name)
+		w.Sample("", float64(p.OOMKills), "process", p.Name)
 	}
+	running := func(name, typ, help string, value func(u resources.Usage) float64) {
+		w.Family(name, typ, help)
+		for _, p := range snap.Processes {
+			if u, ok := usage[p.Name]; ok && p.Pid != 0 {
+				w.Sample("", value(u), "process", p.Name)
+			}
+		}
+	}
+	running("podvisor_process_cpu_seconds_total", metrics.Counter,
+		"CPU time (user+system) of the process and its descendants; absent while it does not run, resets when it restarts.",
+		func(u resources.Usage) float64 { return u.CPUSeconds })
+	running("podvisor_process_resident_memory_bytes", metrics.Gauge,
+		"Resident memory of the process and its descendants, summed (pages shared between them count once per process).",
+		func(u resources.Usage) float64 { return float64(u.RSSBytes) })
+	running("podvisor_process_open_fds", metrics.Gauge, "Open file descriptors of the process and its descendants.",
+		func(u resources.Usage) float64 { return float64(u.OpenFDs) })
+	running("podvisor_process_threads", metrics.Gauge, "Threads of the process and its descendants.",
+		func(u resources.Usage) float64 { return float64(u.Threads) })
 }
 
 // cpuPercent is the tree's CPU time over the process's uptime, as ps shows
