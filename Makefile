@@ -21,12 +21,17 @@ FUZZTIME  ?= 10s
 # README.md names every package here and in IMAGE_DEBS (a test checks).
 TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
 
-.PHONY: all build run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
+.PHONY: all build build-pprof run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podvisor
+
+# The same with /debug/pprof/ on the HTTP listener (left out of the default
+# build: see internal/server/pprof_on.go).
+build-pprof:
+	CGO_ENABLED=0 $(GO) build -trimpath -tags podvisor_pprof -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podvisor
 
 # Runs examples/sidecar-first (nginx in front of an app) in the foreground
 # until Ctrl-C, installing nginx and python3 first if they are missing.
@@ -42,6 +47,7 @@ test: deps
 	$(GO) test -race -count=1 -timeout 15m ./...
 	# In full without -race, see internal/supervisor/race_on_test.go.
 	$(GO) test -count=1 -run '^(TestInvariants|TestLargeStartGoesInWaves)$$' ./internal/supervisor/
+	$(GO) test -count=1 -tags podvisor_pprof -run 'Pprof|Unknown' ./internal/server/
 	$(MAKE) test-image
 
 # Builds Dockerfile.base and the fat example with podman and runs them

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -28,8 +27,6 @@ type Options struct {
 	// Logger receives the server's own errors (accept failures, bad
 	// requests, scrape errors). Nil discards them.
 	Logger *slog.Logger
-	// Pprof mounts net/http/pprof under /debug/pprof/ on this handler only.
-	Pprof bool
 	// LiveTimeout bounds how long /livez waits for Ping (default 1s).
 	LiveTimeout time.Duration
 	// Timeline serves GET /timeline; nil leaves the route out.
@@ -102,19 +99,10 @@ func New(src Source, m *Metrics, opts Options) http.Handler {
 		mux.Handle("/{$}", opts.UI)
 		mux.Handle("/ui/", opts.UI)
 	}
-	if opts.Pprof {
+	if pprofBuilt {
 		mountPprof(mux)
 	}
 	return guard(mux)
-}
-
-// mountPprof registers the profiling handlers explicitly. Cmdline is left
-// out: podvisor's own command line is no business of this listener either.
-func mountPprof(mux *http.ServeMux) {
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 // guard applies what holds for every route: bounded bodies and responses

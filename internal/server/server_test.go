@@ -249,7 +249,7 @@ func TestNoSecretsInAnyResponse(t *testing.T) {
 	src.ping = func(context.Context) error { return errors.New("not live") }
 	m := NewMetrics()
 	m.ProbeObserved("db", "ready", time.Millisecond, true)
-	h := New(src, m, Options{Pprof: true, LiveTimeout: 50 * time.Millisecond})
+	h := New(src, m, Options{LiveTimeout: 50 * time.Millisecond})
 	for _, target := range []string{"/readyz", "/livez", "/status", "/metrics", "/nope", "/debug/pprof/",
 		"/debug/pprof/cmdline", "/status/..%2F..%2Fetc%2Fpasswd"} {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
@@ -306,14 +306,22 @@ func TestUnknownPathsAndPprofAre404(t *testing.T) {
 	h := newHandler(newFakeSource(allReady()), Options{})
 	for _, target := range []string{"/", "/nope", "/readyz/extra", "/debug/pprof/", "/debug/pprof/heap",
 		"/debug/pprof/cmdline", "/status/..%2F..%2Fetc%2Fpasswd", "/metrics/x"} {
+		if pprofBuilt && strings.HasPrefix(target, "/debug/pprof/") && target != "/debug/pprof/cmdline" {
+			continue // TestPprofBuiltIn
+		}
 		if rec := do(t, h, http.MethodGet, target); rec.Code != 404 {
 			t.Errorf("GET %s = %d, want 404", target, rec.Code)
 		}
 	}
 }
 
-func TestPprofOptIn(t *testing.T) {
-	h := newHandler(newFakeSource(allReady()), Options{Pprof: true})
+// TestPprofBuiltIn runs in `make test` as
+// `go test -tags podvisor_pprof -run Pprof ./internal/server/`.
+func TestPprofBuiltIn(t *testing.T) {
+	if !pprofBuilt {
+		t.Skip("built without -tags podvisor_pprof")
+	}
+	h := newHandler(newFakeSource(allReady()), Options{})
 	for _, target := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/debug/pprof/symbol"} {
 		if rec := do(t, h, http.MethodGet, target); rec.Code != 200 {
 			t.Errorf("GET %s = %d, want 200", target, rec.Code)
