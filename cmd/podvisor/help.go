@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -107,7 +108,7 @@ func flagProblem(cmd command, flagPart []string) string {
 		}
 		return fmt.Sprintf("%s needs a value: %s, such as %s", dashed(name), want, example)
 	}
-	if m := badValue.FindStringSubmatch(msg); m != nil {
+	if m := badValue().FindStringSubmatch(msg); m != nil {
 		value, _ := strconv.Unquote(m[1])
 		name, why := m[2], m[3]
 		want, example := flagExpects(fs.Lookup(name))
@@ -121,7 +122,9 @@ func flagProblem(cmd command, flagPart []string) string {
 }
 
 // badValue matches the flag package's error for a value its parser refused.
-var badValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
+var badValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
+})
 
 // flagExpects describes the values a flag takes, from the type of its
 // value, with an example of the flag given right (--timeout 5s). For a

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/go-multierror"
 )
@@ -95,13 +96,13 @@ func formatErrors(errs []error) string {
 }
 
 // yamlLineError matches the errors yaml.v3 returns for malformed input.
-var yamlLineError = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineError = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // fromYAMLError turns a yaml.v3 syntax error into an Error. yaml.v3 gives a
 // line but no column.
 func fromYAMLError(file string, err error) *Error {
 	msg := err.Error()
-	if m := yamlLineError.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineError().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &Error{Pos: Pos{File: file, Line: line}, Msg: "invalid YAML: " + m[2]}
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -303,7 +304,9 @@ const MaxDuration = 24 * time.Hour
 
 // durationSyntax matches what time.ParseDuration accepts, so that a string
 // it matches but ParseDuration refuses can be reported as out of range.
-var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+var durationSyntax = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+})
 
 // duration parses a Go duration with a unit (bare 0 is accepted too). It
 // rejects negative values, values above MaxDuration, and zero if positive is
@@ -325,7 +328,7 @@ func (l *loader) duration(n *yaml.Node, path *keyPath, positive bool) (time.Dura
 	case err != nil && isNumber(s):
 		l.errorf(n, path, "duration %s is missing a unit", s).Hint = "e.g. " + s + "s"
 		return 0, false
-	case err != nil && durationSyntax.MatchString(s):
+	case err != nil && durationSyntax().MatchString(s):
 		l.errorf(n, path, "duration %q is too large", s).Hint = "at most " + formatDuration(MaxDuration)
 		return 0, false
 	case err != nil:

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -39,7 +40,7 @@ func decodeYAML(src Source) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(src.Data))
 	if err := safeDecode(dec, &doc); err != nil && err != io.EOF {
 		line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlLine().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
@@ -51,7 +52,7 @@ func decodeYAML(src Source) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 func safeDecode(dec *yaml.Decoder, v any) (err error) {
 	defer func() {

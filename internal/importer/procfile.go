@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/podvisor/podvisor/internal/config"
 )
 
 // procfileLine is foreman's and honcho's form: a name of letters, digits,
 // _ and -, a colon, the command.
-var procfileLine = regexp.MustCompile(`^([A-Za-z0-9_-]+):[ \t]*(.*)$`)
+var procfileLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9_-]+):[ \t]*(.*)$`) })
 
 // procfileBasePort is foreman's and honcho's first $PORT; each further
 // process gets 100 more.
@@ -37,7 +38,7 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 		if t == "" || t[0] == '#' {
 			continue
 		}
-		mm := procfileLine.FindStringSubmatch(t)
+		mm := procfileLine().FindStringSubmatch(t)
 		if mm == nil {
 			errs = append(errs, perr(src.Path, n, "line %q is not NAME: COMMAND (a name of letters, digits, _ and -, then a colon)", t))
 			continue

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/podvisor/podvisor/internal/config"
 )
@@ -196,7 +197,7 @@ type svExpand struct {
 	processNum, numprocs         int
 }
 
-var svExpansion = regexp.MustCompile(`%%|%\(([A-Za-z0-9_]+)\)([-#0 +]*[0-9]*)([sdir])`)
+var svExpansion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%%|%\(([A-Za-z0-9_]+)\)([-#0 +]*[0-9]*)([sdir])`) })
 
 // expand applies supervisord's expansions, writing the result in
 // podvisor's syntax: %(ENV_X)s becomes ${X} (taken from podvisor's
@@ -209,7 +210,7 @@ func (e svExpand) expand(s string) (string, error) {
 		err     error
 	)
 	lit := func(t string) { b.WriteString(escapeLiteral(t)) }
-	for _, m := range svExpansion.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range svExpansion().FindAllStringSubmatchIndex(s, -1) {
 		lit(s[lastEnd:m[0]])
 		lastEnd = m[1]
 		if s[m[0]:m[1]] == "%%" {

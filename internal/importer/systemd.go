@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -212,10 +213,14 @@ func condFor(typ string) string {
 }
 
 // Directives dropped because podvisor leaves them to the container.
-var sdSandbox = regexp.MustCompile(`^(Protect|Private|Restrict|NoNewPrivileges|CapabilityBoundingSet|AmbientCapabilities|ReadOnly|ReadWrite|Inaccessible|SystemCall|LockPersonality|MemoryDeny|RemoveIPC|DynamicUser|SecureBits|UMask|RootDirectory|RootImage|BindPaths|BindReadOnlyPaths|TemporaryFileSystem|DevicePolicy|DeviceAllow|IPAddress|SELinux|AppArmor|Keyring|ProcSubset|StateDirectory|RuntimeDirectory|CacheDirectory|LogsDirectory|ConfigurationDirectory)`)
-var sdResource = regexp.MustCompile(`^(Limit|Memory|CPU|Tasks|IO|BlockIO|Nice|CPUScheduling|CPUAffinity|Slice|Delegate|Startup|AllowedCPUs|ManagedOOM)`)
+var sdSandbox = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(Protect|Private|Restrict|NoNewPrivileges|CapabilityBoundingSet|AmbientCapabilities|ReadOnly|ReadWrite|Inaccessible|SystemCall|LockPersonality|MemoryDeny|RemoveIPC|DynamicUser|SecureBits|UMask|RootDirectory|RootImage|BindPaths|BindReadOnlyPaths|TemporaryFileSystem|DevicePolicy|DeviceAllow|IPAddress|SELinux|AppArmor|Keyring|ProcSubset|StateDirectory|RuntimeDirectory|CacheDirectory|LogsDirectory|ConfigurationDirectory)`)
+})
+var sdResource = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(Limit|Memory|CPU|Tasks|IO|BlockIO|Nice|CPUScheduling|CPUAffinity|Slice|Delegate|Startup|AllowedCPUs|ManagedOOM)`)
+})
 
-var sdSpecifier = regexp.MustCompile(`%.`)
+var sdSpecifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%.`) })
 
 func (c *sdConv) unit(f *unitFile) {
 	r := c.r
@@ -226,7 +231,7 @@ func (c *sdConv) unit(f *unitFile) {
 		p.note(r, f.src.Path, "name", "renamed from "+f.name)
 	}
 	spec := func(k iniKey, s string) string {
-		return sdSpecifier.ReplaceAllStringFunc(s, func(m string) string {
+		return sdSpecifier().ReplaceAllStringFunc(s, func(m string) string {
 			switch m {
 			case "%%":
 				return "%"
@@ -669,9 +674,9 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 			r.Drop(pos(k), what(k), "podvisor names each line with the process name")
 		default:
 			switch {
-			case sdSandbox.MatchString(k.Name):
+			case sdSandbox().MatchString(k.Name):
 				r.Drop(pos(k), what(k), "sandboxing: podvisor relies on the container's own isolation")
-			case sdResource.MatchString(k.Name):
+			case sdResource().MatchString(k.Name):
 				r.Drop(pos(k), what(k), "resource control: set limits on the container (resources in Kubernetes)")
 			default:
 				r.Drop(pos(k), what(k), "no podvisor equivalent")
@@ -727,7 +732,7 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 	}
 }
 
-var timespanPart = regexp.MustCompile(`^([0-9.]+)\s*([a-z]*)\s*`)
+var timespanPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9.]+)\s*([a-z]*)\s*`) })
 
 // parseTimespan reads systemd's time spans: "90", "5min 30s", "500ms",
 // "infinity" (0: no limit).
@@ -746,7 +751,7 @@ func parseTimespan(s string) (time.Duration, bool) {
 	var total time.Duration
 	rest := s
 	for rest != "" {
-		m := timespanPart.FindStringSubmatch(rest)
+		m := timespanPart().FindStringSubmatch(rest)
 		if m == nil {
 			return 0, false
 		}

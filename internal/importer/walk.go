@@ -209,7 +209,7 @@ func Detect(paths []string) (Format, error) {
 		return Systemd, nil
 	case strings.Contains(text, "processes:"):
 		return ProcessCompose, nil
-	case procfileLine.MatchString(strings.TrimSpace(strings.SplitN(text, "\n", 2)[0])):
+	case procfileLine().MatchString(strings.TrimSpace(strings.SplitN(text, "\n", 2)[0])):
 		return Procfile, nil
 	}
 	return "", &ParseError{Pos: p, Msg: "cannot tell the format of this file; give --from " + strings.Join(strings.Split(formatList(), ", "), "|")}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -235,7 +236,7 @@ func list(items []string) string {
 }
 
 // plain matches strings that YAML reads back as the same string unquoted.
-var plain = regexp.MustCompile(`^[A-Za-z/_][A-Za-z0-9_./@+=-]*$`)
+var plain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z/_][A-Za-z0-9_./@+=-]*$`) })
 
 var yamlWords = map[string]bool{"true": true, "false": true, "yes": true, "no": true, "on": true,
 	"off": true, "null": true, "y": true, "n": true}
@@ -244,7 +245,7 @@ var yamlWords = map[string]bool{"true": true, "false": true, "yes": true, "no": 
 // double-quoted string with every character YAML does not allow raw
 // (C0 and C1 controls, DEL, BOM) escaped.
 func quote(s string) string {
-	if plain.MatchString(s) && !yamlWords[strings.ToLower(s)] {
+	if plain().MatchString(s) && !yamlWords[strings.ToLower(s)] {
 		return s
 	}
 	var b strings.Builder

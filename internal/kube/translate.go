@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -81,12 +82,14 @@ func (t *translator) errorf(format string, args ...any) {
 // wherePath matches the place an error message starts with:
 // "containers[0] (app).lifecycle.postStart", "spec.volumes[2] (data)...",
 // "initContainers[1] (proxy).env[3] (X).valueFrom".
-var wherePath = regexp.MustCompile(`^(?:spec\.)?((?:initContainers|containers|volumes)\[\d+\](?: \([^)]*\))?(?:\.[A-Za-z]+(?:\[\d+\](?: \([^)]*\))?)?)*)`)
+var wherePath = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:spec\.)?((?:initContainers|containers|volumes)\[\d+\](?: \([^)]*\))?(?:\.[A-Za-z]+(?:\[\d+\](?: \([^)]*\))?)?)*)`)
+})
 
 // locate finds the deepest node of spec that the place at the start of msg
 // names, for the error's line and column; nil when msg names none.
 func locate(spec *yaml.Node, msg string) *yaml.Node {
-	m := wherePath.FindStringSubmatch(msg)
+	m := wherePath().FindStringSubmatch(msg)
 	if spec == nil || m == nil {
 		return nil
 	}
