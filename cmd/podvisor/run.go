@@ -26,10 +26,13 @@ const (
 	// sweepGrace is how long escaped descendants get between SIGTERM and
 	// SIGKILL in the final sweep, after the ordered teardown is over.
 	sweepGrace = 2 * time.Second
-	// spareThreads: idle OS threads made at start-up (proc.SpareThreads);
-	// more than podvisor keeps busy at once (loop, reaper, waitid, up to four
-	// spawners, HTTP, sink, a few in system calls).
-	spareThreads = 16
+	// minThreads: the OS threads podvisor holds from its first child on
+	// (proc.SpareThreads), the runtime's own included: more than it keeps
+	// busy at once (loop, reaper, waitid, the spawners, HTTP, sink, one in
+	// a system call), so a pids limit reached by a child cannot leave the
+	// runtime without one (FAULTS D7); few enough that an idle podvisor is
+	// a handful of threads.
+	minThreads = 8
 	// fdsPerProcess and fdSlack size the fd table reserved at start-up: a
 	// process's stdout and stderr pipes and its notify socket or pipe, and
 	// podvisor's own (HTTP and control connections, probes, epoll).
@@ -77,12 +80,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// kill podvisor with SIGPIPE.
 	_, sanitizeErr := proc.Sanitize()
 	// Set-up that needs no config runs while the config is parsed, on the
-	// other core: the spawner threads (a millisecond or more) and the spare
-	// threads the runtime may need later, made while it still can: at a
-	// pids limit reached by a child's fork bomb, a missing thread aborts
-	// podvisor (FAULTS D7).
+	// other core: the spawner threads (a millisecond or more). The spare
+	// threads come after the first child has been spawned (KeepThreads).
 	spawners := proc.StartSpawners()
-	go proc.SpareThreads(spareThreads)
 
 	cfg, err := loadConfig(*path)
 	if err != nil {
@@ -154,6 +154,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	reaper := proc.NewReaperWith(log, spawners)
+	reaper.KeepThreads(minThreads)
 	reaperCtx, stopReaper := context.WithCancel(context.Background())
 	defer stopReaper()
 	go reaper.Run(reaperCtx)

@@ -1,30 +1,55 @@
 package proc
 
-import "runtime"
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+)
 
-// SpareThreads makes the Go runtime start n OS threads now and keep them
-// idle for later. The runtime aborts when it cannot create a thread it
-// needs (golang/go#14835), which happens at a cgroup's pids.max, and a
-// fork bomb among the children is enough to reach it (FAULTS D7): every
-// goroutine that blocks in a system call needs a thread of its own. Threads
-// that exist already are reused, never ended, so the headroom made here
-// holds for podvisor's life. Each costs a kernel task and a few pages.
-func SpareThreads(n int) {
-	held := make(chan struct{})
+// SpareThreads makes sure the process has at least total OS threads, the
+// ones the Go runtime has made so far included, and leaves the extra ones
+// idle for later. The runtime aborts when it cannot create a thread it needs
+// (golang/go#14835), which happens at a cgroup's pids.max, and a fork bomb
+// among the children is enough to reach it (FAULTS D7): every goroutine
+// that blocks in a system call needs a thread of its own. Threads that exist
+// already are reused, never ended, so the headroom made here holds for
+// podvisor's life. Each costs a kernel task and a few pages; a total, not a
+// count to add, keeps an idle podvisor at a handful of threads.
+func SpareThreads(total int) {
 	release := make(chan struct{})
-	for range n {
+	defer close(release)
+	// One locked goroutine at a time: an idle thread of the runtime's is
+	// taken before a new one is made, so counting after each lock says
+	// when the total is reached.
+	for held := 0; held < total && threadCount() < total; held++ {
+		locked := make(chan struct{})
 		go func() {
-			// Locked, so each goroutine holds a thread of its own until
-			// all n exist; unlocked before returning, so the thread goes
-			// back to the runtime's idle list instead of exiting.
+			// Locked, so the goroutine holds a thread of its own until
+			// release; unlocked before returning, so the thread goes back
+			// to the runtime's idle list instead of exiting.
 			runtime.LockOSThread()
-			held <- struct{}{}
+			close(locked)
 			<-release
 			runtime.UnlockOSThread()
 		}()
+		<-locked
 	}
-	for range n {
-		<-held
+}
+
+// threadCount is the number of threads of this process (its /proc/self/task
+// entries); a large number if it cannot be read, so SpareThreads stops.
+func threadCount() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 1 << 30
 	}
-	close(release)
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return n
+			}
+		}
+	}
+	return 1 << 30
 }
