@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func TestSpawnersKeepNoFileOpenAtTheirStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp := StartSpawners()
-	sp.wait()
+	sp.wait(0)
 	if sp.fdt.self < 0 {
 		t.Skip("no pidfd_getfd or unshare here: spawners share the main table")
 	}
@@ -135,5 +136,25 @@ func TestSpawnerCountFollowsGOMAXPROCS(t *testing.T) {
 	runtime.GOMAXPROCS(16)
 	if n := spawnerCount(); n != 4 {
 		t.Errorf("GOMAXPROCS 16: %d spawners, want 4", n)
+	}
+}
+
+// The first spawn takes the notes made so far; the rest of the pool's come
+// once every thread is up, none twice and none lost.
+func TestSpawnerNotesSplitAtTheFirstThread(t *testing.T) {
+	p := &Spawners{first: make(chan struct{}), ready: make(chan struct{})}
+	p.note(false, "a", nil)
+	close(p.first)
+	first := p.waitFirst()
+	p.note(true, "b", nil)
+	p.note(false, "c", nil)
+	close(p.ready)
+	rest := p.wait(len(first))
+	var got []string
+	for _, n := range append(first, rest...) {
+		got = append(got, n.msg)
+	}
+	if strings.Join(got, "") != "abc" || len(first) != 1 {
+		t.Fatalf("notes %q (first %d), want a then b, c", got, len(first))
 	}
 }

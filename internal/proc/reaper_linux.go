@@ -81,15 +81,23 @@ func (r *Reaper) spawners() *Spawners {
 		if r.sp == nil {
 			r.sp = StartSpawners()
 		}
-		for _, n := range r.sp.wait() {
-			if n.debug {
-				r.log.Debug(n.msg, "reason", n.err)
-			} else {
-				r.log.Warn(n.msg, "err", n.err)
-			}
-		}
+		first := r.sp.waitFirst()
+		r.logNotes(first)
+		// The rest of the pool's notes (say, a thread that could not clear
+		// its signal mask) as soon as the whole pool is up.
+		go func() { r.logNotes(r.sp.wait(len(first))) }()
 	})
 	return r.sp
+}
+
+func (r *Reaper) logNotes(notes []setupNote) {
+	for _, n := range notes {
+		if n.debug {
+			r.log.Debug(n.msg, "reason", n.err)
+		} else {
+			r.log.Warn(n.msg, "err", n.err)
+		}
+	}
 }
 
 // Orphans returns how many unknown children (orphaned descendants reparented to

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -29,6 +30,8 @@ type Spawners struct {
 	n     int
 	reqs  chan func(private bool)
 	ready chan struct{} // closed once every thread is set up
+	first chan struct{} // closed once one thread is set up and takes requests
+	once  sync.Once
 	fdt   fdTables
 	// nullErr: why /dev/null could not be opened (every spawn fails).
 	nullErr error
@@ -58,7 +61,7 @@ func spawnerCount() int {
 // StartSpawners starts the spawner threads in the background and returns at
 // once. Call it after Sanitize: the threads take their signal state then.
 func StartSpawners() *Spawners {
-	p := &Spawners{n: spawnerCount(), reqs: make(chan func(private bool)), ready: make(chan struct{})}
+	p := &Spawners{n: spawnerCount(), reqs: make(chan func(private bool)), ready: make(chan struct{}), first: make(chan struct{})}
 	go p.start()
 	return p
 }
@@ -68,18 +71,34 @@ func (p *Spawners) start() {
 	var wg sync.WaitGroup
 	for range p.n {
 		wg.Add(1)
-		go p.thread(wg.Done)
+		go p.thread(func() {
+			p.once.Do(func() { close(p.first) })
+			wg.Done()
+		})
 	}
 	wg.Wait()
 	close(p.ready)
 }
 
-// wait blocks until every thread is set up and returns the set-up notes.
-func (p *Spawners) wait() []setupNote {
+// waitFirst blocks until one thread takes requests and returns the set-up
+// notes so far: the first spawn need not wait for the whole pool (a
+// podvisor of one process starts it a few hundred microseconds sooner).
+func (p *Spawners) waitFirst() []setupNote {
+	<-p.first
+	return p.notesFrom(0)
+}
+
+// wait blocks until every thread is set up and returns the set-up notes
+// from the from-th on.
+func (p *Spawners) wait(from int) []setupNote {
 	<-p.ready
+	return p.notesFrom(from)
+}
+
+func (p *Spawners) notesFrom(from int) []setupNote {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.notes
+	return slices.Clone(p.notes[min(from, len(p.notes)):])
 }
 
 func (p *Spawners) note(debug bool, msg string, err error) {
