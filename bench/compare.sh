@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # podvisor side by side with supervisord, s6, tini and dumb-init, in one run,
-# measured at the effect: the rows of the performance issue's table.
+# measured at the effect: the rows of the performance issues' tables.
+#   - podvisor against its floors (issue 30): exec -> first child exec'd,
+#     job exit -> supervisor reaped, `version`, `check` (bench/startup.sh,
+#     tini and a direct start as floors, s6 and supervisord beside them);
+#     RSS and threads with 200 and 1,000 children; stop of 200 and 1,000
+#     against `tini -g`; the ordered chain step against its C floor
+#     (bench/stampchild/chainfloor.c); 1,000,000 log lines
 #   - readiness -> dependent exec'd (log line; notify fd), timed by the
 #     children themselves (bench/stampchild): podvisor 10-chains, and an s6
 #     10-chain whose run scripts wait in s6-svwait -U on the previous link;
@@ -23,7 +29,9 @@ if [ "$(id -u)" -ne 0 ]; then echo "run as root" >&2; exit 2; fi
 ./scripts/deps.sh supervisor tini dumb-init s6 execline gcc python3 curl util-linux >&2
 EFFECT_LIB=1 source bench/effect.sh
 effect_setup
-trap 'rm -rf "$etmp"' EXIT
+STARTUP_LIB=1 source bench/startup.sh
+st_setup
+trap 'rm -rf "$etmp" "$st_tmp"' EXIT
 raw=$etmp/raw
 : > "$raw"
 rec() { echo "$1 $2 $3" >> "$raw"; }
@@ -89,15 +97,56 @@ for r in $(seq 1 "$rounds"); do
   rec hop_fd s6 "$(s6_fd_hop)"
   rec stop podvisor "$(pv_stop_chain)"
   rec stop supervisord "$(sv_stop_chain)"
+  rec stop floor "$(chain_floor)"
+  echo "round $r/$rounds: start-up rows" >&2
+  st_round rec
 done
+echo "idle footprint with ${IDLE_N:-200 1000} children" >&2
+st_idle_round rec
 echo "peers: lifecycle and logs (bench/peers/run.sh $rounds)" >&2
 SCENARIOS="lifecycle logs" IDLE_ROUNDS=0 RAW=$etmp/peers.raw bench/peers/run.sh "$rounds" > "$etmp/peers.table" || echo "some peer measurements failed; see above" >&2
 [ -f "$etmp/peers.raw" ] && cat "$etmp/peers.raw" >> "$raw"
+echo "peers: lifecycle of 1,000 on podvisor and tini" >&2
+N=1000 SUPS="podvisor tini" SCENARIOS=lifecycle IDLE_ROUNDS=0 RAW=$etmp/peers1000.raw bench/peers/run.sh "$rounds" > /dev/null || echo "some 1,000-child measurements failed; see above" >&2
+[ -f "$etmp/peers1000.raw" ] && awk '{print $1 "_1000", $2, $3}' "$etmp/peers1000.raw" >> "$raw"
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "Run $date0 on $(nproc) CPUs, Linux $(uname -r); load average $load0 at start, $load1 at end; $(($(date +%s) - t0)) s."
 echo "Command: \`bench/compare.sh $rounds\`. podvisor $(git describe --always --dirty 2>/dev/null || echo dev)."
 echo
+read -r idle_a idle_b _ <<< "${IDLE_N:-200 1000} 1000"
+awk -v N="${N:-200}" -v LINES="${LINES:-1000000}" -v A="$idle_a" -v B="$idle_b" '
+function f(v) { return (v >= 100) ? sprintf("%.0f", v) : (v >= 10) ? sprintf("%.1f", v) : sprintf("%.2f", v) }
+function m(k, s,   n, i, j, t, a) {
+  n = cnt[k, s]; if (n == 0) return -1
+  for (i = 1; i <= n; i++) a[i] = val[k, s, i]
+  for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+  lo[k, s] = a[1]; hi[k, s] = a[n]
+  return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function c(k, s,   v) { v = m(k, s); if (v < 0) return "-"; return f(v) ((cnt[k, s] > 1) ? " (" f(lo[k, s]) "-" f(hi[k, s]) ")" : "") }
+function x(a, b) { return (a <= 0 || b <= 0) ? "-" : sprintf("%.2fx", a / b) }
+function d(a, b) { return (a < 0 || b < 0) ? "-" : sprintf("%+.2f ms", a - b) }
+function mb(k) { v = m(k, "podvisor"); return (v < 0) ? "-" : sprintf("%.1f MB", v / 1024) }
+{ cnt[$1, $2]++; val[$1, $2, cnt[$1, $2]] = $3 }
+END {
+  print "Issue 30: podvisor against floors of the same run (ms unless said; median (min-max))"
+  print ""
+  print "| measured | podvisor | floor in the same run | podvisor / floor | target |"
+  print "|---|---|---|---|---|"
+  printf "| exec of the supervisor -> first child exec'\''d (one job, `listen: off`, control off) | %s | tini %s; direct %s; s6 %s; supervisord %s | %s tini | 2x tini |\n", c("start", "podvisor"), c("start", "tini"), c("start", "direct"), c("start", "s6"), c("start", "supervisord"), x(m("start", "podvisor"), m("start", "tini"))
+  printf "| `podvisor version`, exec -> reaped | %s | `tini --version` %s | %s | 3 ms |\n", c("version", "podvisor"), c("version", "tini"), x(m("version", "podvisor"), m("version", "tini"))
+  printf "| `podvisor check` of that file | %s | | | 3 ms |\n", c("check", "podvisor")
+  printf "| the job'\''s exit -> the supervisor reaped | %s | tini %s | %s | tini + 2 ms |\n", c("exit", "podvisor"), c("exit", "tini"), d(m("exit", "podvisor"), m("exit", "tini"))
+  printf "| RSS / anonymous / threads with %d children, everything on | %s / %s / %s | tini %s | | 10 MB; 8 threads |\n", A, mb("rss_" A), mb("anon_" A), c("threads_" A, "podvisor"), sprintf("%.1f MB", m("rss_" A, "tini") / 1024)
+  r2 = m("rss_" A, "podvisor"); r1 = m("rss_" B, "podvisor")
+  printf "| same with %d children | %s / %s / %s; %s KiB per extra child | tini %s | | 8 KiB per child |\n", B, mb("rss_" B), mb("anon_" B), c("threads_" B, "podvisor"), (r1 > 0 && r2 > 0) ? sprintf("%.1f", (r1 - r2) / (B - A)) : "-", sprintf("%.1f MB", m("rss_" B, "tini") / 1024)
+  printf "| stop of %d (SIGTERM -> supervisor exit) | %s | tini -g %s | %s | 1.3x |\n", N, c("teardown_ms", "podvisor"), c("teardown_ms", "tini"), x(m("teardown_ms", "podvisor"), m("teardown_ms", "tini"))
+  printf "| stop of 1,000 | %s | tini -g %s | %s | 1.3x |\n", c("teardown_ms_1000", "podvisor"), c("teardown_ms_1000", "tini"), x(m("teardown_ms_1000", "podvisor"), m("teardown_ms_1000", "tini"))
+  printf "| ordered 10-chain stop, per step | %s | C parent %s; supervisord %s | %s | floor + 0.5 ms |\n", c("stop", "podvisor"), c("stop", "floor"), c("stop", "supervisord"), d(m("stop", "podvisor"), m("stop", "floor"))
+  printf "| %d log lines of 100 B | %s | the child writing a file %s | %s | |\n", LINES, c("log_ms", "podvisor"), c("log_ms", "baseline"), x(m("log_ms", "podvisor"), m("log_ms", "baseline"))
+  print ""
+}' "$raw"
 awk -v N="${N:-200}" -v LINES="${LINES:-1000000}" '
 function f(v) { return (v >= 100) ? sprintf("%.0f", v) : (v >= 10) ? sprintf("%.1f", v) : sprintf("%.2f", v) }
 function st(m, s,   n, i, j, t, a) {

@@ -52,7 +52,8 @@ go build -o "$tmp/peerbench" ./bench/peers/peerbench
 pv=$tmp/podvisor
 pb=$tmp/peerbench
 
-sups=(podvisor supervisord s6 tini dumb-init)
+# SUPS picks supervisors (bench/compare.sh runs the 1,000-child lifecycle on podvisor and tini only).
+read -r -a sups <<< "${SUPS:-podvisor supervisord s6 tini dumb-init}"
 # Each supervisor's workload runs under its own marker command line, so
 # /proc tells them apart even when they run side by side.
 declare -A mark=([podvisor]=1 [supervisord]=2 [s6]=3 [tini]=4 [dumb-init]=5)
