@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -99,6 +100,10 @@ func (w *Writer) Sample(suffix string, v float64, labels ...string) {
 	w.buf = AppendFloat(w.buf, v)
 	w.buf = append(w.buf, '\n')
 }
+
+// Grow makes room for n more bytes, so a scrape the size of the last one
+// is written without copying as it grows.
+func (w *Writer) Grow(n int) { w.buf = slices.Grow(w.buf, n) }
 
 // Bytes is the exposition written so far.
 func (w *Writer) Bytes() []byte { return w.buf }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // ContentType is the text format's media type.
@@ -27,6 +28,7 @@ func (f CollectorFunc) Collect(w *Writer) { f(w) }
 // (Prometheus does). onErrs receives what a scrape dropped, if anything.
 func Handler(collectors func() []Collector, maxInFlight int, onErrs func([]error)) http.Handler {
 	sem := make(chan struct{}, maxInFlight)
+	var last atomic.Int64 // the last exposition's size
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		select {
 		case sem <- struct{}{}:
@@ -36,9 +38,11 @@ func Handler(collectors func() []Collector, maxInFlight int, onErrs func([]error
 			return
 		}
 		var w Writer
+		w.Grow(int(last.Load() + last.Load()/8))
 		for _, c := range collectors() {
 			c.Collect(&w)
 		}
+		last.Store(int64(len(w.Bytes())))
 		if errs := w.Errs(); len(errs) > 0 && onErrs != nil {
 			onErrs(errs)
 		}
