@@ -2,7 +2,7 @@ package proc
 
 import (
 	"bytes"
-	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -86,21 +86,61 @@ func allStats() ([]stat, error) {
 	return out, nil
 }
 
-// elfInterpreter returns the PT_INTERP path of an ELF file, or "".
+// elfInterpreter returns the PT_INTERP path of an ELF file, or "". It reads
+// the program headers itself: debug/elf would bring its initialisation (and
+// zstd's, zlib's, dwarf's) onto every podvisor start for this one lookup.
 func elfInterpreter(r io.ReaderAt) string {
-	f, err := elf.NewFile(r)
-	if err != nil {
+	var ident [16]byte
+	if _, err := r.ReadAt(ident[:], 0); err != nil || string(ident[:4]) != "\x7fELF" {
 		return ""
 	}
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_INTERP {
-			continue
-		}
-		b, err := io.ReadAll(io.LimitReader(p.Open(), 4096))
-		if err != nil {
+	var bo binary.ByteOrder
+	switch ident[5] { // EI_DATA
+	case 1:
+		bo = binary.LittleEndian
+	case 2:
+		bo = binary.BigEndian
+	default:
+		return ""
+	}
+	// Program header table: offset, entry size, count; then per entry
+	// p_type, p_offset and p_filesz.
+	var phoff uint64
+	var phentsize, phnum uint16
+	var hdr [64]byte
+	if _, err := r.ReadAt(hdr[:], 0); err != nil {
+		return ""
+	}
+	is64 := ident[4] == 2 // EI_CLASS
+	switch {
+	case is64:
+		phoff, phentsize, phnum = bo.Uint64(hdr[32:]), bo.Uint16(hdr[54:]), bo.Uint16(hdr[56:])
+	case ident[4] == 1:
+		phoff, phentsize, phnum = uint64(bo.Uint32(hdr[28:])), bo.Uint16(hdr[42:]), bo.Uint16(hdr[44:])
+	default:
+		return ""
+	}
+	if phentsize < 32 || phnum > 4096 {
+		return ""
+	}
+	const ptInterp = 3
+	ph := make([]byte, phentsize)
+	for i := range uint64(phnum) {
+		if _, err := r.ReadAt(ph, int64(phoff+i*uint64(phentsize))); err != nil {
 			return ""
 		}
-		return string(bytes.TrimRight(b, "\x00"))
+		if bo.Uint32(ph) != ptInterp {
+			continue
+		}
+		var off, size uint64
+		if is64 {
+			off, size = bo.Uint64(ph[8:]), bo.Uint64(ph[32:])
+		} else {
+			off, size = uint64(bo.Uint32(ph[4:])), uint64(bo.Uint32(ph[16:]))
+		}
+		b := make([]byte, min(size, 4096))
+		n, _ := r.ReadAt(b, int64(off))
+		return string(bytes.TrimRight(b[:n], "\x00"))
 	}
 	return ""
 }

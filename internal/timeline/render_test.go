@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bytes"
+	"encoding/xml"
 	"fmt"
 	"image"
 	"os"
@@ -174,4 +175,15 @@ func TestWriteSVGEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSVG(t, b.Bytes())
+}
+
+// esc escapes as encoding/xml's EscapeText does, for every rune class.
+func TestEscMatchesEncodingXML(t *testing.T) {
+	for _, s := range []string{"plain", `a&b<c>d"e'f`, "tab\there", "bad\xffutf8", "\uFFFE\uFFFF\U0010FFFF", "ctl\x01\x7f", "é中😀"} {
+		var b strings.Builder
+		_ = xml.EscapeText(&b, []byte(clean(s)))
+		if got := esc(s); got != b.String() {
+			t.Errorf("esc(%q) = %q, encoding/xml gives %q", s, got, b.String())
+		}
+	}
 }

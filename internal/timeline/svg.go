@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
@@ -140,9 +139,29 @@ func WriteSVG(w io.Writer, d Doc) error {
 	return err
 }
 
-// esc escapes text for XML content and attributes.
+// esc escapes text for XML content and attributes, as encoding/xml's
+// EscapeText does (which would put that package's initialisation on every
+// podvisor start): the five special characters become references, and a
+// rune XML cannot hold becomes U+FFFD.
 func esc(s string) string {
 	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(clean(s)))
+	for _, r := range clean(s) {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '"':
+			b.WriteString("&#34;")
+		case r == '\'':
+			b.WriteString("&#39;")
+		case r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF:
+			b.WriteRune(r)
+		default:
+			b.WriteRune('\uFFFD')
+		}
+	}
 	return b.String()
 }
