@@ -261,7 +261,7 @@ func TestFault_C13_NoLivenessRestartDuringShutdown(t *testing.T) {
 	r := startPodvisor(t, `
 processes:
   svc:
-    command: `+ffq(`trap 'touch "$E2E_DIR/dead"; `+ev("svc", "term")+`; sleep 0.8; exit 0' TERM; `+ev("svc", "start")+`; sleep 1000 & wait`)+`
+    command: `+ffq(`trap 'touch "$E2E_DIR/dead"; `+ev("svc", "term")+`; sleep 0.8; exit 0' TERM; `+ev("svc", "start")+`; while :; do sleep 0.05; done`)+`
     live: {exec: 'test ! -e "$E2E_DIR/dead"', interval: 50ms, timeout: 1s, failure_threshold: 1}
     restart: {policy: always, backoff: 10ms}
     stop: {timeout: 5s}

@@ -96,7 +96,7 @@ func TestFault_D3_RepeatedSignalsDuringTeardown(t *testing.T) {
 	yaml := `
 processes:
   svc:
-    command: ` + ffq(`trap '`+ev("svc", "term")+`; sleep 0.8; exit 0' TERM; `+ev("svc", "start")+`; sleep 1000 & wait`) + `
+    command: ` + ffq(`trap '`+ev("svc", "term")+`; sleep 0.8; exit 0' TERM; `+ev("svc", "start")+`; while :; do sleep 0.05; done`) + `
     stop:
       command: ` + ffq(ev("svc", "hook")) + `
       timeout: 10s
@@ -575,14 +575,14 @@ func TestFault_D18_CrashDuringShutdown(t *testing.T) {
 	r := startPodvisor(t, `
 processes:
   base:
-    command: `+ffq(`trap '`+ev("base", "term")+`; exit 0' TERM; `+ev("base", "start")+`; sleep 1000 & wait`)+`
+    command: `+ffq(`trap '`+ev("base", "term")+`; exit 0' TERM; `+ev("base", "start")+`; while :; do sleep 0.05; done`)+`
   mid:
     depends_on: [base]
     command: `+ffq(ev("mid", "start")+`; while [ ! -e "$E2E_DIR/top-term" ]; do sleep 0.02; done; `+ev("mid", "crash")+`; exit 1`)+`
     restart: {policy: always, backoff: 10ms}
   top:
     depends_on: [mid]
-    command: `+ffq(`trap 'touch "$E2E_DIR/top-term"; sleep 0.5; `+ev("top", "exit")+`; exit 0' TERM; `+ev("top", "start")+`; sleep 1000 & wait`)+`
+    command: `+ffq(`trap 'touch "$E2E_DIR/top-term"; sleep 0.5; `+ev("top", "exit")+`; exit 0' TERM; `+ev("top", "start")+`; while :; do sleep 0.05; done`)+`
 `)
 	r.WaitEvent(t, "top", "start", 5*time.Second)
 	r.Signal(syscall.SIGTERM)

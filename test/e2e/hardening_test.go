@@ -21,14 +21,12 @@ import (
 // onceThenRun is a service script that exits 1 on its first start (it leaves
 // a marker file) and runs until signalled afterwards.
 func onceThenRun(name string) string {
-	return shq(fmt.Sprintf(`%s; echo up; if [ ! -e "$E2E_DIR/%s.once" ]; then touch "$E2E_DIR/%s.once"; sleep 0.3; %s; exit 1; fi; trap '%s; exit 143' TERM; sleep 1000 & wait`,
+	return shq(fmt.Sprintf(`%s; echo up; if [ ! -e "$E2E_DIR/%s.once" ]; then touch "$E2E_DIR/%s.once"; sleep 0.3; %s; exit 1; fi; trap '%s; exit 143' TERM; while :; do sleep 0.05; done`,
 		ev(name, "start"), name, name, ev(name, "fail"), ev(name, "term")))
 }
 
-// waitSettled waits until the shell script with pid has forked its
-// background sleep and waits for it: a TERM that reaches a dash before that
-// can sit unhandled in its wait builtin (a dash race, not podvisor's), while
-// once the sleep exists the group's TERM ends it and the trap runs.
+// waitSettled waits until the shell script with pid runs its loop of short
+// foreground sleeps (it has a child), so its TERM trap is in place.
 func waitSettled(t *testing.T, pid int) {
 	t.Helper()
 	eventually(t, 5*time.Second, func() bool { return len(children(pid)) > 0 }, "script %d never forked its sleep", pid)
@@ -37,7 +35,7 @@ func waitSettled(t *testing.T, pid int) {
 // upTrapper is trapper that prints "up" once its start is recorded, for a
 // log readiness check: dependents then start after that record.
 func upTrapper(name string) string {
-	return shq(fmt.Sprintf(`trap '%s; sleep 0.2; %s; exit 143' TERM; %s; echo up; sleep 1000 & wait`,
+	return shq(fmt.Sprintf(`trap '%s; sleep 0.2; %s; exit 143' TERM; %s; echo up; while :; do sleep 0.05; done`,
 		ev(name, "term"), ev(name, "exit"), ev(name, "start")))
 }
 
@@ -225,7 +223,7 @@ func TestHardening_H6_ReadinessWhileStoppingIgnored(t *testing.T) {
 	r := ffStartHTTP(t, `
 processes:
   a:
-    command: `+shq(`trap 'echo READY; sleep 1; exit 0' TERM; `+ev("a", "start")+`; sleep 1000 & wait`)+`
+    command: `+shq(`trap 'echo READY; sleep 1; exit 0' TERM; `+ev("a", "start")+`; while :; do sleep 0.05; done`)+`
     ready: {log: READY}
     start_timeout: 500ms
     restart: {policy: always, backoff: 3s}

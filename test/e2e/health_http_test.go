@@ -643,7 +643,7 @@ processes:
     command: |
       trap 'python3 `+fetch+` "http://$E2E_ADDR/readyz" > "$E2E_DIR/readyz-at-term"; `+ev("web", "term")+`; exit 0' TERM
       `+ev("web", "start")+`
-      sleep 1000 & wait
+      while :; do sleep 0.05; done
     depends_on: [db]
 `)
 	r.WaitEvent(t, "web", "start", 10*time.Second)
@@ -712,7 +712,7 @@ processes:
   app:
     command: |
       trap 'sleep 1; exit 0' TERM
-      sleep 1000 & wait
+      while :; do sleep 0.05; done
     depends_on: [db]
   crashy:
     command: |

@@ -26,9 +26,12 @@ func shq(script string) string {
 
 // trapper is a service script that records start, the stop signal and its
 // exit, lingering a little between the last two so that a supervisor that
-// signals a dependency before its dependent has exited gets caught.
+// signals a dependency before its dependent has exited gets caught. It
+// waits in short foreground sleeps, not 'sleep 1000 & wait': a TERM that
+// reaches the group while dash forks a background sleep can be lost (see
+// opTrapper).
 func trapper(name string) string {
-	return shq(fmt.Sprintf(`trap '%s; sleep 0.2; %s; exit 143' TERM; %s; sleep 1000 & wait`,
+	return shq(fmt.Sprintf(`trap '%s; sleep 0.2; %s; exit 143' TERM; %s; while :; do sleep 0.05; done`,
 		ev(name, "term"), ev(name, "exit"), ev(name, "start")))
 }
 
@@ -343,7 +346,7 @@ processes:
 
 // 8. Jobs and oneshots end the run with their code; spawn errors are fatal.
 func TestJobOutcomes(t *testing.T) {
-	sidecar := shq(fmt.Sprintf(`trap '%s; exit 0' TERM; %s; sleep 1000 & wait`, ev("side", "term"), ev("side", "start")))
+	sidecar := shq(fmt.Sprintf(`trap '%s; exit 0' TERM; %s; while :; do sleep 0.05; done`, ev("side", "term"), ev("side", "start")))
 	t.Run("success", func(t *testing.T) {
 		r := startPodvisor(t, `
 processes:
