@@ -26,13 +26,14 @@ const (
 	// sweepGrace is how long escaped descendants get between SIGTERM and
 	// SIGKILL in the final sweep, after the ordered teardown is over.
 	sweepGrace = 2 * time.Second
-	// minThreads: the OS threads podvisor holds from its first child on
-	// (proc.SpareThreads), the runtime's own included: more than it keeps
-	// busy at once (loop, reaper, waitid, the spawners, HTTP, sink, one in
-	// a system call), so a pids limit reached by a child cannot leave the
-	// runtime without one (FAULTS D7); few enough that an idle podvisor is
-	// a handful of threads.
-	minThreads = 8
+	// minThreads: the OS threads podvisor holds from its start
+	// (proc.SpareThreads), the runtime's own included, made while the config
+	// is parsed: before any child exists, since a child's fork bomb at a
+	// pids limit must not leave the runtime without a thread it needs
+	// (FAULTS D7). Under stress-ng TestFault_D7_PidsLimit saw the runtime
+	// abort wanting a 12th thread with a total of 8, and an 18th with 16
+	// made after the first spawn; 24 is what it always had.
+	minThreads = 24
 	// fdsPerProcess and fdSlack size the fd table reserved at start-up: a
 	// process's stdout and stderr pipes and its notify socket or pipe, and
 	// podvisor's own (HTTP and control connections, probes, epoll).
@@ -80,9 +81,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// kill podvisor with SIGPIPE.
 	_, sanitizeErr := proc.Sanitize()
 	// Set-up that needs no config runs while the config is parsed, on the
-	// other core: the spawner threads (a millisecond or more). The spare
-	// threads come after the first child has been spawned (KeepThreads).
+	// other core: the spawner threads (a millisecond or more) and the spare
+	// threads.
 	spawners := proc.StartSpawners()
+	go proc.SpareThreads(minThreads)
 
 	cfg, err := loadConfig(*path)
 	if err != nil {
@@ -154,7 +156,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	reaper := proc.NewReaperWith(log, spawners)
-	reaper.KeepThreads(minThreads)
 	reaperCtx, stopReaper := context.WithCancel(context.Background())
 	defer stopReaper()
 	go reaper.Run(reaperCtx)

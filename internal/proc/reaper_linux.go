@@ -25,12 +25,6 @@ type Reaper struct {
 	spawnOnce sync.Once
 	sp        *Spawners // see spawners; set before the first spawn
 
-	// spareThreads is the thread total made once the first child runs
-	// (SpareThreads): off the path to the first exec, which is podvisor's
-	// start-up as a container sees it.
-	spareThreads int
-	spareOnce    sync.Once
-
 	// mu keeps reaping and spawning apart. Spawns hold it for reading
 	// across fork+exec+register (several spawner threads may do so at
 	// once); reap holds it for writing across wait4+lookup, so it can never
@@ -157,18 +151,9 @@ func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, onExit func(Exit)) (i
 	runtime.KeepAlive(cmd) // its files must stay open until the fork is done
 	if err == nil {
 		r.kickWaiter()
-		r.spareOnce.Do(func() {
-			if r.spareThreads > 0 {
-				go SpareThreads(r.spareThreads)
-			}
-		})
 	}
 	return pid, e, err
 }
-
-// KeepThreads makes the process hold at least total OS threads from the
-// first successful spawn on (SpareThreads). Call it before that spawn.
-func (r *Reaper) KeepThreads(total int) { r.spareThreads = total }
 
 func needsNoWait(cmd *exec.Cmd) error {
 	if cmd.Cancel != nil || cmd.WaitDelay != 0 {
