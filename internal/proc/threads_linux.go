@@ -19,21 +19,30 @@ import (
 func SpareThreads(total int) {
 	release := make(chan struct{})
 	defer close(release)
-	// One locked goroutine at a time: an idle thread of the runtime's is
-	// taken before a new one is made, so counting after each lock says
-	// when the total is reached.
-	for held := 0; held < total && threadCount() < total; held++ {
-		locked := make(chan struct{})
-		go func() {
-			// Locked, so the goroutine holds a thread of its own until
-			// release; unlocked before returning, so the thread goes back
-			// to the runtime's idle list instead of exiting.
-			runtime.LockOSThread()
-			close(locked)
-			<-release
-			runtime.UnlockOSThread()
-		}()
-		<-locked
+	// Locked goroutines, each holding a thread: an idle thread of the
+	// runtime's is taken before a new one is made, so after a batch the
+	// count may still be short; a few batches, each of what is missing.
+	for held, batch := 0, 0; held < total && batch < 4; batch++ {
+		missing := min(total-threadCount(), total-held)
+		if missing <= 0 {
+			return
+		}
+		locked := make(chan struct{}, missing)
+		for range missing {
+			go func() {
+				// Locked, so the goroutine holds a thread of its own until
+				// release; unlocked before returning, so the thread goes
+				// back to the runtime's idle list instead of exiting.
+				runtime.LockOSThread()
+				locked <- struct{}{}
+				<-release
+				runtime.UnlockOSThread()
+			}()
+		}
+		for range missing {
+			<-locked
+		}
+		held += missing
 	}
 }
 
