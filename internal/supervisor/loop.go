@@ -150,7 +150,7 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 	switch e := ev.(type) {
 	case probeFailedEv:
 		r := s.recs[e.idx]
-		if e.gen == r.gen && r.child != nil && (r.state == Starting || r.state == Running && !r.startedUp) {
+		if e.gen == r.gen && r.child != nil && (r.state == Starting || startupChecked(r) && !r.startedUp) {
 			r.readyDetail = e.detail
 		}
 	case startupEv:
