@@ -116,10 +116,10 @@ type Process struct {
 	Ready        *Probe       // nil: no readiness probe
 	StartTimeout time.Duration
 	Live         *Probe // nil: no liveness probe
-	// Startup (oneshots and jobs) is checked first: Ready and Live begin
-	// once it passed, and FailureThreshold consecutive failures of it are
-	// a failed start. nil: none (then a oneshot's or job's Ready is its
-	// startup check, as before startup existed).
+	// Startup is checked first: Ready and Live begin once it passed, and
+	// FailureThreshold consecutive failures of it are a failed start. nil:
+	// none (then a oneshot's or job's Ready is its startup check, as before
+	// startup existed).
 	Startup *Probe
 
 	Restart          Restart

@@ -283,8 +283,6 @@ func TestParseRejectsBadInput(t *testing.T) {
 			pos: "procs.yaml:2:26", path: "processes.a.live", msg: "live cannot use log", hint: "http, tcp, exec, file"},
 		{name: "live with notify", src: "processes:\n  a: {command: x, live: {notify: systemd}}\n",
 			pos: "procs.yaml:2:26", path: "processes.a.live", msg: "live cannot use notify"},
-		{name: "startup on a service", src: "processes:\n  a: {command: x, startup: {tcp: \"h:1\"}}\n",
-			pos: "procs.yaml:2:19", path: "processes.a.startup", msg: "startup needs a oneshot or job", hint: "start_timeout"},
 		{name: "startup with log", src: "processes:\n  a: {command: x, type: job, startup: {log: ok}}\n",
 			pos: "procs.yaml:2:40", path: "processes.a.startup", msg: "startup cannot use log", hint: "http, tcp, exec, file"},
 		{name: "while_stopping on live", src: "processes:\n  a: {command: x, live: {tcp: \"h:1\", while_stopping: true}}\n",

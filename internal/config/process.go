@@ -378,10 +378,6 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	}
 	if v, ok := f.get("startup"); ok {
 		proc.Startup = l.probe(v.val, path.field("startup"), roleStartup)
-		if proc.Type == Service {
-			l.errorf(v.key, path.field("startup"), "startup needs a oneshot or job").Hint =
-				"a service's ready check with start_timeout is its startup check"
-		}
 	}
 	if v, ok := f.get("restart"); ok {
 		proc.Restart = l.restart(v.val, path.field("restart"), proc.Type)

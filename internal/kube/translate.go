@@ -42,6 +42,10 @@ type Result struct {
 // it first passes: podvisor's own default start_interval.
 const orderedStartInterval = "100ms"
 
+// orderedTriesPerSecond is how many attempts orderedStartInterval makes in
+// a second.
+const orderedTriesPerSecond = 10
+
 // Kubelet defaults (pkg/kubelet/kubelet.go, pkg/apis/core/v1/defaults.go).
 const (
 	defaultGrace      = 30
@@ -579,6 +583,27 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 		q.Restart = &Restart{Policy: "never"}
 	}
 	startup, readiness := c.StartupProbe, c.ReadinessProbe
+	if !q.Sidecar && startup != nil {
+		// A regular container: the startupProbe is its startup check, the
+		// readinessProbe its readiness, as for a job.
+		b.jobProbes(q, c, where)
+		if b.t.opts.Ordered {
+			// Both gate the next container: tried every
+			// orderedStartInterval (see below), the startup check with as
+			// many attempts as fit in its failureThreshold periods.
+			d := defaults(*startup)
+			q.Startup.StartInterval = orderedStartInterval
+			q.Startup.FailureThreshold = d.FailureThreshold * d.PeriodSeconds * orderedTriesPerSecond
+			if q.Ready != nil {
+				q.Ready.StartInterval = orderedStartInterval
+			}
+		}
+		if q.Live != nil {
+			q.Live.SuccessThreshold = 0
+			q.Live.StartInterval = ""
+		}
+		return
+	}
 	ready := readiness
 	if startup != nil && (!b.t.opts.Ordered || readiness == nil) {
 		ready = startup
@@ -618,7 +643,8 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 	}
 }
 
-// jobProbes sets the checks of a job's container as the kubelet runs them
+// jobProbes sets the checks of a job's container (and of a regular
+// container with a startupProbe in the kubelet's order) as the kubelet runs them
 // (pkg/kubelet/prober/worker.go, doProbe): the startupProbe first (failing
 // failureThreshold times kills the container), then readiness and liveness;
 // readiness never kills and goes on while the container terminates.

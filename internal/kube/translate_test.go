@@ -852,14 +852,29 @@ func TestKube135Fields(t *testing.T) {
 		if q.Ready == nil || !q.Ready.WhileStopping {
 			t.Errorf("ready %+v: a regular container's readinessProbe goes on while it terminates", q.Ready)
 		}
-		q, _ = proc(t, pod("", "    startupProbe: {exec: {command: [s]}}\n    readinessProbe: {exec: {command: [r]}}\n"))
-		if q.Ready == nil || q.Ready.WhileStopping {
-			t.Errorf("ready %+v: a startupProbe (the ready check in the kubelet's order) ends with termination", q.Ready)
+		// A regular container of an Always pod with both probes: the
+		// startupProbe is its startup check, the readinessProbe readiness.
+		q, ws := proc(t, pod("", "    startupProbe: {exec: {command: [s]}, failureThreshold: 7}\n    readinessProbe: {exec: {command: [r]}}\n"))
+		if q.Type != "" || q.Startup == nil || q.Startup.Exec[0] != "s" || q.Startup.FailureThreshold != 7 ||
+			q.Ready == nil || q.Ready.Exec[0] != "r" || !q.Ready.WhileStopping {
+			t.Errorf("startup %+v ready %+v: want the startupProbe and the readinessProbe (while_stopping)", q.Startup, q.Ready)
 		}
-		res := play(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  initContainers:\n  - {name: side, command: [x], restartPolicy: Always, readinessProbe: {exec: {command: [r]}}}\n"+
-			"  containers:\n  - {name: app, command: [x]}\n", Options{})
-		if s := res.Procs.proc("side"); s.Ready == nil || s.Ready.WhileStopping {
-			t.Errorf("sidecar ready %+v: a sidecar is not probed once termination has begun", s.Ready)
+		if warned(ws, "readinessProbe") {
+			t.Errorf("a warning about the readinessProbe: %q", ws)
+		}
+		// --ordered: both gate the next container, tried every 100ms; the
+		// startup check keeps its budget (7 periods of 10s) in attempts.
+		res := play(t, pod("", "    startupProbe: {exec: {command: [s]}, failureThreshold: 7}\n    readinessProbe: {exec: {command: [r]}}\n"), Options{Ordered: true})
+		if o := res.Procs.proc("app"); o.Startup == nil || o.Startup.StartInterval != "100ms" || o.Startup.FailureThreshold != 700 ||
+			o.Ready == nil || o.Ready.StartInterval != "100ms" {
+			t.Errorf("--ordered: startup %+v ready %+v", o.Startup, o.Ready)
+		}
+		for _, side := range []string{"readinessProbe: {exec: {command: [r]}}", "startupProbe: {exec: {command: [r]}}, readinessProbe: {exec: {command: [x]}}"} {
+			res := play(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  initContainers:\n  - {name: side, command: [x], restartPolicy: Always, "+side+"}\n"+
+				"  containers:\n  - {name: app, command: [x]}\n", Options{})
+			if s := res.Procs.proc("side"); s.Ready == nil || s.Ready.Exec[0] != "r" || s.Ready.WhileStopping || s.Startup != nil {
+				t.Errorf("sidecar with %s: ready %+v startup %+v: its gate, not probed once termination has begun", side, s.Ready, s.Startup)
+			}
 		}
 	})
 	t.Run("https probe", func(t *testing.T) {

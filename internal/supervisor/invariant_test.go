@@ -213,6 +213,11 @@ func genConfig(rng, rules, checks *rand.Rand) (string, []chaosProc) {
 				ws := checks.IntN(3) == 0
 				fmt.Fprintf(&b, "    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2, while_stopping: %v}\n", ws)
 			}
+			if checks.IntN(4) == 0 {
+				// A startup check before readiness (kube play's startupProbe
+				// on a regular container); with a log readiness too.
+				fmt.Fprintf(&b, "    startup: {exec: [startup], start_interval: 100ms, failure_threshold: %d}\n", 1+checks.IntN(3))
+			}
 			if p.readyKind != "" && rng.IntN(3) == 0 {
 				fmt.Fprintf(&b, "    start_timeout: %dms\n", 500+rng.IntN(3000))
 			}

@@ -1,6 +1,10 @@
-// Start-up and readiness checks of oneshots and jobs (kube play's
-// startupProbe and readinessProbe on the regular containers of a pod that
-// runs to completion).
+// Startup checks (`startup`, kube play's startupProbe on a regular
+// container), and the checks of oneshots and jobs.
+//
+// A service with a `startup` check is `starting` until it passed and then
+// until its `ready` check passed (without one: at once); its start_timeout
+// and the check's failure_threshold apply to the startup check only, since
+// readiness never stops a process.
 //
 // A oneshot or job with a `startup` check runs it from the spawn: `ready`
 // and `live` begin once it passed, and failure_threshold consecutive
@@ -29,16 +33,32 @@ func startupChecked(r *record) bool {
 	return r.p.Type != config.Service && (r.p.Startup != nil || r.p.Ready != nil)
 }
 
-// startupCheck is the check that gates a oneshot's or job's start-up, nil
-// when it has none.
+// startupCheck is the check that gates a process's start-up before its
+// readiness: `startup`, or a oneshot's or job's `ready` without it; nil
+// when there is none.
 func startupCheck(p *config.Process) *config.Probe {
-	if p.Type == config.Service {
-		return nil
-	}
 	if p.Startup != nil {
 		return p.Startup
 	}
+	if p.Type == config.Service {
+		return nil
+	}
 	return p.Ready
+}
+
+// awaited is the check a starting service waits for now.
+func awaited(r *record) *config.Probe {
+	if r.p.Startup != nil && !r.startedUp {
+		return r.p.Startup
+	}
+	return r.p.Ready
+}
+
+// startTimeoutRuns reports whether a starting service's start_timeout is
+// running: until it is ready, or with a startup check until that passed.
+func startTimeoutRuns(r *record) bool {
+	return r.state == Starting && r.p.StartTimeout > 0 && r.wantStop == intentNone && awaited(r) != nil &&
+		(r.p.Startup == nil || !r.startedUp)
 }
 
 // readinessChecked reports whether r is a oneshot or job whose `ready`
@@ -68,7 +88,7 @@ func (s *Supervisor) stepStartup(r *record, now time.Time) {
 // failure_threshold times in a row, as the kubelet kills a container whose
 // startupProbe failed.
 func (s *Supervisor) startupFailed(r *record, detail string, now time.Time) {
-	if r.p.Startup == nil || r.startedUp || r.child == nil || r.state != Running ||
+	if r.p.Startup == nil || r.startedUp || r.child == nil || (r.state != Running && r.state != Starting) ||
 		r.wantStop != intentNone || s.phase == PhaseStopping {
 		return
 	}
@@ -82,6 +102,10 @@ func (s *Supervisor) startupFailed(r *record, detail string, now time.Time) {
 // onStartedUp records that a oneshot's or job's startup check passed and
 // begins its readiness (with `startup`) and liveness checks.
 func (s *Supervisor) onStartedUp(r *record, now time.Time) {
+	if r.p.Type == config.Service {
+		s.serviceStartedUp(r, now)
+		return
+	}
 	if r.startedUp || r.child == nil || r.state != Running {
 		return
 	}
@@ -106,6 +130,32 @@ func (s *Supervisor) onStartedUp(r *record, now time.Time) {
 	}
 	if r.p.Live != nil {
 		s.watch(s.incarnationCtx(r), r, r.p.Live, "live", now)
+	}
+}
+
+// serviceStartedUp ends a starting service's startup check and begins its
+// readiness: ready at once without a ready check, or with a readiness
+// already reported (a log line, a notification); else once its check
+// passes.
+func (s *Supervisor) serviceStartedUp(r *record, now time.Time) {
+	if r.startedUp || r.child == nil || r.state != Starting {
+		return
+	}
+	r.startedUp = true
+	s.log.Info("started up", "process", r.p.Name, "after", now.Sub(r.startedAt).Round(time.Millisecond).String())
+	if r.cancelProbe != nil {
+		r.cancelProbe() // the startup check; nothing else runs yet
+		r.cancelProbe = nil
+	}
+	if s.phase == PhaseStopping || r.wantStop != intentNone {
+		return
+	}
+	switch ready := r.ready; {
+	case r.p.Ready == nil || ready:
+		r.ready = false
+		s.onReady(r, true, r.readyDetail, now)
+	case isPolled(r.p.Ready.Kind):
+		s.watchReady(r, now)
 	}
 }
 

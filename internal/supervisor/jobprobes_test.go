@@ -206,3 +206,63 @@ func procSnap(s Snapshot, name string) ProcessSnapshot {
 	}
 	return ProcessSnapshot{}
 }
+
+// A service with a startup check: its ready check begins once the startup
+// check passed; start_timeout covers the startup check only (readiness
+// never stops a process), so a slow readiness after it is waited for; the
+// dependent starts once the service is ready.
+func TestServiceStartupThenReadiness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startWithChecks(t, `
+processes:
+  a:
+    command: [a]
+    startup: {exec: [startup], start_interval: 1s, failure_threshold: 5}
+    ready: {exec: [probe], start_interval: 1s, interval: 1s}
+    start_timeout: 3s
+  b:
+    command: [b]
+    depends_on: [a]
+`, map[string]script{"a": {}, "b": {}},
+			map[string]func(int) health.Result{
+				"a/startup": func(n int) health.Result { return health.Result{OK: n >= 2} },
+				"a/ready":   func(n int) health.Result { return health.Result{OK: n >= 6} },
+			})
+		time.Sleep(7 * time.Second)
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
+		h.mustHave("0s start a", "1s probe a/startup true", "1s probe a/ready false", "6s probe a/ready true", "6s start b")
+		if i := h.index("signal a TERM"); i < h.index("signal b TERM") {
+			t.Errorf("a was stopped before the teardown: %q", h.f.events())
+		}
+		if i, j := h.index("probe a/startup true"), h.index("probe a/ready false"); j < i {
+			t.Errorf("readiness (%d) before the startup check passed (%d)", j, i)
+		}
+	})
+}
+
+// A service whose startup check fails failure_threshold times in a row is
+// stopped as a failed start and restarted per its policy.
+func TestServiceStartupFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startWithChecks(t, `
+processes:
+  a:
+    command: [a]
+    startup: {exec: [startup], start_interval: 1s, failure_threshold: 2}
+    ready: {exec: [probe], start_interval: 1s}
+    restart: never
+    stop: {timeout: 5s}
+`, map[string]script{"a": {stopDelay: 100 * time.Millisecond}},
+			map[string]func(int) health.Result{
+				"a/startup": func(int) health.Result { return health.Result{OK: false, Detail: "no"} },
+				"a/ready":   func(int) health.Result { return health.Result{OK: true} },
+			})
+		o := h.wait(time.Minute)
+		h.mustHave("1s signal a TERM", "1.1s exit a 143")
+		h.mustNotHaveSuffix("probe a/ready true")
+		if o.Reason != ReasonFatal || o.ExitCode() != 1 {
+			t.Errorf("outcome %+v exit %d, want fatal with 1", o, o.ExitCode())
+		}
+	})
+}

@@ -130,6 +130,10 @@ func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time
 	if r.p.Type != config.Service || ready == r.ready {
 		return
 	}
+	if !r.startedUp {
+		r.ready = ready // before its startup check passed: acted on once it has
+		return
+	}
 	r.ready = ready
 	if !ready {
 		s.log.Warn("not ready", "process", r.p.Name, "detail", detail)

@@ -138,11 +138,10 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	switch {
 	case r.p.Type != config.Service:
 		s.setState(r, Running) // a oneshot or job is "ready" only once it completed
-		r.startedUp = !startupChecked(r)
 		if startupChecked(r) && r.p.StartTimeout > 0 {
 			r.due = now.Add(r.p.StartTimeout) // jobprobes.go
 		}
-	case ready == nil:
+	case ready == nil && r.p.Startup == nil:
 		s.setState(r, Running)
 		r.ready, r.readyAt = true, now
 		s.tl.Ready(r.p.Name, r.gen, time.Now())
@@ -153,6 +152,7 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 			r.due = now.Add(r.p.StartTimeout)
 		}
 	}
+	r.startedUp = startupCheck(r.p) == nil
 	switch gate := startupCheck(r.p); {
 	case gate != nil && gate == r.p.Startup:
 		s.watch(s.incarnationCtx(r), r, gate, "startup", now) // jobprobes.go

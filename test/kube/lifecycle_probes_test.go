@@ -103,6 +103,42 @@ func TestLifecycleReadinessOfAJob(t *testing.T) {
 	}
 }
 
+// The same for a regular container of an Always pod (a service): starting
+// until its startupProbe and then its readinessProbe passed, readiness
+// never before the startupProbe passed, and a failed readiness marks it not
+// ready without restarting it.
+func TestLifecycleReadinessOfAService(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			r := start(t, append(append([]string{"kube", "play", "--listen", addr}, m.args...), testdata("lifecycle-service-readiness.yaml"))...)
+			r.waitEvents(30*time.Second, "main started")
+			touch(t, filepath.Join(r.dir, "started"))
+			r.waitEvents(30*time.Second, "main startup-passed", "main readiness")
+			r.waitStatus(addr, "main starting, not ready", func(ps map[string]procStatus, ready bool) bool {
+				return ps["main"].State == "starting" && !ps["main"].Ready && !ready
+			})
+			touch(t, filepath.Join(r.dir, "ready"))
+			r.waitStatus(addr, "main running and ready", func(ps map[string]procStatus, ready bool) bool {
+				return ps["main"].State == "running" && ps["main"].Ready && ready
+			})
+			os.Remove(filepath.Join(r.dir, "ready"))
+			r.waitStatus(addr, "main running and not ready", func(ps map[string]procStatus, ready bool) bool {
+				return ps["main"].State == "running" && !ps["main"].Ready && !ready
+			})
+			r.signal(syscall.SIGTERM)
+			if code := r.wait(30 * time.Second); code != 0 {
+				t.Errorf("exit %d, want 0\n%s", code, r.stdout)
+			}
+			l := readLog(t, r.events)
+			l.order(t, "main started", "main startup-passed", "main readiness", "main term")
+			if n := strings.Count(strings.Join(l.lines, "\n")+"\n", "main started\n"); n != 1 {
+				t.Errorf("main started %d times, want once (readiness never restarts)", n)
+			}
+		})
+	}
+}
+
 // "should execute readiness probe while in preStop, but not liveness": the
 // liveness probe fails, the container's preStop runs (3 s), readiness is
 // probed during it, liveness no more. The failed liveness check is a
