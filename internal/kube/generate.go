@@ -294,6 +294,9 @@ func generateSidecars(cfg *config.Config, opts GenerateOptions) (*Generated, err
 			inits = append(inits, c)
 		case sidecar:
 			add(c, "restartPolicy", val("Always"))
+			if p.Startup != nil {
+				warn("%s: its startup check is not written: a sidecar's startupProbe is its ready check, which its dependents wait for", name)
+			}
 			if p.Ready != nil {
 				if pr := probeNode(p.Ready, true); pr != nil {
 					add(c, "startupProbe", pr)
@@ -304,14 +307,14 @@ func generateSidecars(cfg *config.Config, opts GenerateOptions) (*Generated, err
 			inits = append(inits, c)
 		default:
 			switch {
+			case p.Type == config.Job || p.Startup != nil:
+				jobProbes(c, p, name, warn)
 			case p.Type == config.Service && p.Ready != nil:
 				if pr := probeNode(p.Ready, false); pr != nil {
 					add(c, "readinessProbe", pr)
 				} else {
 					warn("%s: ready check %s has no Kubernetes probe", name, p.Ready.Kind)
 				}
-			case p.Type == config.Job:
-				jobProbes(c, p, name, warn)
 			}
 			regular = append(regular, c)
 		}
@@ -419,9 +422,10 @@ func probeNode(p *config.Probe, startup bool) *yaml.Node {
 	return h
 }
 
-// jobProbes writes a job's startup check as its startupProbe and, next to
-// it, its ready check as its readinessProbe (kube play reads them back the
-// same way). A job's ready check without startup is its startup check.
+// jobProbes writes a regular container's startup check as its startupProbe
+// and, next to it, its ready check as its readinessProbe (kube play reads
+// them back the same way). A job's ready check without startup is its
+// startup check.
 func jobProbes(c *yaml.Node, p *config.Process, name string, warn func(string, ...any)) {
 	startup, readiness := p.Startup, (*config.Probe)(nil)
 	if startup == nil {

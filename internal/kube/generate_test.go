@@ -182,4 +182,20 @@ func TestGenerateSidecars(t *testing.T) {
 	if q := res.Procs.proc("build"); q.Startup == nil || q.Startup.FailureThreshold != 5 || q.Ready == nil || q.Ready.TCP != "127.0.0.1:8080" {
 		t.Errorf("kube play reads back startup %+v ready %+v", q.Startup, q.Ready)
 	}
+
+	// The same for a service that is a regular container.
+	svc, raw := genConfig(t, "processes:\n  web:\n    command: [web]\n"+
+		"    startup: {exec: [test, -e, /tmp/up], failure_threshold: 4}\n    ready: {tcp: \"127.0.0.1:8080\"}\n")
+	g, err = Generate(svc, GenerateOptions{Name: "web", Shape: "sidecars", Raw: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = Decode("gen.yaml", g.Manifest)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, g.Manifest)
+	}
+	w, _ = m.Pick("")
+	if c := w.Spec.Containers[0]; c.StartupProbe == nil || c.StartupProbe.FailureThreshold != 4 || c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket == nil {
+		t.Errorf("web's probes: startup %+v readiness %+v\n%s", c.StartupProbe, c.ReadinessProbe, g.Manifest)
+	}
 }
