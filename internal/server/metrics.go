@@ -48,7 +48,7 @@ func NewMetrics() *Metrics {
 		reg: prometheus.NewRegistry(),
 		probeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "podvisor_probe_duration_seconds",
-			Help:    "Duration of readiness (probe=\"ready\"), liveness (probe=\"live\") and startup (probe=\"startup\") probe attempts.",
+			Help:    "Duration of readiness (probe=\"ready\") and liveness (probe=\"live\") probe attempts.",
 			Buckets: probeBuckets,
 		}, []string{"process", "probe"}),
 		probeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
