@@ -29,6 +29,8 @@ func SpawnDiff(old, new *Process) string {
 		return "ready check changed"
 	case !sameProbe(old.Live, new.Live):
 		return "live check changed"
+	case !sameProbe(old.Startup, new.Startup):
+		return "startup check changed"
 	case !reflect.DeepEqual(old.Watch, new.Watch):
 		return "watch changed" // the watchers are podvisor's start-up's: see reference.md
 	case !sameSchedule(old.Schedule, new.Schedule):
@@ -110,7 +112,7 @@ func sameProbe(a, b *Probe) bool {
 	return a.Kind == b.Kind && a.Target == b.Target && slices.Equal(a.Command, b.Command) && a.FD == b.FD &&
 		a.StartInterval == b.StartInterval && a.Interval == b.Interval && a.Timeout == b.Timeout &&
 		a.InitialDelay == b.InitialDelay && a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold &&
-		a.StopTimeout == b.StopTimeout
+		a.StopTimeout == b.StopTimeout && a.WhileStopping == b.WhileStopping
 }
 
 func sameSchedule(a, b *Schedule) bool {

@@ -116,6 +116,11 @@ type Process struct {
 	Ready        *Probe       // nil: no readiness probe
 	StartTimeout time.Duration
 	Live         *Probe // nil: no liveness probe
+	// Startup is checked first: Ready and Live begin once it passed, and
+	// FailureThreshold consecutive failures of it are a failed start. nil:
+	// none (then a oneshot's or job's Ready is its startup check, as before
+	// startup existed).
+	Startup *Probe
 
 	Restart          Restart
 	SuccessExitCodes []int // default [0]
@@ -258,4 +263,8 @@ type Probe struct {
 	// failure causes (a missed start_timeout, a failed liveness check): the
 	// kubelet's probe-level terminationGracePeriodSeconds.
 	StopTimeout time.Duration
+	// WhileStopping (ready only): the check goes on while its process
+	// stops, changing only its ready state (the kubelet probes a
+	// terminating container's readiness).
+	WhileStopping bool
 }

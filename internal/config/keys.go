@@ -23,11 +23,12 @@ func Sections() []Section {
 		{Path: "log", Keys: slices.Clone(logKeys)},
 		{Path: "processes.NAME", Keys: slices.Clone(processKeys)},
 		{Path: "processes.NAME.depends_on.NAME", Keys: slices.Clone(dependencyKeys)},
-		{Path: "processes.NAME.ready", Keys: slices.Concat(readyKinds, probeTimingKeys())},
+		{Path: "processes.NAME.ready", Keys: slices.Concat(readyKinds, probeTimingKeys(), []string{"while_stopping"})},
 		// live reads its keys with the probe list too, so that log and
 		// notify get "live cannot use log" rather than "unknown key"; they
 		// are still refused.
 		{Path: "processes.NAME.live", Keys: slices.Concat(liveKinds, probeTimingKeys())},
+		{Path: "processes.NAME.startup", Keys: slices.Concat(liveKinds, probeTimingKeys())},
 		{Path: "processes.NAME.restart", Keys: slices.Clone(restartKeys)},
 		{Path: "processes.NAME.restart.rules", Keys: slices.Clone(ruleKeys)},
 		{Path: "processes.NAME.restart.rules.exit_codes", Keys: slices.Clone(exitCodeKeys)},

@@ -51,7 +51,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 	// itself is checked against them below, by content.
 	lists := map[string][]string{
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
-		"probeKeys": probeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys, "socketKeys": socketKeys,
+		"probeKeys": probeKeys, "readyProbeKeys": readyProbeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys, "socketKeys": socketKeys,
 		"ruleKeys": ruleKeys, "exitCodeKeys": exitCodeKeys, "scheduleKeys": scheduleKeys, "watchKeys": watchKeys,
 	}
 	if len(used) < len(lists) {
@@ -71,22 +71,28 @@ func TestSectionsCoverLoader(t *testing.T) {
 			t.Errorf("no Section holds the keys of %s: %v", name, keys)
 		}
 	}
-	// Every accepted probe key is in ready; live drops only the kinds it refuses.
-	var ready, live []string
+	// Every accepted ready key is in ready; live and startup drop only the
+	// kinds they refuse.
+	var ready, live, startup []string
 	for _, s := range Sections() {
 		switch s.Path {
 		case "processes.NAME.ready":
 			ready = s.Keys
 		case "processes.NAME.live":
 			live = s.Keys
+		case "processes.NAME.startup":
+			startup = s.Keys
 		}
 	}
-	if !isSubset(probeKeys, ready) || !isSubset(ready, probeKeys) {
-		t.Errorf("ready keys %v, want the probe keys %v", ready, probeKeys)
+	if !isSubset(readyProbeKeys, ready) || !isSubset(ready, readyProbeKeys) {
+		t.Errorf("ready keys %v, want the ready probe keys %v", ready, readyProbeKeys)
 	}
 	for _, k := range probeKeys {
 		if slices.Contains(live, k) == (slices.Contains(readyKinds, k) && !slices.Contains(liveKinds, k)) {
 			t.Errorf("live and key %q disagree with liveKinds %v", k, liveKinds)
+		}
+		if slices.Contains(startup, k) != slices.Contains(live, k) {
+			t.Errorf("startup and live disagree on key %q", k)
 		}
 	}
 }

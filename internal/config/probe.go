@@ -3,6 +3,7 @@ package config
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,21 +15,43 @@ var (
 	liveKinds  = []string{"http", "tcp", "exec", "file"}
 	probeKeys  = []string{"http", "tcp", "exec", "file", "log", "notify",
 		"start_interval", "interval", "timeout", "initial_delay", "success_threshold", "failure_threshold", "stop_timeout"}
+	// readyProbeKeys are a ready check's keys: the probe keys and
+	// while_stopping.
+	readyProbeKeys = slices.Concat(probeKeys, []string{"while_stopping"})
 )
+
+// probeRole says which of a process's checks a probe block is.
+type probeRole uint8
+
+const (
+	roleReady probeRole = iota
+	roleLive
+	roleStartup
+)
+
+func (r probeRole) String() string {
+	return [...]string{"ready", "live", "startup"}[r]
+}
 
 // MaxNotifyFD is the highest fd:N accepted for notify; the child gets every
 // fd from 3 to N reserved, so N stays small.
 const MaxNotifyFD = 1023
 
-// probe decodes a ready (live false) or live block: exactly one kind plus
-// optional timing.
-func (l *loader) probe(n *yaml.Node, path *keyPath, live bool) *Probe {
-	f, ok := l.fields(n, path, probeKeys)
+// probe decodes a ready, live or startup block: exactly one kind plus
+// optional timing (and, for ready, while_stopping).
+func (l *loader) probe(n *yaml.Node, path *keyPath, role probeRole) *Probe {
+	var f fieldSet
+	var ok bool
+	if role == roleReady {
+		f, ok = l.fields(n, path, readyProbeKeys)
+	} else {
+		f, ok = l.fields(n, path, probeKeys)
+	}
 	if !ok {
 		return nil
 	}
 	allowed := readyKinds
-	if live {
+	if role != roleReady {
 		allowed = liveKinds
 	}
 	var buf [6]pair
@@ -46,7 +69,11 @@ func (l *loader) probe(n *yaml.Node, path *keyPath, live bool) *Probe {
 	case len(kinds) > 1:
 		l.errorf(kinds[1].key, path, "both %s and %s given: set exactly one kind of check", kinds[0].name, kinds[1].name)
 	case !contains(allowed, kinds[0].name):
-		l.errorf(kinds[0].key, path, "live cannot use %s: it shows readiness, not liveness", kinds[0].name).Hint =
+		why := "it shows readiness, not liveness"
+		if role == roleStartup {
+			why = "a startup check counts failed attempts, and it makes none"
+		}
+		l.errorf(kinds[0].key, path, "%s cannot use %s: %s", role, kinds[0].name, why).Hint =
 			"use one of " + strings.Join(liveKinds, ", ") + ", or move it to ready"
 	default:
 		l.probeTarget(&p, kinds[0], path)
@@ -72,6 +99,9 @@ func (l *loader) probe(n *yaml.Node, path *keyPath, live bool) *Probe {
 	}
 	if v, ok := f.get("failure_threshold"); ok {
 		p.FailureThreshold = l.threshold(v.val, path.field("failure_threshold"))
+	}
+	if v, ok := f.get("while_stopping"); ok {
+		p.WhileStopping, _ = l.boolean(v.val, path.field("while_stopping"))
 	}
 	return &p
 }

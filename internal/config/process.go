@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "watchdog", "schedule", "watch", "sockets", "fd_store_max"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "watchdog", "schedule", "watch", "sockets", "fd_store_max"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -368,13 +368,16 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 		deps = l.dependsOn(v.val, path.field("depends_on"))
 	}
 	if v, ok := f.get("ready"); ok {
-		proc.Ready = l.probe(v.val, path.field("ready"), false)
+		proc.Ready = l.probe(v.val, path.field("ready"), roleReady)
 	}
 	if v, ok := f.get("start_timeout"); ok {
 		proc.StartTimeout, _ = l.duration(v.val, path.field("start_timeout"), false)
 	}
 	if v, ok := f.get("live"); ok {
-		proc.Live = l.probe(v.val, path.field("live"), true)
+		proc.Live = l.probe(v.val, path.field("live"), roleLive)
+	}
+	if v, ok := f.get("startup"); ok {
+		proc.Startup = l.probe(v.val, path.field("startup"), roleStartup)
 	}
 	if v, ok := f.get("restart"); ok {
 		proc.Restart = l.restart(v.val, path.field("restart"), proc.Type)

@@ -294,6 +294,9 @@ func generateSidecars(cfg *config.Config, opts GenerateOptions) (*Generated, err
 			inits = append(inits, c)
 		case sidecar:
 			add(c, "restartPolicy", val("Always"))
+			if p.Startup != nil {
+				warn("%s: its startup check is not written: a sidecar's startupProbe is its ready check, which its dependents wait for", name)
+			}
 			if p.Ready != nil {
 				if pr := probeNode(p.Ready, true); pr != nil {
 					add(c, "startupProbe", pr)
@@ -303,7 +306,10 @@ func generateSidecars(cfg *config.Config, opts GenerateOptions) (*Generated, err
 			}
 			inits = append(inits, c)
 		default:
-			if p.Type == config.Service && p.Ready != nil {
+			switch {
+			case p.Type == config.Job || p.Startup != nil:
+				jobProbes(c, p, name, warn)
+			case p.Type == config.Service && p.Ready != nil:
 				if pr := probeNode(p.Ready, false); pr != nil {
 					add(c, "readinessProbe", pr)
 				} else {
@@ -414,6 +420,37 @@ func probeNode(p *config.Probe, startup bool) *yaml.Node {
 	}
 	add(h, "failureThreshold", val(threshold))
 	return h
+}
+
+// jobProbes writes a regular container's startup check as its startupProbe
+// and, next to it, its ready check as its readinessProbe (kube play reads
+// them back the same way). A job's ready check without startup is its
+// startup check.
+func jobProbes(c *yaml.Node, p *config.Process, name string, warn func(string, ...any)) {
+	startup, readiness := p.Startup, (*config.Probe)(nil)
+	if startup == nil {
+		startup = p.Ready
+	} else {
+		readiness = p.Ready
+	}
+	if startup != nil {
+		if pr := probeNode(startup, true); pr == nil {
+			warn("%s: startup check %s has no Kubernetes probe", name, startup.Kind)
+		} else {
+			if p.Startup != nil {
+				// A startup check's failure_threshold is meant as written.
+				mapValue(pr, "failureThreshold").Value = strconv.Itoa(p.Startup.FailureThreshold)
+			}
+			add(c, "startupProbe", pr)
+		}
+	}
+	if readiness != nil {
+		if pr := probeNode(readiness, false); pr != nil {
+			add(c, "readinessProbe", pr)
+		} else {
+			warn("%s: ready check %s has no Kubernetes probe", name, readiness.Kind)
+		}
+	}
 }
 
 func lifecycle(p *config.Process) *yaml.Node {

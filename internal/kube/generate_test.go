@@ -155,4 +155,47 @@ func TestGenerateSidecars(t *testing.T) {
 	if m, err := Decode("gen.yaml", g.Manifest); err != nil || m.Workloads[0].Kind != "Job" {
 		t.Errorf("jobs make a Job: %v\n%s", err, g.Manifest)
 	}
+
+	// A job's startup and ready checks become its startupProbe and
+	// readinessProbe, and kube play reads them back as they were.
+	jobs, raw = genConfig(t, "processes:\n  build:\n    command: [make]\n    type: job\n"+
+		"    startup: {exec: [test, -e, /tmp/up], start_interval: 2s, failure_threshold: 5}\n"+
+		"    ready: {tcp: \"127.0.0.1:8080\", interval: 3s}\n")
+	g, err = Generate(jobs, GenerateOptions{Name: "ci", Shape: "sidecars", Raw: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = Decode("gen.yaml", g.Manifest)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, g.Manifest)
+	}
+	w, _ = m.Pick("")
+	b := w.Spec.Containers[0]
+	if b.StartupProbe == nil || b.StartupProbe.Exec == nil || b.StartupProbe.PeriodSeconds != 2 || b.StartupProbe.FailureThreshold != 5 ||
+		b.ReadinessProbe == nil || b.ReadinessProbe.TCPSocket == nil || b.ReadinessProbe.PeriodSeconds != 3 {
+		t.Errorf("build's probes: startup %+v readiness %+v\n%s", b.StartupProbe, b.ReadinessProbe, g.Manifest)
+	}
+	res, err = Translate(m, w, Options{VolumeDir: "/v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := res.Procs.proc("build"); q.Startup == nil || q.Startup.FailureThreshold != 5 || q.Ready == nil || q.Ready.TCP != "127.0.0.1:8080" {
+		t.Errorf("kube play reads back startup %+v ready %+v", q.Startup, q.Ready)
+	}
+
+	// The same for a service that is a regular container.
+	svc, raw := genConfig(t, "processes:\n  web:\n    command: [web]\n"+
+		"    startup: {exec: [test, -e, /tmp/up], failure_threshold: 4}\n    ready: {tcp: \"127.0.0.1:8080\"}\n")
+	g, err = Generate(svc, GenerateOptions{Name: "web", Shape: "sidecars", Raw: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = Decode("gen.yaml", g.Manifest)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, g.Manifest)
+	}
+	w, _ = m.Pick("")
+	if c := w.Spec.Containers[0]; c.StartupProbe == nil || c.StartupProbe.FailureThreshold != 4 || c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket == nil {
+		t.Errorf("web's probes: startup %+v readiness %+v\n%s", c.StartupProbe, c.ReadinessProbe, g.Manifest)
+	}
 }

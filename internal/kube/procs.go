@@ -31,6 +31,7 @@ type Proc struct {
 	Ready        *Check
 	StartTimeout string
 	Live         *Check
+	Startup      *Check // a job's startupProbe (see builder.regular)
 	Restart      *Restart
 	SuccessCodes []int // success_exit_codes; nil is the default [0]
 	Stop         *Stop
@@ -41,7 +42,7 @@ type Proc struct {
 // Dep is one depends_on entry.
 type Dep struct{ Name, Condition string }
 
-// Check is a ready or live block.
+// Check is a ready, live or startup block.
 type Check struct {
 	HTTP, TCP, File  string
 	Exec             []string
@@ -52,6 +53,7 @@ type Check struct {
 	SuccessThreshold int
 	FailureThreshold int
 	StopTimeout      string // a probe's terminationGracePeriodSeconds
+	WhileStopping    bool   // a regular container's readinessProbe: probed while it terminates
 }
 
 // Restart is the long form of restart.
@@ -141,6 +143,9 @@ func (q *Proc) node() *yaml.Node {
 			add(deps, d.Name, scalar(d.Condition))
 		}
 		add(n, "depends_on", deps)
+	}
+	if q.Startup != nil {
+		add(n, "startup", q.Startup.node())
 	}
 	if q.Ready != nil {
 		add(n, "ready", q.Ready.node())
@@ -250,6 +255,9 @@ func (c *Check) node() *yaml.Node {
 	}
 	if c.FailureThreshold > 0 {
 		add(n, "failure_threshold", integer(c.FailureThreshold))
+	}
+	if c.WhileStopping {
+		add(n, "while_stopping", boolean(true))
 	}
 	return n
 }

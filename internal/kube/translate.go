@@ -43,6 +43,10 @@ type Result struct {
 // it first passes: podvisor's own default start_interval.
 const orderedStartInterval = "100ms"
 
+// orderedTriesPerSecond is how many attempts orderedStartInterval makes in
+// a second.
+const orderedTriesPerSecond = 10
+
 // Kubelet defaults (pkg/kubelet/kubelet.go, pkg/apis/core/v1/defaults.go).
 const (
 	defaultGrace      = 30
@@ -393,20 +397,7 @@ func (b *builder) regular(c *Container, i int) {
 				t.warnf("spec.backoffLimit: a failed pod is not created again; the run ends with the failed container's exit code")
 			}
 		}
-		if pr := c.StartupProbe; pr != nil {
-			// As for a service: the check, and its budget as start_timeout;
-			// missing it stops the container as a failed start, and its
-			// liveness check begins once it passed.
-			q.Ready = b.probe(c, pr, where+".startupProbe")
-			d := defaults(*pr)
-			q.StartTimeout = secs(d.InitialDelaySeconds + d.FailureThreshold*d.PeriodSeconds + d.TimeoutSeconds)
-		}
-		if c.ReadinessProbe != nil {
-			b.t.warnFor(c.Name, "readinessProbe: not run on a job's container: in a local run its readiness gates nothing (no Service sends it traffic, and the run's readiness counts only services)")
-		}
-		if c.LivenessProbe != nil {
-			q.Live = b.probe(c, c.LivenessProbe, where+".livenessProbe")
-		}
+		b.jobProbes(q, c, where)
 	} else {
 		if policy != "Always" {
 			t.warnFor(c.Name, fmt.Sprintf("restartPolicy %s in a pod with restartPolicy Always: once it exits for good, a failure (exit code not restarted) ends the run, where the kubelet keeps the pod running without it", policy))
@@ -595,6 +586,27 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 		q.Restart = &Restart{Policy: "never"}
 	}
 	startup, readiness := c.StartupProbe, c.ReadinessProbe
+	if !q.Sidecar && startup != nil {
+		// A regular container: the startupProbe is its startup check, the
+		// readinessProbe its readiness, as for a job.
+		b.jobProbes(q, c, where)
+		if b.t.opts.Ordered {
+			// Both gate the next container: tried every
+			// orderedStartInterval (see below), the startup check with as
+			// many attempts as fit in its failureThreshold periods.
+			d := defaults(*startup)
+			q.Startup.StartInterval = orderedStartInterval
+			q.Startup.FailureThreshold = d.FailureThreshold * d.PeriodSeconds * orderedTriesPerSecond
+			if q.Ready != nil {
+				q.Ready.StartInterval = orderedStartInterval
+			}
+		}
+		if q.Live != nil {
+			q.Live.SuccessThreshold = 0
+			q.Live.StartInterval = ""
+		}
+		return
+	}
 	ready := readiness
 	if startup != nil && (!b.t.opts.Ordered || readiness == nil) {
 		ready = startup
@@ -608,6 +620,10 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 			what = ".startupProbe"
 		}
 		q.Ready = b.probe(c, ready, where+what)
+		// The kubelet goes on probing a regular container's readiness
+		// while it terminates; a sidecar's, once termination has begun,
+		// no more (pkg/kubelet/prober/worker.go, doProbe).
+		q.Ready.WhileStopping = ready == readiness && !q.Sidecar
 		if b.t.opts.Ordered {
 			// The gate of the containers after it: tried at once, then every
 			// orderedStartInterval until it first passes, then by the period.
@@ -627,6 +643,36 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 		q.Live = b.probe(c, c.LivenessProbe, where+".livenessProbe")
 		q.Live.SuccessThreshold = 0
 		q.Live.StartInterval = ""
+	}
+}
+
+// jobProbes sets the checks of a job's container (and of a regular
+// container with a startupProbe in the kubelet's order) as the kubelet runs them
+// (pkg/kubelet/prober/worker.go, doProbe): the startupProbe first (failing
+// failureThreshold times kills the container), then readiness and liveness;
+// readiness never kills and goes on while the container terminates.
+func (b *builder) jobProbes(q *Proc, c *Container, where string) {
+	if pr := c.StartupProbe; pr != nil {
+		q.Startup = b.probe(c, pr, where+".startupProbe")
+		q.Startup.Interval = "" // the check ends at its first pass
+		// A backstop for attempts podvisor could not make (they count as
+		// no failure): the probe's whole budget.
+		d := defaults(*pr)
+		q.StartTimeout = secs(d.InitialDelaySeconds + d.FailureThreshold*d.PeriodSeconds + d.TimeoutSeconds)
+	}
+	if c.ReadinessProbe != nil {
+		q.Ready = b.probe(c, c.ReadinessProbe, where+".readinessProbe")
+		q.Ready.WhileStopping = true
+		if q.Startup == nil {
+			// Without a startupProbe the kubelet counts the container
+			// started at once; a job's ready check is readiness only
+			// next to a startup check, so it gets one that passes at once.
+			q.Startup = &Check{Exec: []string{"true"}}
+			q.Comment = strings.TrimPrefix(q.Comment+"; startup: no startupProbe (started at once), so ready is the readinessProbe", "; ")
+		}
+	}
+	if c.LivenessProbe != nil {
+		q.Live = b.probe(c, c.LivenessProbe, where+".livenessProbe")
 	}
 }
 

@@ -827,6 +827,56 @@ func TestKube135Fields(t *testing.T) {
 		return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, s) })
 	}
 
+	t.Run("probes of a job", func(t *testing.T) {
+		// The kubelet's order of a container's probes (prober/worker.go):
+		// startupProbe first, then readiness (never kills, probed while
+		// terminating) and liveness.
+		q, ws := proc(t, pod("  restartPolicy: Never\n", "    startupProbe: {exec: {command: [s]}, periodSeconds: 2, failureThreshold: 4}\n"+
+			"    readinessProbe: {exec: {command: [r]}, periodSeconds: 1}\n    livenessProbe: {exec: {command: [l]}}\n"))
+		if q.Type != "job" || q.Startup == nil || q.Startup.Exec[0] != "s" || q.Startup.FailureThreshold != 4 || q.StartTimeout != "9s" {
+			t.Errorf("startup %+v, start_timeout %s: want the startupProbe, failureThreshold 4, budget 4x2s+1s", q.Startup, q.StartTimeout)
+		}
+		if q.Ready == nil || q.Ready.Exec[0] != "r" || !q.Ready.WhileStopping || q.Live == nil || q.Live.Exec[0] != "l" {
+			t.Errorf("ready %+v, live %+v: want the readinessProbe (while_stopping) and the livenessProbe", q.Ready, q.Live)
+		}
+		if warned(ws, "readinessProbe") {
+			t.Errorf("a warning about the readinessProbe: %q", ws)
+		}
+		q, _ = proc(t, pod("  restartPolicy: OnFailure\n", "    readinessProbe: {exec: {command: [r]}}\n"))
+		if q.Startup == nil || !slices.Equal(q.Startup.Exec, []string{"true"}) || q.Ready == nil || q.StartTimeout != "" {
+			t.Errorf("startup %+v ready %+v start_timeout %q: want a startup check that passes at once, and the readinessProbe", q.Startup, q.Ready, q.StartTimeout)
+		}
+	})
+	t.Run("readiness while terminating", func(t *testing.T) {
+		q, _ := proc(t, pod("", "    readinessProbe: {exec: {command: [r]}}\n"))
+		if q.Ready == nil || !q.Ready.WhileStopping {
+			t.Errorf("ready %+v: a regular container's readinessProbe goes on while it terminates", q.Ready)
+		}
+		// A regular container of an Always pod with both probes: the
+		// startupProbe is its startup check, the readinessProbe readiness.
+		q, ws := proc(t, pod("", "    startupProbe: {exec: {command: [s]}, failureThreshold: 7}\n    readinessProbe: {exec: {command: [r]}}\n"))
+		if q.Type != "" || q.Startup == nil || q.Startup.Exec[0] != "s" || q.Startup.FailureThreshold != 7 ||
+			q.Ready == nil || q.Ready.Exec[0] != "r" || !q.Ready.WhileStopping {
+			t.Errorf("startup %+v ready %+v: want the startupProbe and the readinessProbe (while_stopping)", q.Startup, q.Ready)
+		}
+		if warned(ws, "readinessProbe") {
+			t.Errorf("a warning about the readinessProbe: %q", ws)
+		}
+		// --ordered: both gate the next container, tried every 100ms; the
+		// startup check keeps its budget (7 periods of 10s) in attempts.
+		res := play(t, pod("", "    startupProbe: {exec: {command: [s]}, failureThreshold: 7}\n    readinessProbe: {exec: {command: [r]}}\n"), Options{Ordered: true})
+		if o := res.Procs.proc("app"); o.Startup == nil || o.Startup.StartInterval != "100ms" || o.Startup.FailureThreshold != 700 ||
+			o.Ready == nil || o.Ready.StartInterval != "100ms" {
+			t.Errorf("--ordered: startup %+v ready %+v", o.Startup, o.Ready)
+		}
+		for _, side := range []string{"readinessProbe: {exec: {command: [r]}}", "startupProbe: {exec: {command: [r]}}, readinessProbe: {exec: {command: [x]}}"} {
+			res := play(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  initContainers:\n  - {name: side, command: [x], restartPolicy: Always, "+side+"}\n"+
+				"  containers:\n  - {name: app, command: [x]}\n", Options{})
+			if s := res.Procs.proc("side"); s.Ready == nil || s.Ready.Exec[0] != "r" || s.Ready.WhileStopping || s.Startup != nil {
+				t.Errorf("sidecar with %s: ready %+v startup %+v: its gate, not probed once termination has begun", side, s.Ready, s.Startup)
+			}
+		}
+	})
 	t.Run("https probe", func(t *testing.T) {
 		q, _ := proc(t, pod("", "    readinessProbe: {httpGet: {port: 8443, path: /ready, scheme: HTTPS}}\n"))
 		if q.Ready.HTTP != "https://127.0.0.1:8443/ready" {

@@ -39,6 +39,15 @@ type liveEv struct {
 	detail  string
 }
 
+// startupEv says a oneshot's or job's startup check passed (ok) or failed
+// failure_threshold times in a row.
+type startupEv struct {
+	idx    int
+	gen    uint64
+	ok     bool
+	detail string
+}
+
 // statusEv carries a STATUS= line from the notify protocol.
 type statusEv struct {
 	idx    int
@@ -57,5 +66,6 @@ func (exitedEv) isEvent()      {}
 func (readyEv) isEvent()       {}
 func (probeFailedEv) isEvent() {}
 func (liveEv) isEvent()        {}
+func (startupEv) isEvent()     {}
 func (statusEv) isEvent()      {}
 func (stopCmdDoneEv) isEvent() {}

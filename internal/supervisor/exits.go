@@ -20,10 +20,7 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	r.exitCode, r.exitedAt = &last, ex.At
 	r.child, r.pid = nil, 0
 	s.alive--
-	if r.cancelProbe != nil {
-		r.cancelProbe()
-		r.cancelProbe = nil
-	}
+	s.stopProbes(r, false)
 	if r.stopCmd {
 		r.stopCmd = false // its done event is now stale
 		if r.cancelHook != nil {

@@ -42,7 +42,8 @@ type fakeLauncher struct {
 	t0      time.Time
 	scripts map[string]script
 
-	// checks scripts polled probes: key "name/ready" or "name/live"; the
+	// checks scripts polled probes: key "name/ready", "name/live" or
+	// "name/startup"; the
 	// function gets the attempt number (from 1) of that incarnation's probe.
 	checks map[string]func(attempt int) health.Result
 
@@ -74,8 +75,11 @@ func (c *fakeChecker) Check(ctx context.Context) health.Result {
 
 func (f *fakeLauncher) checkers(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error) {
 	which := "ready"
-	if probe == p.Live {
+	switch probe {
+	case p.Live:
 		which = "live"
+	case p.Startup:
+		which = "startup"
 	}
 	fn := f.checks[p.Name+"/"+which]
 	if fn == nil {

@@ -57,7 +57,7 @@ func newChaos(seed uint64) *chaos {
 	var procs []chaosProc
 	// Exit rules draw from their own stream, so older seeds keep their
 	// configs and events (TestInvariantRegressions).
-	c.yaml, procs = genConfig(rng, rand.New(rand.NewPCG(seed^0x72756c6573, seed)))
+	c.yaml, procs = genConfig(rng, rand.New(rand.NewPCG(seed^0x72756c6573, seed)), rand.New(rand.NewPCG(seed^0x737461727475, seed)))
 	c.n = len(procs)
 	for _, p := range procs {
 		c.procs[p.name] = p
@@ -360,7 +360,7 @@ func (c *chaos) StopCommand(ctx context.Context, p *config.Process) error {
 }
 
 func (c *chaos) checkers(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error) {
-	which := "/ready"
+	which := "/ready" // a startup check too: a flip of ready fails or passes both
 	if probe == p.Live {
 		which = "/live"
 	}

@@ -142,7 +142,7 @@ type chaosProc struct {
 	watch      bool          // has watch:, driven by act
 }
 
-func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
+func genConfig(rng, rules, checks *rand.Rand) (string, []chaosProc) {
 	n := 2 + rng.IntN(11)
 	procs := make([]chaosProc, n)
 	var b strings.Builder
@@ -209,7 +209,14 @@ func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
 				}
 			case 2:
 				p.readyKind = "exec"
-				b.WriteString("    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2}\n")
+				// while_stopping (own stream): readiness goes on during stops.
+				ws := checks.IntN(3) == 0
+				fmt.Fprintf(&b, "    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2, while_stopping: %v}\n", ws)
+			}
+			if checks.IntN(4) == 0 {
+				// A startup check before readiness (kube play's startupProbe
+				// on a regular container); with a log readiness too.
+				fmt.Fprintf(&b, "    startup: {exec: [startup], start_interval: 100ms, failure_threshold: %d}\n", 1+checks.IntN(3))
 			}
 			if p.readyKind != "" && rng.IntN(3) == 0 {
 				fmt.Fprintf(&b, "    start_timeout: %dms\n", 500+rng.IntN(3000))
@@ -220,9 +227,17 @@ func genConfig(rng, rules *rand.Rand) (string, []chaosProc) {
 			}
 		}
 		if p.typ != config.Service && rng.IntN(4) == 0 {
-			// A startup check (kube play's startupProbe on a job's container).
+			// A startup check (kube play's startupProbe on a job's container):
+			// ready alone, or (own stream) startup with ready as readiness,
+			// probed while it stops or not.
 			p.readyKind = "exec"
-			fmt.Fprintf(&b, "    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2}\n    start_timeout: %dms\n", 500+rng.IntN(3000))
+			if checks.IntN(2) == 0 {
+				fmt.Fprintf(&b, "    startup: {exec: [startup], start_interval: 100ms, failure_threshold: %d}\n", 1+checks.IntN(3))
+				fmt.Fprintf(&b, "    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2, while_stopping: %v}\n", checks.IntN(2) == 0)
+				fmt.Fprintf(&b, "    start_timeout: %dms\n", 500+rng.IntN(3000))
+			} else {
+				fmt.Fprintf(&b, "    ready: {exec: [probe], start_interval: 100ms, interval: 500ms, failure_threshold: 2}\n    start_timeout: %dms\n", 500+rng.IntN(3000))
+			}
 			if rng.IntN(3) == 0 {
 				p.live = true
 				b.WriteString("    live: {exec: [live], interval: 700ms, failure_threshold: 1}\n")

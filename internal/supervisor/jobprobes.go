@@ -1,27 +1,75 @@
-// Startup checks of oneshots and jobs (kube play's startupProbe on the
-// regular containers of a pod that runs to completion): a oneshot or job
-// with a `ready` check and a start_timeout that is not ready in time is
-// stopped and counts as a failed start, like a service; its liveness check
-// begins once it is ready. Its state stays `running` while it runs, and
-// `ready` as a condition still means completed.
+// Startup checks (`startup`, kube play's startupProbe on a regular
+// container), and the checks of oneshots and jobs.
+//
+// A service with a `startup` check is `starting` until it passed and then
+// until its `ready` check passed (without one: at once); its start_timeout
+// and the check's failure_threshold apply to the startup check only, since
+// readiness never stops a process.
+//
+// A oneshot or job with a `startup` check runs it from the spawn: `ready`
+// and `live` begin once it passed, and failure_threshold consecutive
+// failures of it, or a missed start_timeout, stop the process as a failed
+// start. Its `ready` is then readiness only: it sets r.ready both ways and
+// never stops it. Without `startup`, a oneshot's or job's `ready` check is
+// its startup check (the meaning it had before `startup` existed): missing
+// start_timeout stops it, `live` begins once it passed. In both cases the
+// state stays `running` while it runs, and `ready` as a condition still
+// means completed.
 
 package supervisor
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/health"
 )
 
-// startupChecked reports whether r is a oneshot or job with a ready check.
+// startupChecked reports whether r is a oneshot or job with a startup
+// check: its `startup`, or its `ready` when it has no `startup`.
 func startupChecked(r *record) bool {
-	return r.p.Type != config.Service && r.p.Ready != nil
+	return r.p.Type != config.Service && (r.p.Startup != nil || r.p.Ready != nil)
+}
+
+// startupCheck is the check that gates a process's start-up before its
+// readiness: `startup`, or a oneshot's or job's `ready` without it; nil
+// when there is none.
+func startupCheck(p *config.Process) *config.Probe {
+	if p.Startup != nil {
+		return p.Startup
+	}
+	if p.Type == config.Service {
+		return nil
+	}
+	return p.Ready
+}
+
+// awaited is the check a starting service waits for now.
+func awaited(r *record) *config.Probe {
+	if r.p.Startup != nil && !r.startedUp {
+		return r.p.Startup
+	}
+	return r.p.Ready
+}
+
+// startTimeoutRuns reports whether a starting service's start_timeout is
+// running: until it is ready, or with a startup check until that passed.
+func startTimeoutRuns(r *record) bool {
+	return r.state == Starting && r.p.StartTimeout > 0 && r.wantStop == intentNone && awaited(r) != nil &&
+		(r.p.Startup == nil || !r.startedUp)
+}
+
+// readinessChecked reports whether r is a oneshot or job whose `ready`
+// check is readiness (it has a `startup` check of its own).
+func readinessChecked(r *record) bool {
+	return r.p.Type != config.Service && r.p.Startup != nil && r.p.Ready != nil
 }
 
 // awaitsStartup reports whether r's start timeout is running.
 func (s *Supervisor) awaitsStartup(r *record) bool {
-	return startupChecked(r) && r.state == Running && !r.ready && r.p.StartTimeout > 0 &&
+	return startupChecked(r) && r.state == Running && !r.startedUp && r.p.StartTimeout > 0 &&
 		r.child != nil && r.wantStop == intentNone && s.phase != PhaseStopping
 }
 
@@ -32,26 +80,134 @@ func (s *Supervisor) stepStartup(r *record, now time.Time) {
 	}
 	s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
 	r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
-	r.failedBy = r.p.Ready
+	r.failedBy = startupCheck(r.p)
 	s.requestStop(r, intentFail, now)
 }
 
-// onStartupReady records the readiness of a oneshot or job and begins its
-// liveness check.
-func (s *Supervisor) onStartupReady(r *record, ready bool, now time.Time) {
-	if !ready || r.ready || r.child == nil {
+// startupFailed stops a oneshot or job whose startup check failed
+// failure_threshold times in a row, as the kubelet kills a container whose
+// startupProbe failed.
+func (s *Supervisor) startupFailed(r *record, detail string, now time.Time) {
+	if r.p.Startup == nil || r.startedUp || r.child == nil || (r.state != Running && r.state != Starting) ||
+		r.wantStop != intentNone || s.phase == PhaseStopping {
 		return
 	}
-	r.ready, r.readyAt, r.due = true, now, time.Time{}
+	n := r.p.Startup.FailureThreshold
+	s.log.Warn("startup check failed", "process", r.p.Name, "failures", n, "detail", detail)
+	r.reason = "startup check failed " + strconv.Itoa(n) + " times: " + detail
+	r.failedBy = r.p.Startup
+	s.requestStop(r, intentFail, now)
+}
+
+// onStartedUp records that a oneshot's or job's startup check passed and
+// begins its readiness (with `startup`) and liveness checks.
+func (s *Supervisor) onStartedUp(r *record, now time.Time) {
+	if r.p.Type == config.Service {
+		s.serviceStartedUp(r, now)
+		return
+	}
+	if r.startedUp || r.child == nil || r.state != Running {
+		return
+	}
+	r.startedUp, r.readyAt, r.due = true, now, time.Time{}
+	if r.p.Startup == nil {
+		r.ready = true // its ready check is the startup check
+	}
 	s.tl.Ready(r.p.Name, r.gen, now)
 	s.log.Info("started up", "process", r.p.Name, "after", now.Sub(r.startedAt).Round(time.Millisecond).String())
-	if r.p.Live != nil && s.phase != PhaseStopping {
-		var ctx context.Context
-		if r.cancelProbe == nil {
-			ctx, r.cancelProbe = context.WithCancel(s.probeCtx)
-		} else {
-			ctx, r.cancelProbe = chainCancel(s.probeCtx, r.cancelProbe)
-		}
-		s.watch(ctx, r, r.p.Live, "live", now)
+	if s.phase == PhaseStopping || r.wantStop != intentNone {
+		return
 	}
+	if r.p.Startup != nil {
+		// The startup check is done (the kubelet stops probing it too).
+		if r.cancelProbe != nil {
+			r.cancelProbe()
+			r.cancelProbe = nil
+		}
+		if r.p.Ready != nil && isPolled(r.p.Ready.Kind) {
+			s.watchReady(r, now)
+		}
+	}
+	if r.p.Live != nil {
+		s.watch(s.incarnationCtx(r), r, r.p.Live, "live", now)
+	}
+}
+
+// serviceStartedUp ends a starting service's startup check and begins its
+// readiness: ready at once without a ready check, or with a readiness
+// already reported (a log line, a notification); else once its check
+// passes.
+func (s *Supervisor) serviceStartedUp(r *record, now time.Time) {
+	if r.startedUp || r.child == nil || r.state != Starting {
+		return
+	}
+	r.startedUp = true
+	s.log.Info("started up", "process", r.p.Name, "after", now.Sub(r.startedAt).Round(time.Millisecond).String())
+	if r.cancelProbe != nil {
+		r.cancelProbe() // the startup check; nothing else runs yet
+		r.cancelProbe = nil
+	}
+	if s.phase == PhaseStopping || r.wantStop != intentNone {
+		return
+	}
+	switch ready := r.ready; {
+	case r.p.Ready == nil || ready:
+		r.ready = false
+		s.onReady(r, true, r.readyDetail, now)
+	case isPolled(r.p.Ready.Kind):
+		s.watchReady(r, now)
+	}
+}
+
+// onJobReadiness records a readiness result of a oneshot or job with a
+// startup check; it never stops the process.
+func (s *Supervisor) onJobReadiness(r *record, ready bool, detail string) {
+	if ready == r.ready {
+		return
+	}
+	r.ready = ready
+	if ready {
+		s.log.Info("ready", "process", r.p.Name)
+	} else {
+		s.log.Warn("not ready", "process", r.p.Name, "detail", detail)
+	}
+}
+
+// incarnationCtx returns a context for one more check of r's incarnation,
+// cancelled with the others by r.cancelProbe.
+func (s *Supervisor) incarnationCtx(r *record) context.Context {
+	var ctx context.Context
+	if r.cancelProbe == nil {
+		ctx, r.cancelProbe = context.WithCancel(s.probeCtx)
+	} else {
+		// One cancel must stop every check of the incarnation.
+		ctx, r.cancelProbe = chainCancel(s.probeCtx, r.cancelProbe)
+	}
+	return ctx
+}
+
+// failureCounter calls failed once the check has failed threshold times
+// in a row (attempts podvisor could not run do not count).
+type failureCounter struct {
+	health.Checker
+	threshold int
+	failed    func(detail string)
+	run       int  // only touched by the Watch goroutine
+	done      bool // failed was called
+}
+
+func (c *failureCounter) Check(ctx context.Context) health.Result {
+	res := c.Checker.Check(ctx)
+	switch {
+	case res.Inconclusive:
+	case res.OK:
+		c.run = 0
+	default:
+		c.run++
+		if c.run >= c.threshold && !c.done {
+			c.done = true
+			c.failed(res.Detail)
+		}
+	}
+	return res
 }

@@ -150,8 +150,19 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 	switch e := ev.(type) {
 	case probeFailedEv:
 		r := s.recs[e.idx]
-		if e.gen == r.gen && r.child != nil && r.state == Starting {
+		if e.gen == r.gen && r.child != nil && (r.state == Starting || startupChecked(r) && !r.startedUp) {
 			r.readyDetail = e.detail
+		}
+	case startupEv:
+		r := s.recs[e.idx]
+		if e.gen != r.gen || r.child == nil || r.lingering != nil {
+			return
+		}
+		r.readyDetail = e.detail
+		if e.ok {
+			s.onStartedUp(r, now)
+		} else {
+			s.startupFailed(r, e.detail, now)
 		}
 	case exitedEv:
 		r := s.recs[e.idx]
@@ -172,9 +183,17 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		s.onExit(r, e.exit, now)
 	case readyEv:
 		r := s.recs[e.idx]
+		if e.gen != r.gen || r.child == nil {
+			return
+		}
+		stopping := r.state == Stopping || r.wantStop != intentNone || r.lingering != nil
+		if probedWhileStopping(r) && (stopping || s.phase == PhaseStopping) {
+			s.onReadyWhileStopping(r, e.ready, e.detail) // its ready state only
+			return
+		}
 		// A stopping incarnation's readiness (a ready line printed in its
 		// TERM trap) must not start a dependent against a dying process.
-		if e.gen != r.gen || r.child == nil || r.state == Stopping || r.wantStop != intentNone || r.lingering != nil {
+		if stopping {
 			return
 		}
 		s.onReady(r, e.ready, e.detail, now)

@@ -39,7 +39,7 @@ func (s *Supervisor) onExtend(e extendEv) {
 	}
 	until := e.at.Add(e.by)
 	switch {
-	case r.state == Starting && r.p.Ready != nil && r.p.StartTimeout > 0 && r.wantStop == intentNone:
+	case startTimeoutRuns(r):
 	case r.state == Stopping && !r.killed:
 		if s.phase == PhaseStopping && until.After(s.deadline) {
 			until = s.deadline

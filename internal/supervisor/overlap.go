@@ -39,10 +39,7 @@ func (s *Supervisor) canOverlap(r *record) bool {
 // Pending in the transition table).
 func (s *Supervisor) beginOverlap(r *record, why string, now time.Time) {
 	r.old = &outgoing{child: r.child, gen: r.gen, pid: r.pid}
-	if r.cancelProbe != nil {
-		r.cancelProbe()
-		r.cancelProbe = nil
-	}
+	s.stopProbes(r, false)
 	r.child, r.pid, r.ready = nil, 0, false
 	s.setState(r, Pending)
 	r.relaunch = true

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/podvisor/podvisor/internal/config"
 )
 
 // publishEvery spaces snapshots while a big start goes on in waves.
@@ -36,7 +34,7 @@ func (s *Supervisor) publish() {
 			State:     r.state.String(),
 			Pid:       r.pid,
 			Up:        r.child != nil,
-			Ready:     s.isReady(r) && r.p.Type != config.Job,
+			Ready:     s.shownReady(r),
 			Restarts:  r.restarts,
 			ExitCode:  r.exitCode,
 			StartedAt: r.startedAt,
@@ -52,9 +50,6 @@ func (s *Supervisor) publish() {
 			ScheduledRuns:    r.runs,
 			SkippedRuns:      r.skipped,
 			WatchEvents:      r.watchEvents,
-		}
-		if r.p.Type == config.Job {
-			ps.Ready = r.state == Completed
 		}
 		if !r.readyAt.IsZero() {
 			ps.StartDuration = r.readyAt.Sub(r.startedAt)

@@ -37,6 +37,22 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 	if s.obs != nil {
 		observe = func(d time.Duration, ok bool) { s.obs.ProbeObserved(name, which, d, ok) }
 	}
+	if which == "startup" {
+		// Detail for /status and the start timeout's line, as for ready;
+		// failure_threshold failures in a row are a failed start.
+		c = &reportingChecker{Checker: c, failed: func(detail string) {
+			s.send(probeFailedEv{idx: idx, gen: gen, detail: detail})
+		}}
+		c = &failureCounter{Checker: c, threshold: max(probe.FailureThreshold, 1), failed: func(detail string) {
+			s.send(startupEv{idx: idx, gen: gen, detail: detail})
+		}}
+		go health.Watch(ctx, c, t, func(tr health.Transition) {
+			if tr.Ready {
+				s.send(startupEv{idx: idx, gen: gen, ok: true, detail: tr.Detail})
+			}
+		}, observe)
+		return
+	}
 	if which == "ready" {
 		// Watch reports only transitions; until the first success the loop
 		// hears nothing, so a failed attempt's detail (timeout, not found,
@@ -101,11 +117,21 @@ func (c *reportingChecker) Check(ctx context.Context) health.Result {
 
 func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time) {
 	r.readyDetail = detail
-	if startupChecked(r) {
-		s.onStartupReady(r, ready, now) // jobprobes.go
+	switch {
+	case readinessChecked(r):
+		s.onJobReadiness(r, ready, detail) // jobprobes.go
+		return
+	case startupChecked(r):
+		if ready {
+			s.onStartedUp(r, now) // jobprobes.go
+		}
 		return
 	}
 	if r.p.Type != config.Service || ready == r.ready {
+		return
+	}
+	if !r.startedUp {
+		r.ready = ready // before its startup check passed: acted on once it has
 		return
 	}
 	r.ready = ready
@@ -124,14 +150,7 @@ func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time
 		s.setState(r, Running)
 		r.due = time.Time{}
 		if r.p.Live != nil && s.phase != PhaseStopping {
-			var ctx context.Context
-			if r.cancelProbe == nil {
-				ctx, r.cancelProbe = context.WithCancel(s.probeCtx)
-			} else {
-				// One cancel must stop both probes of the incarnation.
-				ctx, r.cancelProbe = chainCancel(s.probeCtx, r.cancelProbe)
-			}
-			s.watch(ctx, r, r.p.Live, "live", now)
+			s.watch(s.incarnationCtx(r), r, r.p.Live, "live", now)
 		}
 	}
 }
@@ -143,7 +162,8 @@ func chainCancel(parent context.Context, prev context.CancelFunc) (context.Conte
 }
 
 // isReady is the per-process part of /readyz: services ready, oneshots
-// completed; jobs do not count (they end the run).
+// completed; jobs do not count (they end the run), unless they have a
+// readiness check (`startup` and `ready`): then while they run.
 func (s *Supervisor) isReady(r *record) bool {
 	if r.gone || r.p.Schedule != nil {
 		return true // removed by a reload, or scheduled (not part of the start-up): no longer counts
@@ -154,7 +174,65 @@ func (s *Supervisor) isReady(r *record) bool {
 	case config.Oneshot:
 		return r.state == Completed
 	}
+	if readinessChecked(r) {
+		return r.state == Completed || r.ready && r.startedUp && r.child != nil && r.state == Running
+	}
 	return true
+}
+
+// watchReady starts r's ready check: under r.cancelProbe, or with a cancel
+// of its own (r.cancelReady) when it goes on while r stops.
+func (s *Supervisor) watchReady(r *record, now time.Time) {
+	var ctx context.Context
+	if r.p.Ready.WhileStopping {
+		ctx, r.cancelReady = context.WithCancel(s.probeCtx)
+	} else {
+		ctx = s.incarnationCtx(r)
+	}
+	s.watch(ctx, r, r.p.Ready, "ready", now)
+}
+
+// stopProbes ends r's checks. stopping: r is being stopped and still
+// runs, so a ready check with while_stopping goes on until it exits (the
+// kubelet probes a terminating container's readiness, FAULTS C13 holds for
+// everything else).
+func (s *Supervisor) stopProbes(r *record, stopping bool) {
+	if r.cancelProbe != nil {
+		r.cancelProbe()
+		r.cancelProbe = nil
+	}
+	if r.cancelReady != nil && (!stopping || r.child == nil) {
+		r.cancelReady()
+		r.cancelReady = nil
+	}
+}
+
+// probedWhileStopping reports whether r's readiness results count while it
+// stops (while_stopping on a ready check that is readiness).
+func probedWhileStopping(r *record) bool {
+	return r.p.Ready != nil && r.p.Ready.WhileStopping && (r.p.Type == config.Service || readinessChecked(r))
+}
+
+// onReadyWhileStopping records a readiness result of a process that is
+// being stopped: its ready state only, nothing starts or stops.
+func (s *Supervisor) onReadyWhileStopping(r *record, ready bool, detail string) {
+	r.readyDetail = detail
+	if ready == r.ready {
+		return
+	}
+	r.ready = ready
+	s.log.Info("readiness while stopping", "process", r.p.Name, "ready", ready, "detail", detail)
+}
+
+// shownReady is a process's `ready` in /status and the metrics.
+func (s *Supervisor) shownReady(r *record) bool {
+	if r.child != nil && probedWhileStopping(r) && (r.state == Stopping || s.phase == PhaseStopping) {
+		return r.ready && (r.p.Type == config.Service || r.startedUp)
+	}
+	if r.p.Type == config.Job {
+		return r.state == Completed || readinessChecked(r) && s.isReady(r)
+	}
+	return s.isReady(r)
 }
 
 func (s *Supervisor) allReady() bool {

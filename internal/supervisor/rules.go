@@ -114,10 +114,7 @@ func (s *Supervisor) restartAll(by *record, now time.Time) {
 		s.setState(r, Stopping)
 		s.tl.StopRequested(r.p.Name, r.gen, why, now)
 		r.due = now.Add(r.p.Stop.Timeout)
-		if r.cancelProbe != nil {
-			r.cancelProbe()
-			r.cancelProbe = nil
-		}
+		s.stopProbes(r, true)
 		s.sendStopSignal(r) // no stop.command: the kubelet skips preStop too
 	}
 }

@@ -37,7 +37,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 		r.gen++
 		s.tl.Spawned(r.p.Name, r.gen, now)
 		gen, idx := r.gen, r.idx
-		r.ready, r.killed, r.intent = false, false, intentNone
+		r.ready, r.startedUp, r.killed, r.intent = false, false, false, intentNone
 		r.hookEarly, r.signalledAt, r.failedBy = false, time.Time{}, nil
 		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
 		r.watchdogDue, r.errno = time.Time{}, 0
@@ -138,10 +138,10 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	switch {
 	case r.p.Type != config.Service:
 		s.setState(r, Running) // a oneshot or job is "ready" only once it completed
-		if ready != nil && r.p.StartTimeout > 0 {
+		if startupChecked(r) && r.p.StartTimeout > 0 {
 			r.due = now.Add(r.p.StartTimeout) // jobprobes.go
 		}
-	case ready == nil:
+	case ready == nil && r.p.Startup == nil:
 		s.setState(r, Running)
 		r.ready, r.readyAt = true, now
 		s.tl.Ready(r.p.Name, r.gen, time.Now())
@@ -152,14 +152,14 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 			r.due = now.Add(r.p.StartTimeout)
 		}
 	}
-	var ctx context.Context
-	if ready != nil && isPolled(ready.Kind) || r.p.Live != nil {
-		ctx, r.cancelProbe = context.WithCancel(s.probeCtx)
-	}
-	if ready != nil && isPolled(ready.Kind) {
-		s.watch(ctx, r, ready, "ready", now)
+	r.startedUp = startupCheck(r.p) == nil
+	switch gate := startupCheck(r.p); {
+	case gate != nil && gate == r.p.Startup:
+		s.watch(s.incarnationCtx(r), r, gate, "startup", now) // jobprobes.go
+	case ready != nil && isPolled(ready.Kind):
+		s.watchReady(r, now)
 	}
 	if r.p.Live != nil && r.state == Running && !startupChecked(r) {
-		s.watch(ctx, r, r.p.Live, "live", now)
+		s.watch(s.incarnationCtx(r), r, r.p.Live, "live", now)
 	}
 }

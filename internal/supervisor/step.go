@@ -64,13 +64,13 @@ func (s *Supervisor) step(now time.Time) {
 				if s.watchdogMissed(r, now) {
 					break
 				}
-				if r.p.StartTimeout > 0 && !now.Before(r.due) && r.p.Ready != nil {
+				if startTimeoutRuns(r) && !now.Before(r.due) {
 					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
 					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
-					r.failedBy = r.p.Ready
+					r.failedBy = awaited(r)
 					s.requestStop(r, intentFail, now)
-				} else if !now.Before(r.remindAt) && r.p.Ready != nil {
-					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", r.p.Ready.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
+				} else if c := awaited(r); !now.Before(r.remindAt) && c != nil {
+					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", c.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
 					r.remindAt = now.Add(reminderEvery)
 				}
 			case Running:
@@ -151,8 +151,8 @@ func (s *Supervisor) nextWake() time.Time {
 			// In teardown start timeouts no longer apply (waking for one
 			// would spin the loop until the process's turn to stop).
 			consider(s.watchdogWake(r))
-			if r.p.Ready != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
-				if r.p.StartTimeout > 0 {
+			if awaited(r) != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
+				if startTimeoutRuns(r) {
 					consider(r.due)
 				}
 				consider(r.remindAt)

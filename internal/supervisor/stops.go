@@ -89,10 +89,7 @@ func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 		// The check's own budget (a probe's terminationGracePeriodSeconds).
 		r.due = now.Add(f.StopTimeout)
 	}
-	if r.cancelProbe != nil {
-		r.cancelProbe()
-		r.cancelProbe = nil
-	}
+	s.stopProbes(r, true)
 	if r.hookEarly {
 		// Its stop.command began with the teardown (sidecars.go): the
 		// signal follows it, within the budget counted from then.

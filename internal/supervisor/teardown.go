@@ -27,12 +27,10 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 		cr.TeardownCause(s.outcome.Process)
 	}
 	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
-	// Probes of stopping processes must not restart anything (FAULTS C13).
+	// Probes of stopping processes must not restart anything (FAULTS C13);
+	// only a ready check with while_stopping goes on, for the ready state.
 	for _, r := range s.recs {
-		if r.cancelProbe != nil {
-			r.cancelProbe()
-			r.cancelProbe = nil
-		}
+		s.stopProbes(r, true)
 		r.wantStop = intentNone // teardown orders every stop from now on
 	}
 	s.publish() // /readyz must turn 503 before the first stop signal goes out

@@ -148,6 +148,7 @@ type record struct {
 	pid         int
 	everStarted bool
 	ready       bool
+	startedUp   bool // a oneshot's or job's startup check passed (jobprobes.go)
 	restarts    int
 	followed    int           // restarts that followed a restart: true dependency (not counted against restart.limit)
 	delay       time.Duration // last backoff delay
@@ -185,6 +186,7 @@ type record struct {
 	killedAt    time.Time
 	oomKills    int
 	cancelProbe context.CancelFunc
+	cancelReady context.CancelFunc // a ready check with while_stopping (stopProbes)
 	cancelHook  context.CancelFunc // cancels the stop.command in flight
 
 	// wantStop asks for a stop outside teardown (failed start or liveness,
