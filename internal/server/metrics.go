@@ -48,7 +48,7 @@ var _ supervisor.Observer = (*Metrics)(nil)
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		probeDuration: metrics.NewHistogramVec("podvisor_probe_duration_seconds",
-			"Duration of readiness (probe=\"ready\") and liveness (probe=\"live\") probe attempts.",
+			"Duration of readiness (probe=\"ready\"), liveness (probe=\"live\") and startup (probe=\"startup\") probe attempts.",
 			probeBuckets, "process", "probe"),
 		probeFailures: metrics.NewCounterVec("podvisor_probe_failures_total",
 			"Probe attempts that failed, by process and probe kind.", "process", "probe"),

@@ -126,7 +126,7 @@ func TestProbeMetrics(t *testing.T) {
 	m.ProbeObserved("web", "live", 500*time.Microsecond, true)
 
 	const want = `
-# HELP podvisor_probe_duration_seconds Duration of readiness (probe="ready") and liveness (probe="live") probe attempts.
+# HELP podvisor_probe_duration_seconds Duration of readiness (probe="ready"), liveness (probe="live") and startup (probe="startup") probe attempts.
 # TYPE podvisor_probe_duration_seconds histogram
 podvisor_probe_duration_seconds_bucket{probe="live",process="db",le="0.0005"} 0
 podvisor_probe_duration_seconds_bucket{probe="live",process="db",le="0.001"} 0
