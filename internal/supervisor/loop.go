@@ -66,6 +66,23 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 			s.tl.TeardownEnded(time.Now())
 			return s.outcome
 		}
+		if s.moreStops {
+			// perf: the next wave of stop signals before any exit is
+			// heard of: every child that is due gets its signal as soon as
+			// the loop can send it, as in one step before waves, and its
+			// exit waits in the inbox meanwhile (the reaper and the log
+			// pump wait to deliver it; no lock is held). Pings and
+			// signals are still answered between waves.
+			s.answerPings()
+			select {
+			case <-ctx.Done():
+				return s.cancel()
+			case st := <-stamped:
+				s.onSignal(st.sig, st.at)
+			default:
+			}
+			continue
+		}
 		// perf: a snapshot is O(processes). Between waves of a big start,
 		// and in a teardown, one at most every publishEvery; otherwise at
 		// most every publishMin, so exits trickling in one after another
