@@ -10,9 +10,9 @@
 #          `tini -s -g -- many.sh N stampchild ...`
 #   chain  the ordered 10-chain stop step (bench/effect.sh's row) against
 #          bench/stampchild/chainfloor (a C parent: kill, waitpid, kill)
-#   job    one job (stampchild mode exit): its exit stamp -> the
-#          supervisor's exit, podvisor against `tini -s -- stampchild`,
-#          median of JOBS runs
+#   job    one job (stampchild mode exit, JOB_MS after its start): its exit
+#          stamp -> the supervisor's exit, podvisor against
+#          `tini -s -- stampchild`, median of JOBS runs
 #   scale  SCALE_N children (default 10,000, capped by RLIMIT_NOFILE: podvisor
 #          holds two pipe fds per child): start against a shell loop, the
 #          worst /livez latency while they start, while they run (STEADY_SECS)
@@ -22,7 +22,8 @@
 # Usage: bench/stop.sh [ROUNDS]      (root is not needed; cc is)
 # Env:   PV=podvisor binary (default: a private release build of this tree),
 #        OLD=a second podvisor binary measured alongside (e.g. main's),
-#        ONLY="stop chain job scale", JOBS=11, STEADY_SECS=3, SCALE_N=10000
+#        ONLY="stop chain job scale", JOBS=11, JOB_MS=300, STEADY_SECS=3,
+#        SCALE_N=10000
 # Prints "row key=value ..." lines per round, then the medians.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -74,8 +75,11 @@ stop_one() {
 }
 
 # job_tail WHO: median over JOBS runs of the job's exit -> the supervisor's exit (ms).
+# The job runs JOB_MS (default 300) before it exits, so that the supervisor's
+# own start-up is over by then: what is timed is the exit path alone.
 job_tail() {
   local f=$etmp/job.stamps i
+  export STAMPCHILD_DELAY_MS=${JOB_MS:-300}
   printf 'processes:\n  j: {type: job, command: [%s, %s, j, exit]}\n' "$SC" "$f" > "$etmp/job.yaml"
   for i in $(seq 1 "${JOBS:-11}"); do
     rm -f "$f"
@@ -85,6 +89,7 @@ job_tail() {
       "$SCK" "$f" 0 0 "${bin[$1]}" run -c "$etmp/job.yaml" --listen off 2> /dev/null | tail -1
     fi
   done | sed 's/tail_ms=//' | med
+  unset STAMPCHILD_DELAY_MS
 }
 
 # scale_n: SCALE_N, or as many as podvisor's fd limit allows (two pipe fds a
