@@ -41,7 +41,8 @@ type Reaper struct {
 	// oom_score_adj for its fork (see withOOMScoreAdj).
 	adjMu sync.RWMutex
 
-	orphans atomic.Uint64
+	orphans   atomic.Uint64
+	fullReaps atomic.Uint64 // wait4(-1) passes (for tests: reaping is by pid)
 
 	kickMu sync.Mutex
 	w      *waiter // the running waiter (see Run), for kickWaiter
@@ -269,6 +270,7 @@ func (r *Reaper) kickWaiter() {
 // reap collects every exited child: it loops until wait4 reports nothing
 // left.
 func (r *Reaper) reap() {
+	r.fullReaps.Add(1)
 	var orphans []Exit
 	var calls []exitCall
 	r.mu.Lock()
