@@ -15,6 +15,7 @@
  *   fd       a newline on fd 3 (s6's notification fd)
  *   tcp      after 50 ms, listen on ADDR (host:port) and accept/close
  *   http     after 50 ms, listen on ADDR and answer every request 200
+ *   exit     no readiness; stamp "exit" and exit 0 at once (a job)
  * For tcp and http the "ready" instant is the bind. With STAMPCHILD_DELAY_MS
  * in the environment, the child waits that long before it signals readiness
  * (log, systemd, fd). On SIGTERM the child stamps "term", waits
@@ -123,6 +124,10 @@ int main(int argc, char **argv) {
 	}
 
 	int lfd = -1;
+	if (strcmp(mode, "exit") == 0) {
+		stamp("exit");
+		return 0;
+	}
 	if (strcmp(mode, "log") == 0) {
 		stamp("ready");
 		if (write(1, "READY\n", 6) < 0) return 4;

@@ -3,15 +3,15 @@
 //
 // # One reaper
 //
-// A Reaper owns every wait: Run calls wait4(-1, WNOHANG) whenever a child is
-// waitable (a goroutine blocked in waitid(WNOWAIT) tells it), so it
-// reaps managed children and orphaned descendants alike (podvisor is PID 1 or a
-// child subreaper). A second waiter would race it for exit statuses, which is why
+// A Reaper owns every wait: its waiter goroutine blocks in waitid(WNOWAIT)
+// and reaps the child it names with wait4(pid) (a full wait4(-1, WNOHANG)
+// pass at start and as a fallback), so it reaps managed children and orphaned
+// descendants alike (podvisor is PID 1 or a child subreaper). A second waiter would race it for exit statuses, which is why
 // nothing outside this package may call exec.Cmd.Wait, Run, Output or
 // CombinedOutput, and why at most one Reaper may Run in a process.
 //
 // Start registers a child in the reaper's table while holding the table lock
-// across fork+exec, and Run holds the same lock across wait4 and the lookup, so an
+// across fork+exec, and the reap holds the same lock across wait4 and the lookup, so an
 // exit is never delivered before its pid is known nor mistaken for an orphan's.
 // Start works before Run: the child stays a zombie until Run's first pass reaps it.
 //

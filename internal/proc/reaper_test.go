@@ -49,6 +49,44 @@ func TestStartNeverLosesAnExit(t *testing.T) {
 	}
 }
 
+// Exits are reaped by pid, the one waitid names: a full wait4(-1) pass (a
+// walk of every child, see Run) is made only once, when Run starts. A wrong
+// si_pid offset, or a waiter reporting a zombie twice, would show as passes.
+func TestReapsByPid(t *testing.T) {
+	r := newReaper(t)
+	const n, workers = 200, 4
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				c, err := Spawn(r, Spec{Argv: []string{"sh", "-c", "exit " + strconv.Itoa(i%100)}})
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				select {
+				case ex := <-c.Done():
+					if ex.Code() != i%100 || ex.Pid != c.Pid() {
+						errs <- "spawn " + strconv.Itoa(i) + ": exit code " + strconv.Itoa(ex.Code())
+					}
+				case <-time.After(10 * time.Second * testproc.Slowdown()):
+					errs <- "spawn " + strconv.Itoa(i) + ": exit never delivered"
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if got := r.fullReaps.Load(); got != 1 {
+		t.Errorf("%d full wait4(-1) passes for %d exits, want 1 (Run's first)", got, n)
+	}
+}
+
 // Start works before Run: the exit is collected by Run's first pass.
 func TestStartBeforeRun(t *testing.T) {
 	r := NewReaper(nil)

@@ -111,7 +111,7 @@ const maxWave = 1024
 
 // nextWake is the earliest instant at which step has something to do.
 func (s *Supervisor) nextWake() time.Time {
-	if s.moreStarts {
+	if s.moreStarts || s.moreStops {
 		// The next wave, as soon as pending events are handled. Any past
 		// instant does: Run arms the timer with max(wake-now, 0).
 		return time.Unix(0, 1)

@@ -78,6 +78,10 @@ type Supervisor struct {
 	// further startable records for the next step, so that the loop answers
 	// pings and signals between waves (perf: /livez while 5,000 start).
 	moreStarts bool
+	// moreStops: the last teardown step began stops for stopWaveBudget and
+	// left further stoppable records for the next step, for the same
+	// reason (perf: /livez while 10,000 stop).
+	moreStops bool
 	// sorted is recs by name, for publish (perf: no sort per snapshot).
 	sorted      []*record
 	publishedAt time.Time // last publish by Run's loop

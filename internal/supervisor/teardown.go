@@ -80,9 +80,19 @@ func (s *Supervisor) kill(r *record, why string) {
 	s.tl.Signalled(r.p.Name, r.gen, syscall.SIGKILL, time.Now())
 }
 
+// stopWaveBudget bounds the time one teardown step goes on beginning stops
+// (a stop signal and a SIGCONT each, or a stop.command), so the loop answers
+// pings and hears of exits between waves. 10,000 at once kept /livez waiting
+// for 0.5-0.7 s, and waves of 256 for up to 0.1 s: with thousands of
+// children exiting on two vCPUs a stop took 80 µs of the loop's time. The
+// rest follow in the next step, as soon as pending events are handled.
+const stopWaveBudget = 5 * time.Millisecond
+
 func (s *Supervisor) stepTeardown(now time.Time) {
 	pastDeadline := !now.Before(s.deadline)
 	s.pastDeadline = s.pastDeadline || pastDeadline
+	s.moreStops = false
+	began, budget := 0, time.Now().Add(stopWaveBudget)
 	for i := len(s.recs) - 1; i >= 0; i-- {
 		r := s.recs[i]
 		switch r.state {
@@ -93,6 +103,11 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 			}
 		case Starting, Running:
 			if r.child != nil && !s.dependentsAlive(r) {
+				if began > 0 && (s.moreStops || time.Now().After(budget)) {
+					s.moreStops = true
+					break
+				}
+				began++
 				s.beginStop(r, intentNone, now)
 			}
 		case Stopping:
