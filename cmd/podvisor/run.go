@@ -160,12 +160,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer stopReaper()
 	go reaper.Run(reaperCtx)
 
-	runDir, err := makeRuntimeDir() // notify sockets live here
-	if err != nil {
-		log.Error(err.Error())
-		return exitFail
+	// Notify sockets live in the runtime directory. Made now if the config
+	// needs it, so an unwritable TMPDIR fails before anything starts;
+	// otherwise on first use (a reload that adds a notify process).
+	runDir := &runtimeDir{}
+	defer runDir.remove()
+	if needsRuntimeDir(cfg) {
+		if _, err := runDir.get(); err != nil {
+			log.Error(err.Error())
+			return exitFail
+		}
 	}
-	defer os.RemoveAll(runDir)
 	metrics := server.NewMetrics()
 	if err := metrics.Register(sink.Collector()); err != nil {
 		log.Warn("log metrics", "err", err)
@@ -262,13 +267,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir string, obs supervisor.Observer, log *slog.Logger,
+func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir *runtimeDir, obs supervisor.Observer, log *slog.Logger,
 	tl supervisor.Recorder, oom supervisor.OOMDetector, tails *logs.Tails, sockets *supervisor.Sockets, fdStore *supervisor.FDStore, load func() (*config.Config, error), onReload func(*config.Config)) (*supervisor.Supervisor, error) {
 	launcher := &supervisor.ProcLauncher{
 		Reaper:     reaper,
 		Sink:       sink,
 		BaseEnv:    supervisor.CleanBaseEnv(os.Environ()),
-		RuntimeDir: runDir,
+		RuntimeDir: runDir.get,
 		Log:        log,
 		Tails:      tails,
 		Sockets:    sockets,
@@ -308,4 +313,15 @@ func reopenOnSignal(sink *logs.Sink, log *slog.Logger) (stop func()) {
 		}
 	}()
 	return func() { signal.Stop(ch); close(done) }
+}
+
+// needsRuntimeDir reports whether a process of cfg gets a notify socket:
+// systemd readiness, or an fd store (see ProcLauncher.notifySocket).
+func needsRuntimeDir(cfg *config.Config) bool {
+	for _, p := range cfg.Processes {
+		if p.Ready != nil && p.Ready.Kind == config.ProbeNotifySystemd || p.FDStoreMax > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -3,7 +3,45 @@ package main
 import (
 	"fmt"
 	"os"
+	"sync"
 )
+
+// runtimeDir is podvisor's runtime directory, made on first use (a notify
+// socket, or the start when the config has a process that needs one) and
+// removed at exit if it was made. A run without notify sockets writes
+// nothing to the filesystem and spends no mkdir at start nor rmdir at exit
+// (0.1-0.3 ms of a job's exit, issue 30).
+type runtimeDir struct {
+	once sync.Once
+	mu   sync.Mutex
+	dir  string
+	err  error
+}
+
+// get makes the directory the first time and returns it.
+func (r *runtimeDir) get() (string, error) {
+	r.once.Do(func() {
+		dir, err := makeRuntimeDir()
+		r.mu.Lock()
+		r.dir, r.err = dir, err
+		r.mu.Unlock()
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.dir, r.err
+}
+
+// remove removes the directory if it was made; later calls to get return
+// the removed path's error.
+func (r *runtimeDir) remove() {
+	r.once.Do(func() { r.err = fmt.Errorf("runtime directory: podvisor is exiting") })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dir != "" {
+		os.RemoveAll(r.dir)
+		r.dir, r.err = "", fmt.Errorf("runtime directory: podvisor is exiting")
+	}
+}
 
 // makeRuntimeDir creates podvisor's private directory for notify sockets
 // under $TMPDIR (default /tmp). It is the one thing `podvisor run` writes to

@@ -47,7 +47,7 @@ func newRealRig(b *testing.B) *realRig {
 
 func (r *realRig) supervisor(b *testing.B, yml string) *Supervisor {
 	b.Helper()
-	l := &ProcLauncher{Reaper: r.reaper, Sink: r.sink, BaseEnv: os.Environ(), RuntimeDir: r.dir}
+	l := &ProcLauncher{Reaper: r.reaper, Sink: r.sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(r.dir)}
 	sup, err := New(Options{Config: parseB(b, yml), Launcher: l, Checkers: l.Checkers()})
 	if err != nil {
 		b.Fatal(err)

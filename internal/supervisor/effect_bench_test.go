@@ -282,7 +282,7 @@ func BenchmarkLaunchToExec(b *testing.B) {
 	for _, kind := range []string{"none", "log", "systemd", "fd"} {
 		b.Run(kind, func(b *testing.B) {
 			rig := newRealRig(b)
-			l := &ProcLauncher{Reaper: rig.reaper, Sink: rig.sink, BaseEnv: os.Environ(), RuntimeDir: rig.dir}
+			l := &ProcLauncher{Reaper: rig.reaper, Sink: rig.sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(rig.dir)}
 			yml := effectChainYAML(child, "FILE", kind, nil)
 			if kind == "none" {
 				yml = effectChainYAML(child, "FILE", "started", nil)

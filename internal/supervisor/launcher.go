@@ -22,10 +22,13 @@ import (
 // ProcLauncher is the real Launcher: it spawns through the reaper, connects
 // stdout and stderr to the log sink and sets up readiness notification.
 type ProcLauncher struct {
-	Reaper     *proc.Reaper
-	Sink       *logs.Sink
-	BaseEnv    []string // podvisor's own environment, inherited by every child
-	RuntimeDir string   // private (0700) directory for notify sockets
+	Reaper  *proc.Reaper
+	Sink    *logs.Sink
+	BaseEnv []string // podvisor's own environment, inherited by every child
+	// RuntimeDir returns the private directory for notify sockets,
+	// making it on the first call (a run without notify sockets makes
+	// none: nothing to create at start, nothing to remove at exit).
+	RuntimeDir func() (string, error)
 	Log        *slog.Logger
 	Tails      *logs.Tails // recent output per process, for `podvisor logs`; may be nil
 	Sockets    *Sockets    // the processes' listening sockets (sockets.go); may be nil
@@ -292,14 +295,17 @@ func (l *ProcLauncher) notifySocket() (*health.NotifySocket, error) {
 	s := l.spare
 	l.spare = nil
 	l.spareMu.Unlock()
+	dir, err := l.RuntimeDir()
+	if err != nil {
+		return nil, err
+	}
 	if s == nil {
-		var err error
-		if s, err = health.NewNotifySocket(l.RuntimeDir); err != nil {
+		if s, err = health.NewNotifySocket(dir); err != nil {
 			return nil, err
 		}
 	}
 	go func() {
-		next, err := health.NewNotifySocket(l.RuntimeDir)
+		next, err := health.NewNotifySocket(dir)
 		if err != nil {
 			return // the next launch makes its own and reports the error
 		}

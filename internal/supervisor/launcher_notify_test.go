@@ -28,7 +28,7 @@ func TestNotifySocketPerIncarnation(t *testing.T) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l := &ProcLauncher{Reaper: r, Sink: sink, BaseEnv: os.Environ(), RuntimeDir: dir}
+	l := &ProcLauncher{Reaper: r, Sink: sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(dir)}
 	out := filepath.Join(t.TempDir(), "sock")
 	yml := "processes:\n  p:\n    command: \"printf %s \\\"$$NOTIFY_SOCKET\\\" > " + out + "; exec python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\\\"READY=1\\\", os.environ[\\\"NOTIFY_SOCKET\\\"])'\"\n    ready: {notify: systemd}\n"
 	p := parse(t, yml).Processes["p"]
@@ -75,4 +75,9 @@ func TestNotifySocketPerIncarnation(t *testing.T) {
 	if !strings.HasPrefix(filepath.Base(paths[0]), "notify-") {
 		t.Errorf("unexpected socket name %s", paths[0])
 	}
+}
+
+// staticDir is a RuntimeDir that exists already.
+func staticDir(dir string) func() (string, error) {
+	return func() (string, error) { return dir, nil }
 }

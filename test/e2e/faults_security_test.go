@@ -286,3 +286,50 @@ processes:
 		t.Errorf("runtime dir %s left behind", dir)
 	}
 }
+
+// A run without notify sockets makes no runtime directory: it runs with an
+// unusable TMPDIR (a read-only root filesystem) and leaves nothing in a
+// usable one. With a notify process the unusable TMPDIR still fails the
+// run before anything starts, naming the fix.
+func TestRuntimeDirOnlyWhenNeeded(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	r := startPodvisor(t, `
+processes:
+  once:
+    type: job
+    command: 'true'
+`, withEnv("TMPDIR="+tmp))
+	code, _ := r.Wait(10 * time.Second)
+	wantCode(t, r, code, 0)
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("TMPDIR holds %v after a run without notify sockets", ents)
+	}
+
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = startPodvisor(t, `
+processes:
+  once:
+    type: job
+    command: 'true'
+`, withEnv("TMPDIR="+file))
+	code, _ = r.Wait(10 * time.Second)
+	wantCode(t, r, code, 0)
+
+	r = startPodvisor(t, `
+processes:
+  svc:
+    command: 'touch "$E2E_DIR/started"; exec sleep 1000'
+    ready: {notify: systemd}
+`, withEnv("TMPDIR="+file))
+	code, _ = r.Wait(10 * time.Second)
+	if code != 1 || !strings.Contains(r.Stdout.String()+r.Stderr.String(), "set TMPDIR") {
+		t.Errorf("notify process with TMPDIR on a file: exit %d, want 1 naming TMPDIR\n%s%s", code, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, "started")); err == nil {
+		t.Error("a process started although the runtime directory could not be made")
+	}
+}
