@@ -81,7 +81,9 @@ func OpenRecord(dir string) (*Record, error) {
 		return nil, err
 	}
 	defer unlock()
-	f, err := os.OpenFile(filepath.Join(dir, "run-"+strconv.Itoa(os.Getpid())+".jsonl"), os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND|unix.O_NOFOLLOW, 0o600)
+	// A new file (O_EXCL, never a symlink), not one named after the pid
+	// alone: runs as PID 1 of their own PID namespaces share a pid.
+	f, err := os.CreateTemp(dir, "run-"+strconv.Itoa(os.Getpid())+"-*.jsonl")
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +241,7 @@ func (r *Record) add(e recordEntry) error {
 	if r == nil {
 		return nil
 	}
-	b, _ := json.Marshal(e) // two strings cannot fail
+	b, _ := json.Marshal(e) // strings cannot fail
 	if _, err := r.f.Write(append(b, '\n')); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -195,4 +196,28 @@ func TestCleanStaleSparesLiveRuns(t *testing.T) {
 	}
 	exist(t, false, p("d"), p("f"))
 	stateLeft(t, state)
+}
+
+// Runs as PID 1 of their own PID namespaces share one pid and may share
+// the state directory: a run's record must not take, or empty, another's.
+func TestRecordNamesDoNotCollide(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := otherRun(t, state, "run-"+strconv.Itoa(os.Getpid())+".jsonl")
+	if err := other.add(recordEntry{Created: "/nonexistent/mnt"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := OpenRecord(state)
+	if err != nil {
+		t.Fatalf("a second run with the same pid: %v", err)
+	}
+	defer rec.Close()
+	if rec.f.Name() == other.f.Name() {
+		t.Fatalf("both runs record in %s", rec.f.Name())
+	}
+	if listed, err := rec.othersListed(true); err != nil || !listed["/nonexistent/mnt"] {
+		t.Errorf("the other run's record as read by the second: %v %v", listed, err)
+	}
 }
