@@ -38,8 +38,8 @@ import (
 // points it lists outlive a reboot.
 const DefaultStateDir = "/var/lib/podvisor/kube-play"
 
-// Record is one run's list of what it created, held under an exclusive
-// flock for as long as the run lives.
+// Record is one run's list of what it created or adopted, held under an
+// exclusive flock for as long as the run lives.
 type Record struct {
 	f *os.File
 }
@@ -89,6 +89,7 @@ func OpenRecord(dir string) (*Record, error) {
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
 	return &Record{f: f}, nil
