@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -106,19 +107,36 @@ func hostPath(v *VolumePlan) error {
 // Bound is what Bind did, for Unbind.
 type Bound struct {
 	Mounted []string // targets, in mount order
-	Created []string // mount points Bind created on the real filesystem
-	record  *Record  // where Created is written down first, or nil
+	// Created holds the mount points on the real filesystem Bind created,
+	// or adopted from another run (see Record), parents first.
+	Created []string
+	record  *Record         // where Created is written down first, or nil
+	others  map[string]bool // what the other runs' records list, read once
 }
 
 // Bind bind-mounts each volume at its target. It must run in a private
 // mount namespace (see cmd/podvisor): it first makes every mount private,
 // so that nothing it mounts propagates to the host. Missing mount points are
 // created (recorded in Bound.Created, for Unbind to remove, and in rec,
-// when not nil, before each is created: see Record).
+// when not nil, before each is created: see Record). With rec, it holds
+// the state directory's lock throughout, and adopts the existing mount
+// points other runs' records list.
 func Bind(mounts []Mount, rec *Record) (*Bound, error) {
 	b := &Bound{record: rec}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return b, fmt.Errorf("making mounts private: %w", err)
+	}
+	if rec != nil {
+		unlock, err := lockState(rec.dir())
+		if err != nil {
+			return b, fmt.Errorf("mount points: %w", err)
+		}
+		defer unlock()
+		// Read before any bind: a volume may come to cover the state
+		// directory.
+		if err := b.readOthers(); err != nil {
+			return b, fmt.Errorf("mount points: %w", err)
+		}
 	}
 	for _, m := range mounts {
 		src, done, err := openSource(m)
@@ -173,11 +191,31 @@ func openSource(m Mount) (string, func(), error) {
 	return fmt.Sprintf("/proc/self/fd/%d", fd), func() { unix.Close(fd) }, nil
 }
 
+// readOthers reads, once, what the other runs' records list (live or
+// dead: a dead run's record is cleaned later, and would remove a mount
+// point this run did not adopt). The caller holds the state lock.
+func (b *Bound) readOthers() error {
+	if b.others != nil || b.record == nil {
+		return nil
+	}
+	var err error
+	b.others, err = b.record.othersListed(false)
+	return err
+}
+
 // mountPoint creates target (a directory, or an empty file for a file
-// source) and its missing parents, recording what it created.
+// source) and its missing parents, recording what it created. The existing
+// part of the path that other runs' records list, it adopts: it records
+// those paths too and counts them as its own, so that the run that created
+// them does not remove them while this run uses them. The caller holds the
+// state lock.
 func (b *Bound) mountPoint(target string, dir bool) error {
+	if err := b.readOthers(); err != nil {
+		return err
+	}
 	var missing []string
-	for p := target; ; p = filepath.Dir(p) {
+	p := target
+	for ; ; p = filepath.Dir(p) {
 		if _, err := os.Lstat(p); err == nil {
 			break
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -187,6 +225,19 @@ func (b *Bound) mountPoint(target string, dir bool) error {
 		if p == "/" {
 			break
 		}
+	}
+	// Above the first path not listed, every path holds it, so none can
+	// be removed while it exists.
+	var adopted []string
+	for ; p != "/" && b.others[p] && !slices.Contains(b.Created, p); p = filepath.Dir(p) {
+		adopted = append(adopted, p)
+	}
+	slices.Reverse(adopted)
+	for _, p := range adopted {
+		if err := b.record.add(recordEntry{Adopted: p}); err != nil {
+			return fmt.Errorf("record %s: %w", p, err)
+		}
+		b.Created = append(b.Created, p)
 	}
 	slices.Reverse(missing)
 	for i, p := range missing {
@@ -211,7 +262,9 @@ func (b *Bound) mountPoint(target string, dir bool) error {
 }
 
 // Unbind undoes Bind: unmounts in reverse order, then removes the mount
-// points it created (only if still empty).
+// points it created or adopted (only if still empty), but those another
+// live run's record lists: the last run out removes them. With a record,
+// it does so under the state lock and removes the record last.
 func Unbind(b *Bound) []error {
 	var errs []error
 	for i := len(b.Mounted) - 1; i >= 0; i-- {
@@ -219,7 +272,22 @@ func Unbind(b *Bound) []error {
 			errs = append(errs, fmt.Errorf("unmount %s: %w", b.Mounted[i], err))
 		}
 	}
+	var inUse map[string]bool
+	if b.record != nil {
+		unlock, err := lockState(b.record.dir())
+		if err == nil {
+			defer unlock()
+			inUse, err = b.record.othersListed(true)
+		}
+		if err != nil {
+			// Left to CleanStale, once this run is gone.
+			return append(errs, fmt.Errorf("mount points %s left: %w", strings.Join(b.Created, ", "), err))
+		}
+	}
 	for i := len(b.Created) - 1; i >= 0; i-- {
+		if inUse[b.Created[i]] {
+			continue
+		}
 		if err := os.Remove(b.Created[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove mount point %s: %w", b.Created[i], err))
 		}

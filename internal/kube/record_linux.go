@@ -23,21 +23,46 @@ import (
 // Unbind removes the paths and the record at the end. A run killed with
 // SIGKILL cannot: its lock goes with it, and the next run as root finds the
 // record unlocked and removes what it lists (CleanStale).
+//
+// Runs at the same time share mount points. Removing a directory that is a
+// mount point in another mount namespace is allowed (Linux 3.18, "vfs:
+// Lazily remove mounts on unlinked files and directories") and detaches
+// that mount there: a run that removed a directory another run has bound a
+// volume on would take the volume from under the other's containers. So a
+// run that needs a mount point another run's record lists records it as
+// adopted, and a created or adopted path is removed only by the last run
+// whose record lists it. The state directory's lock (lockState) orders
+// creating, adopting and removing between runs.
 
 // DefaultStateDir holds the records. It is on disk, not in /run: the mount
 // points it lists outlive a reboot.
 const DefaultStateDir = "/var/lib/podvisor/kube-play"
 
-// Record is one run's list of what it created, held under an exclusive
-// flock for as long as the run lives.
+// Record is one run's list of what it created or adopted, held under an
+// exclusive flock for as long as the run lives.
 type Record struct {
 	f *os.File
 }
 
-// recordEntry is one line: a mount point, or the run's temporary directory.
+// stateLockName is the state directory's lock file, never removed (a
+// removed lock file would let two runs lock two different files).
+const stateLockName = "lock"
+
+// recordEntry is one line: a mount point the run created, one it adopted
+// (another run's record listed it when this run needed it), or the run's
+// temporary directory.
 type recordEntry struct {
 	Created string `json:"created,omitempty"`
+	Adopted string `json:"adopted,omitempty"`
 	Tmp     string `json:"tmp,omitempty"`
+}
+
+// mountPoint is the path a created or adopted entry names, or "".
+func (e recordEntry) mountPoint() string {
+	if e.Created != "" {
+		return e.Created
+	}
+	return e.Adopted
 }
 
 // OpenRecord creates this run's record in dir (mode 0700, created if
@@ -49,12 +74,22 @@ func OpenRecord(dir string) (*Record, error) {
 	if err := privateDir(dir); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "run-"+strconv.Itoa(os.Getpid())+".jsonl"), os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND|unix.O_NOFOLLOW, 0o600)
+	// Under the state lock: other runs try the records' locks under it to
+	// tell live runs from dead ones, and must not make ours fail.
+	unlock, err := lockState(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// A new file (O_EXCL, never a symlink), not one named after the pid
+	// alone: runs as PID 1 of their own PID namespaces share a pid.
+	f, err := os.CreateTemp(dir, "run-"+strconv.Itoa(os.Getpid())+"-*.jsonl")
 	if err != nil {
 		return nil, err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
 	return &Record{f: f}, nil
@@ -74,11 +109,140 @@ func privateDir(dir string) error {
 	return nil
 }
 
+// lockState waits for the state directory's lock and returns its release.
+// It is held while a run creates or adopts mount points (Bind), removes
+// them (Unbind, CleanStale), and adds or removes a record, so that no run
+// reads the records in the middle of another's change.
+func lockState(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, stateLockName), os.O_RDONLY|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// dir is the state directory the record is in.
+func (r *Record) dir() string { return filepath.Dir(r.f.Name()) }
+
+// runRecord is a record as another run reads it.
+type runRecord struct {
+	path   string
+	dead   *os.File // for a dead run's record: open, its lock held
+	mounts []string // created or adopted, in order
+	tmps   []string
+}
+
+func (rr *runRecord) close() {
+	if rr.dead != nil {
+		rr.dead.Close()
+	}
+}
+
+// readRecords reads every record in dir but the one named own. A record
+// whose lock it gets is a dead run's and is returned with the lock held,
+// for the caller to clean; the caller closes each. The caller holds the
+// state lock.
+func readRecords(dir, own string) ([]*runRecord, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var rrs []*runRecord
+	for _, e := range ents {
+		name := e.Name()
+		if name == own || !strings.HasPrefix(name, "run-") || !strings.HasSuffix(name, ".jsonl") || !e.Type().IsRegular() {
+			continue
+		}
+		rr, err := readRecord(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since ReadDir (by a run without the state lock)
+		}
+		if err != nil {
+			for _, rr := range rrs {
+				rr.close()
+			}
+			return nil, err
+		}
+		rrs = append(rrs, rr)
+	}
+	return rrs, nil
+}
+
+func readRecord(path string) (*runRecord, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	rr := &runRecord{path: path}
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		rr.dead = f
+	} else {
+		defer f.Close() // a live run holds it
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e recordEntry
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue // a line cut short by a kill, or still being written
+		}
+		if p := e.mountPoint(); p != "" {
+			rr.mounts = append(rr.mounts, p)
+		}
+		if e.Tmp != "" {
+			rr.tmps = append(rr.tmps, e.Tmp)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		rr.close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return rr, nil
+}
+
+// listedBy returns the mount points the records list; with live, only
+// those of live runs.
+func listedBy(rrs []*runRecord, live bool) map[string]bool {
+	m := map[string]bool{}
+	for _, rr := range rrs {
+		if live && rr.dead != nil {
+			continue
+		}
+		for _, p := range rr.mounts {
+			m[p] = true
+		}
+	}
+	return m
+}
+
+// othersListed returns what the records in r's directory other than r
+// list (with live, only live runs' records). The caller holds the state
+// lock.
+func (r *Record) othersListed(live bool) (map[string]bool, error) {
+	rrs, err := readRecords(r.dir(), filepath.Base(r.f.Name()))
+	if err != nil {
+		return nil, err
+	}
+	for _, rr := range rrs {
+		rr.close()
+	}
+	return listedBy(rrs, live), nil
+}
+
 func (r *Record) add(e recordEntry) error {
 	if r == nil {
 		return nil
 	}
-	b, _ := json.Marshal(e) // two strings cannot fail
+	b, _ := json.Marshal(e) // strings cannot fail
 	if _, err := r.f.Write(append(b, '\n')); err != nil {
 		return err
 	}
@@ -100,10 +264,11 @@ func (r *Record) Close() error {
 
 // CleanStale removes what the runs that died without cleaning up created:
 // for each record in dir nobody holds locked, its mount points (in reverse
-// order, a directory only if empty, a file only if empty) and its temporary
-// directory, then the record. It returns the paths removed.
+// order, a directory only if empty, a file only if empty, and none a live
+// run's record lists: that run uses it) and its temporary directory, then
+// the record. It returns the paths removed.
 func CleanStale(dir string) ([]string, []error) {
-	ents, err := os.ReadDir(dir)
+	_, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -113,47 +278,38 @@ func CleanStale(dir string) ([]string, []error) {
 	if err != nil {
 		return nil, []error{err}
 	}
+	unlock, err := lockState(dir)
+	if err != nil {
+		return nil, []error{err}
+	}
+	defer unlock()
+	rrs, err := readRecords(dir, "")
+	if err != nil {
+		return nil, []error{err}
+	}
+	live := listedBy(rrs, true)
 	var removed []string
 	var errs []error
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasPrefix(name, "run-") || !strings.HasSuffix(name, ".jsonl") || !e.Type().IsRegular() {
-			continue
+	for _, rr := range rrs {
+		if rr.dead != nil {
+			r, errs1 := cleanRecord(rr, live)
+			removed = append(removed, r...)
+			errs = append(errs, errs1...)
 		}
-		r, errs1 := cleanRecord(filepath.Join(dir, name))
-		removed = append(removed, r...)
-		errs = append(errs, errs1...)
+		rr.close()
 	}
 	return removed, errs
 }
 
-func cleanRecord(path string) ([]string, []error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, []error{err}
-	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return nil, nil // a live run holds it
-	}
-	var created, tmps []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e recordEntry
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue // a line cut short by the kill
-		}
-		if e.Created != "" {
-			created = append(created, e.Created)
-		}
-		if e.Tmp != "" {
-			tmps = append(tmps, e.Tmp)
-		}
-	}
+// cleanRecord removes what a dead run's record lists but what live runs'
+// records list (live), then the record.
+func cleanRecord(rr *runRecord, live map[string]bool) ([]string, []error) {
 	var removed []string
 	var errs []error
-	slices.Reverse(created)
-	for _, p := range created {
+	for _, p := range slices.Backward(rr.mounts) {
+		if live[p] {
+			continue
+		}
 		ok, err := removeEmpty(p)
 		if err != nil {
 			errs = append(errs, err)
@@ -162,7 +318,7 @@ func cleanRecord(path string) ([]string, []error) {
 			removed = append(removed, p)
 		}
 	}
-	for _, p := range tmps {
+	for _, p := range rr.tmps {
 		// Only a run directory of kube play's, named as tempBase makes them.
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p || !strings.HasPrefix(filepath.Base(p), "podvisor-kube-") {
 			continue
@@ -174,7 +330,7 @@ func cleanRecord(path string) ([]string, []error) {
 		}
 	}
 	if len(errs) == 0 {
-		if err := os.Remove(path); err != nil {
+		if err := os.Remove(rr.path); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // CleanStale removes what an unlocked record lists, only where nothing has
@@ -64,7 +67,157 @@ func TestCleanStale(t *testing.T) {
 	if errs := Unbind(b); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	if ents, _ := os.ReadDir(state); len(ents) != 0 {
-		t.Errorf("state left: %v", ents)
+	stateLeft(t, state)
+}
+
+// stateLeft fails t if state holds anything but its lock file.
+func stateLeft(t *testing.T, state string) {
+	t.Helper()
+	ents, _ := os.ReadDir(state)
+	for _, e := range ents {
+		if e.Name() != "lock" {
+			t.Errorf("state left: %s", e.Name())
+		}
+	}
+}
+
+// otherRun opens a record as another live run's, held locked (OpenRecord
+// names the record after the pid: one process gets one).
+func otherRun(t *testing.T, state, name string) *Record {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(state, name), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	return &Record{f: f}
+}
+
+// exist fails t unless every path exists (want) or none does (!want).
+func exist(t *testing.T, want bool, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := os.Lstat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v (%v)", p, err == nil, want, err)
+		}
+	}
+}
+
+// A mount point one run created and another then found is the second's
+// too: the first leaves it when it ends, the last run out removes it, and
+// a directory that was there before any run stays.
+func TestSharedMountPoints(t *testing.T) {
+	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	p := func(s string) string { return filepath.Join(root, s) }
+	if err := os.Mkdir(p("host"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := OpenRecord(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := &Bound{record: rec}
+	second := &Bound{record: otherRun(t, state, "run-2.jsonl")}
+	for _, m := range []struct {
+		b      *Bound
+		target string
+	}{{first, "x/y/mnt"}, {first, "host/mnt"}, {second, "x/y/mnt"}, {second, "x/z"}, {second, "host/mnt"}} {
+		if err := m.b.mountPoint(p(m.target), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{p("x"), p("x/y"), p("x/y/mnt"), p("x/z"), p("host/mnt")}; !slices.Equal(second.Created, want) {
+		t.Errorf("the second run owns %q, want %q", second.Created, want)
+	}
+	if errs := Unbind(first); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	exist(t, true, p("x/y/mnt"), p("x/z"), p("host/mnt"))
+	if errs := Unbind(second); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	exist(t, false, p("x"), p("host/mnt"))
+	exist(t, true, p("host"))
+	stateLeft(t, state)
+}
+
+// A dead run's mount points that a live run adopted stay until the live
+// run ends; what a dead run adopted and no live run lists goes; and a run
+// adopts what a dead run's record lists, since the record is cleaned later.
+func TestCleanStaleSparesLiveRuns(t *testing.T) {
+	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	p := func(s string) string { return filepath.Join(root, s) }
+	for _, d := range []string{"d/mnt", "e", "f/mnt"} {
+		if err := os.MkdirAll(p(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := OpenRecord(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Dead runs' records: no lock held.
+	for name, es := range map[string][]recordEntry{
+		"run-1.jsonl": {{Created: p("d")}, {Created: p("d/mnt")}, {Created: p("f")}, {Created: p("f/mnt")}},
+		"run-2.jsonl": {{Adopted: p("e")}},
+	} {
+		dead := &Record{}
+		if dead.f, err = os.OpenFile(filepath.Join(state, name), os.O_WRONLY|os.O_CREATE, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			dead.add(e)
+		}
+		dead.f.Close()
+	}
+	other := &Bound{record: otherRun(t, state, "run-3.jsonl")}
+	live := &Bound{record: rec}
+	for b, target := range map[*Bound]string{other: "d/mnt", live: "f/mnt"} {
+		if err := b.mountPoint(p(target), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, errs := CleanStale(state)
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if want := []string{p("e")}; !slices.Equal(removed, want) {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	exist(t, true, p("d/mnt"), p("f/mnt"))
+	exist(t, false, filepath.Join(state, "run-1.jsonl"), filepath.Join(state, "run-2.jsonl"))
+	for _, b := range []*Bound{other, live} {
+		if errs := Unbind(b); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+	}
+	exist(t, false, p("d"), p("f"))
+	stateLeft(t, state)
+}
+
+// Runs as PID 1 of their own PID namespaces share one pid and may share
+// the state directory: a run's record must not take, or empty, another's.
+func TestRecordNamesDoNotCollide(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := otherRun(t, state, "run-"+strconv.Itoa(os.Getpid())+".jsonl")
+	if err := other.add(recordEntry{Created: "/nonexistent/mnt"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := OpenRecord(state)
+	if err != nil {
+		t.Fatalf("a second run with the same pid: %v", err)
+	}
+	defer rec.Close()
+	if rec.f.Name() == other.f.Name() {
+		t.Fatalf("both runs record in %s", rec.f.Name())
+	}
+	if listed, err := rec.othersListed(true); err != nil || !listed["/nonexistent/mnt"] {
+		t.Errorf("the other run's record as read by the second: %v %v", listed, err)
 	}
 }
