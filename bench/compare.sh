@@ -88,7 +88,7 @@ reap_marked() {
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 date0=$(date -u '+%Y-%m-%d %H:%M UTC')
-t0=$(date +%s)
+run_t0=$(date +%s)  # not t0: effect.sh's functions set that one
 for r in $(seq 1 "$rounds"); do
   echo "round $r/$rounds: effect rows" >&2
   s=$(pv_hop started); rec started podvisor "$s"
@@ -111,7 +111,7 @@ N=1000 SUPS="podvisor tini" SCENARIOS=lifecycle IDLE_ROUNDS=0 RAW=$etmp/peers100
 [ -f "$etmp/peers1000.raw" ] && awk '{print $1 "_1000", $2, $3}' "$etmp/peers1000.raw" >> "$raw"
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
-echo "Run $date0 on $(nproc) CPUs, Linux $(uname -r); load average $load0 at start, $load1 at end; $(($(date +%s) - t0)) s."
+echo "Run $date0 on $(nproc) CPUs, Linux $(uname -r); load average $load0 at start, $load1 at end; $(($(date +%s) - run_t0)) s."
 echo "Command: \`bench/compare.sh $rounds\`. podvisor $(git describe --always --dirty 2>/dev/null || echo dev)."
 echo
 read -r idle_a idle_b _ <<< "${IDLE_N:-200 1000} 1000"
