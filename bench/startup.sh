@@ -94,36 +94,39 @@ st_peer_start() {
   st_span "$f" "launch start" "c exec"
 }
 
+# st_settle N PGREP_ARGS...: waits (up to 30 s) until pgrep counts N
+# processes, then 2 s more, so start-up's garbage and threads have settled.
+st_settle() {
+  local n=$1 i c
+  shift
+  for i in $(seq 600); do
+    c=$(pgrep -c "$@") || true
+    [ "${c:-0}" -ge "$n" ] && break
+    sleep 0.05
+  done
+  sleep 2
+}
+
 # st_idle N: "rss_kib anon_kib threads" of podvisor with N sleeping
 # services and everything on, 2 s after the last child started.
 st_idle() {
-  local n=$1 y=$st_tmp/idle.$1.yaml pid i c
+  local n=$1 y=$st_tmp/idle.$1.yaml pid i
   { echo 'listen: "127.0.0.1:0"'
     echo "processes:"
     for i in $(seq 1 "$n"); do echo "  s$i: {command: [sleep, '2$$']}"; done; } > "$y"
   PODVISOR_CONTROL=$st_tmp/ctl.sock "$PV" run -c "$y" > "$st_tmp/idle.log" 2>&1 &
   pid=$!
-  for i in $(seq 600); do
-    c=$(pgrep -c -P "$pid") || true
-    [ "${c:-0}" -ge "$n" ] && break
-    sleep 0.05
-  done
-  sleep 2
+  st_settle "$n" -P "$pid"
   awk '/^VmRSS/ {r=$2} /^RssAnon/ {a=$2} /^Threads/ {t=$2} END {print r, a, t}' "/proc/$pid/status"
   kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
 }
 
 # st_idle_tini N: RSS of tini itself (KiB) over many.sh's N sleeps.
 st_idle_tini() {
-  local n=$1 pid i c
+  local n=$1 pid
   tini -s -g -- "$st_root/bench/peers/many.sh" "$n" sleep "3$$" > /dev/null 2>&1 &
   pid=$!
-  for i in $(seq 600); do
-    c=$(pgrep -c -f "^sleep 3$$\$") || true
-    [ "${c:-0}" -ge "$n" ] && break
-    sleep 0.05
-  done
-  sleep 2
+  st_settle "$n" -f "^sleep 3$$\$"
   awk '/^VmRSS/ {print $2}' "/proc/$pid/status"
   kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
 }
