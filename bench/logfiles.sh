@@ -16,6 +16,8 @@
 #          the simplest reader cost, whatever the reader does with the lines
 #   text   podvisor's stdout as text, section 12's row; with OLD=path also
 #          that build, for the default path before and after
+#   rw, splice  with SPLICE=1: bench/logfiles/pipecopy.c copying the pipe
+#          into the file with read/write, and with splice(2)
 # Rounds alternate the rows, so load from elsewhere hits them alike. An
 # mtime is the kernel's coarse clock: each end is up to a tick early (4 ms
 # at HZ=250), which noise of that size in every row shows.
@@ -23,7 +25,7 @@
 # time to a file: NUMLINES_START), the *_c keys: podvisor's start-up (some
 # 10 ms before the child runs, none of it the log pipeline's) left out of
 # both sides; the floor's *_c is its run without the exec.
-# Usage: [PV=podvisor] [OLD=podvisor] [LINES=1000000] [MAXSIZE=10MiB] bench/logfiles.sh [ROUNDS]
+# Usage: [PV=podvisor] [OLD=podvisor] [SPLICE=1] [LINES=1000000] [MAXSIZE=10MiB] bench/logfiles.sh [ROUNDS]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
@@ -36,6 +38,7 @@ if [ -z "${PV:-}" ]; then
   PV=$t/podvisor
 fi
 cc -O2 -o "$t/numlines" "$here/logfiles/numlines.c"
+cc -O2 -o "$t/pipecopy" "$here/logfiles/pipecopy.c"
 
 now_ns() { date +%s%N; }
 mtime_ns() { stat -c %.9Y "$1" | tr -d .; }
@@ -86,6 +89,8 @@ run_row() { # row round -> "ms ms_from_child_start"
     t0=$(now_ns); NUMLINES_START=$t/start "$t/numlines" "$lines" json > "$t/direct.out"; end=$(mtime_ns "$t/direct.out") ;;
   cat)
     t0=$(now_ns); NUMLINES_START=$t/start "$t/numlines" "$lines" | cat > "$t/direct.out"; end=$(mtime_ns "$t/direct.out") ;;
+  rw | splice)
+    t0=$(now_ns); NUMLINES_START=$t/start "$t/pipecopy" "$row" "$t/direct.out" "$t/numlines" "$lines"; end=$(mtime_ns "$t/direct.out") ;;
   file)
     rm -rf "$t/logs"
     t0=$(now_ns); "$PV" run -c "$t/file.yaml" > "$t/pv.out"; end=$(mtime_ns "$t/logs/gen.log")
@@ -104,6 +109,7 @@ run_row() { # row round -> "ms ms_from_child_start"
 
 rows="floor jfloor cat file json text"
 [ -n "${OLD:-}" ] && rows="$rows old"
+[ -n "${SPLICE:-}" ] && rows="$rows rw splice"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
   line="round $r"
