@@ -9,10 +9,23 @@
 #          ending with the last one
 #   json   podvisor's stdout (a file) with --log-format json; every line of
 #          the job is there (its mtime also covers podvisor's last messages)
+#   jfloor the generator writing those JSON lines itself (numlines N json:
+#          195 bytes a line against 100), the floor of any writer of them;
+#          json_j is json against it
+#   cat    the generator piped through cat into the file: what one pipe and
+#          the simplest reader cost, whatever the reader does with the lines
 #   text   podvisor's stdout as text, section 12's row; with OLD=path also
 #          that build, for the default path before and after
-# Rounds alternate the rows, so load from elsewhere hits them alike.
-# Usage: [PV=podvisor] [OLD=podvisor] [LINES=1000000] [MAXSIZE=10MiB] bench/logfiles.sh [ROUNDS]
+#   rw, splice  with SPLICE=1: bench/logfiles/pipecopy.c copying the pipe
+#          into the file with read/write, and with splice(2)
+# Rounds alternate the rows, so load from elsewhere hits them alike. An
+# mtime is the kernel's coarse clock: each end is up to a tick early (4 ms
+# at HZ=250), which noise of that size in every row shows.
+# Each row is also timed from the generator's own start (it writes the
+# time to a file: NUMLINES_START), the *_c keys: podvisor's start-up (some
+# 10 ms before the child runs, none of it the log pipeline's) left out of
+# both sides; the floor's *_c is its run without the exec.
+# Usage: [PV=podvisor] [OLD=podvisor] [SPLICE=1] [LINES=1000000] [MAXSIZE=10MiB] bench/logfiles.sh [ROUNDS]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
@@ -25,6 +38,7 @@ if [ -z "${PV:-}" ]; then
   PV=$t/podvisor
 fi
 cc -O2 -o "$t/numlines" "$here/logfiles/numlines.c"
+cc -O2 -o "$t/pipecopy" "$here/logfiles/pipecopy.c"
 
 now_ns() { date +%s%N; }
 mtime_ns() { stat -c %.9Y "$1" | tr -d .; }
@@ -37,6 +51,7 @@ processes:
   gen:
     type: job
     command: ["$t/numlines", "$lines"]
+    env: {NUMLINES_START: "$t/start"}
     log: {stdout: file, file: "$t/logs/gen.log", max_size: ${MAXSIZE:-10MiB}, max_files: 5}
 YAML
 cat > "$t/stdout.yaml" <<YAML
@@ -46,6 +61,7 @@ processes:
   gen:
     type: job
     command: ["$t/numlines", "$lines"]
+    env: {NUMLINES_START: "$t/start"}
 YAML
 last=$(printf '%099d' $((lines - 1)))
 
@@ -63,11 +79,18 @@ check_files() {
   fi
 }
 
-run_row() { # row round -> ms
+run_row() { # row round -> "ms ms_from_child_start"
   local row=$1 round=$2 t0 end
+  rm -f "$t/start"
   case $row in
   floor)
-    t0=$(now_ns); "$t/numlines" "$lines" > "$t/direct.out"; end=$(mtime_ns "$t/direct.out") ;;
+    t0=$(now_ns); NUMLINES_START=$t/start "$t/numlines" "$lines" > "$t/direct.out"; end=$(mtime_ns "$t/direct.out") ;;
+  jfloor)
+    t0=$(now_ns); NUMLINES_START=$t/start "$t/numlines" "$lines" json > "$t/direct.out"; end=$(mtime_ns "$t/direct.out") ;;
+  cat)
+    t0=$(now_ns); NUMLINES_START=$t/start "$t/numlines" "$lines" | cat > "$t/direct.out"; end=$(mtime_ns "$t/direct.out") ;;
+  rw | splice)
+    t0=$(now_ns); NUMLINES_START=$t/start "$t/pipecopy" "$row" "$t/direct.out" "$t/numlines" "$lines"; end=$(mtime_ns "$t/direct.out") ;;
   file)
     rm -rf "$t/logs"
     t0=$(now_ns); "$PV" run -c "$t/file.yaml" > "$t/pv.out"; end=$(mtime_ns "$t/logs/gen.log")
@@ -81,22 +104,32 @@ run_row() { # row round -> ms
     [ "$(grep -c '^gen  *| [0-9]\{99\}$' "$t/pv.out")" -eq "$lines" ] || { echo "$row: lines lost" >&2; return 1; } ;;
   esac
   rm -f "$t/pv.out" "$t/direct.out"
-  ms "$t0" "$end"
+  echo "$(ms "$t0" "$end") $(ms "$(cat "$t/start")" "$end")"
 }
 
-rows="floor file json text"
+rows="floor jfloor cat file json text"
 [ -n "${OLD:-}" ] && rows="$rows old"
+[ -n "${SPLICE:-}" ] && rows="$rows rw splice"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
   line="round $r"
-  declare -A v
+  declare -A v c
   for row in $rows; do
-    v[$row]=$(run_row "$row" "$r")
+    read -r v[$row] c[$row] <<< "$(run_row "$row" "$r")"
     line="$line $row=${v[$row]}"
   done
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
   for row in $rows; do
-    [ "$row" = floor ] || line="$line ${row}_x=$(awk -v a="${v[$row]}" -v b="${v[floor]}" 'BEGIN {printf "%.2f", a / b}')"
+    [ "$row" = floor ] || line="$line ${row}_x=$(ratio "${v[$row]}" "${v[floor]}")"
   done
+  line="$line json_j=$(ratio "${v[json]}" "${v[jfloor]}")"
+  for row in $rows; do
+    line="$line ${row}_c=${c[$row]}"
+  done
+  for row in $rows; do
+    [ "$row" = floor ] || line="$line ${row}_cx=$(ratio "${c[$row]}" "${c[floor]}")"
+  done
+  line="$line json_cj=$(ratio "${c[json]}" "${c[jfloor]}")"
   echo "$line"
 done | tee "$t/rounds"
 # Medians of each key over the rounds.

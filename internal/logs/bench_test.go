@@ -2,10 +2,13 @@ package logs
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -125,3 +128,55 @@ func cpuTimes(t *testing.T) (self, children time.Duration) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkFeed measures podvisor's own work per read of a flood of
+// 100-byte lines (a full 256 KiB read, lines straddling reads), without a
+// child or a pipe: split, format and hand on to a writer that discards
+// them ("text", "json"), or write them to a log file that is /dev/null
+// ("file": the bare lines, "file-json", "file-stamps"). Each stream keeps
+// a tail, as podvisor's do.
+//
+//	go test -run '^$' -bench Feed -benchmem ./internal/logs
+func BenchmarkFeed(b *testing.B) {
+	var line [100]byte
+	data := make([]byte, 0, 4<<20)
+	for i := 0; len(data) < cap(data)-len(line); i++ {
+		copy(line[:], fmt.Sprintf("%099d\n", i))
+		data = append(data, line[:]...)
+	}
+	for _, mode := range []string{"text", "json", "file", "file-json", "file-stamps"} {
+		b.Run(mode, func(b *testing.B) {
+			format, _ := strings.CutPrefix(mode, "file-")
+			s := NewSink(io.Discard, Options{Format: format, Width: 8})
+			defer s.Close(context.Background())
+			sp := newSplitter(s.newSource("bench", "stdout", 1), "stdout", NewTail(200, DefaultTailBytes), nil)
+			if strings.HasPrefix(mode, "file") {
+				if format == "file" || format == "stamps" {
+					format = "text"
+				}
+				sp.file = s.File(FileOptions{Path: os.DevNull, MaxSize: 1 << 40, MaxFiles: 2, Format: format, Timestamps: mode == "file-stamps"})
+			}
+			buf := make([]byte, MaxLine+busyPipeSize)
+			var stampBuf [40]byte
+			b.SetBytes(busyPipeSize)
+			off := 0
+			for b.Loop() {
+				if off+busyPipeSize > len(data) {
+					off = 0
+				}
+				n := copy(buf[MaxLine:], data[off:off+busyPipeSize])
+				off += n
+				stamp, at := s.readStamp(stampBuf[:0], true)
+				stamp = sp.stamp(stamp, stampBuf[:0], at)
+				bt := s.getBatch()
+				sp.take(s, bt, buf, MaxLine, n, stamp, at)
+				if sp.file != nil {
+					sp.written(s, bt)
+					s.release(bt)
+				} else {
+					s.queue(bt)
+				}
+			}
+		})
+	}
+}

@@ -29,7 +29,7 @@ type FileOptions struct {
 // the file is renamed (name-TIMESTAMP.ext, an atomic rename) and a new one
 // is opened; beyond MaxFiles-1 rotated files the oldest are removed, and
 // with Compress rotated files are gzipped, both in the background. Writes
-// are whole lines (at most maxFileWrite, or MaxSize, at a time), so a
+// are whole lines (as many as fit before the file must rotate), so a
 // rotated file ends at a line's end.
 //
 // A failed write (disk full, say) is not fatal: the lines it could not
@@ -147,16 +147,21 @@ func (f *File) format(dst, stamp []byte, src *source, line []byte, split bool) [
 	return append(dst, '\n')
 }
 
-// maxFileWrite bounds one write, so that a file rotates near MaxSize even
-// after a big batch; batches are cut at line ends.
-const maxFileWrite = 256 << 10
-
-// write writes b's lines. It never blocks beyond the write itself: on
-// failure the lines are dropped and counted against their processes.
+// writeFile writes b's lines. It never blocks beyond the write itself: on
+// failure the lines are dropped and counted against their processes. A
+// write takes as many whole lines as fit in the file before it rotates
+// (most often all of b: one write per read), so a rotated file ends at a
+// line's end and comes as near max_size as its lines allow. Lines are
+// counted only when a write fails.
 func (s *Sink) writeFile(f *File, b *batch) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	data := b.data
+	if err := f.rot.ensureOpen(); err != nil {
+		s.drop(b, 0, reason(err))
+		f.drops.add(s, f.opts.Path, reason(err), err, b.lines)
+		return
+	}
 	if len(f.owe) > 0 {
 		n, err := f.rot.Write(f.owe)
 		f.owe = f.owe[n:]
@@ -166,19 +171,27 @@ func (s *Sink) writeFile(f *File, b *batch) {
 			return
 		}
 	}
-	written := uint64(0) // lines
-	for len(data) > 0 {
-		chunk := data
-		if limit := int(min(maxFileWrite, f.rot.maxSize)); len(chunk) > limit {
-			i := bytes.LastIndexByte(chunk[:limit], '\n')
+	done := 0 // bytes of data written
+	for done < len(data) {
+		chunk := data[done:]
+		if room := f.rot.room(); int64(len(chunk)) > room {
+			// The lines that fit; if not even one does, the first,
+			// which rotator.Write then puts into a new file.
+			i := -1
+			if room > 0 {
+				i = lastNL(chunk[:room])
+			}
 			if i < 0 {
 				i = bytes.IndexByte(chunk, '\n')
 			}
-			chunk = chunk[:i+1]
+			if i >= 0 {
+				chunk = chunk[:i+1]
+			}
 		}
 		n, err := f.rot.Write(chunk)
+		done += n
 		if err != nil {
-			written += uint64(bytes.Count(chunk[:n], nl))
+			written := uint64(bytes.Count(data[:done], nl))
 			if n > 0 && chunk[n-1] != '\n' { // a line cut: finish it later
 				end := n + bytes.IndexByte(chunk[n:], '\n') + 1
 				f.owe = append(f.owe[:0], chunk[n:end]...)
@@ -188,8 +201,6 @@ func (s *Sink) writeFile(f *File, b *batch) {
 			f.drops.add(s, f.opts.Path, reason(err), err, b.lines-written)
 			return
 		}
-		written += uint64(bytes.Count(chunk, nl))
-		data = data[len(chunk):]
 	}
 	f.drops.end(s, f.opts.Path)
 }

@@ -86,8 +86,11 @@ func readLog(t *testing.T, name string) []byte {
 }
 
 // A flood into a small rotating file: many rotations (several in one
-// millisecond), every file within max_size and ending at a line's end, and
-// across the files every line of both streams, merged, in order.
+// millisecond), every file within max_size, filled up to it, and ending at
+// a line's end, and across the files every line of both streams, merged, in
+// order. The file holds bare lines, so a read's lines go in as they came,
+// from the read buffer (writeRaw), cut for a rotation at the line that does
+// not fit.
 func TestFileRotationLosesNothing(t *testing.T) {
 	const n, size, maxSize = 40_000, 100, 64 << 10
 	r := newReaper(t)
@@ -110,10 +113,15 @@ func TestFileRotationLosesNothing(t *testing.T) {
 	}
 	next := map[byte]int{}
 	var want []byte
-	for _, name := range files {
+	for i, name := range files {
 		data := readLog(t, name)
 		if len(data) > maxSize {
 			t.Errorf("%s: %d bytes, over max_size %d", name, len(data), maxSize)
+		}
+		// A file is rotated when the next line does not fit: it holds
+		// as many whole lines as max_size allows.
+		if i < len(files)-1 && len(data) <= maxSize-(size+1) {
+			t.Errorf("%s: rotated at %d bytes, a line (%d) before max_size %d", name, len(data), size+1, maxSize)
 		}
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			t.Fatalf("%s does not end at a line's end", name)
@@ -402,5 +410,36 @@ func TestRetainFiles(t *testing.T) {
 	}
 	if got := s.File(FileOptions{Path: filepath.Join(dir, "b.log"), MaxSize: 1 << 20, MaxFiles: 2}); got == b {
 		t.Error("a dropped file was kept in the registry")
+	}
+}
+
+// Timestamps in a text file, through the pump: each line is the read's
+// time, a space and the line, every line in order.
+func TestFileTimestamps(t *testing.T) {
+	const n, size = 20_000, 100
+	r := newReaper(t)
+	path := filepath.Join(t.TempDir(), "app.log")
+	s := NewSink(io.Discard, Options{Now: fixedNow})
+	f := s.File(FileOptions{Path: path, MaxSize: 100 << 20, MaxFiles: 2, Format: "text", Timestamps: true})
+	c := attachStreams(t, r, s, "app", testproc.Argv("lines", strconv.Itoa(n), strconv.Itoa(size), "o"), Stream{File: f}, Stream{Off: true})
+	if ex := c.wait(t, 60*time.Second); ex.Code() != 0 {
+		t.Fatalf("exit %d", ex.Code())
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	data := readLog(t, path)
+	stamp := fixedNow().Format(timeFormat) + " "
+	var want []byte
+	i := 0
+	for line := range bytes.Lines(data) {
+		want = append(testproc.Line(append(want[:0], stamp...), 'o', i, size), '\n')
+		if !bytes.Equal(line, want) {
+			t.Fatalf("line %d: %q, want %q", i, line, want)
+		}
+		i++
+	}
+	if i != n {
+		t.Fatalf("%d lines, want %d", i, n)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing/iotest"
 	"time"
 	"unicode/utf8"
+
+	"github.com/podvisor/podvisor/internal/testproc"
 )
 
 var fixedNow = func() time.Time { return time.Date(2025, 3, 4, 5, 6, 7, 890_000_000, time.UTC) }
@@ -206,5 +208,47 @@ func splitCase(t *testing.T, r io.Reader, in []byte, pieces []int, splits uint64
 	}
 	if want := string(bytes.TrimSuffix(in, []byte("\n"))) + "\n"; string(rebuilt) != want {
 		t.Errorf("joining the pieces does not give the input back")
+	}
+}
+
+// A long line dribbled out a byte at a time (a progress bar without
+// newlines, say) costs a copy of each byte, not of the whole unfinished
+// line at every read: 1 MB in reads of one byte, through take (the pump's
+// path) and feed (a reader goroutine's), takes well under a second where
+// copying the line each time would take many.
+func TestDribbledLineIsLinear(t *testing.T) {
+	const size = 1 << 20
+	for _, how := range []string{"take", "feed"} {
+		t.Run(how, func(t *testing.T) {
+			var out bytes.Buffer
+			s := NewSink(&out, Options{Width: 1})
+			sp := newSplitter(s.newSource("p", "stdout", 0), "stdout", NewTail(10, DefaultTailBytes), nil)
+			b := s.getBatch()
+			buf := make([]byte, MaxLine+1)
+			start := time.Now()
+			for i := range size + 1 {
+				c := byte('x')
+				if i == size {
+					c = '\n'
+				}
+				if how == "take" {
+					buf[MaxLine] = c
+					sp.take(s, b, buf, MaxLine, 1, nil, time.Time{})
+				} else {
+					sp.feed(s, b, []byte{c}, nil, time.Time{})
+				}
+			}
+			if d := time.Since(start); d > 5*time.Second*testproc.Slowdown() {
+				t.Errorf("%d one-byte reads took %v", size+1, d)
+			}
+			if want := uint64(size / MaxLine); b.lines != want || len(b.data) != size+int(want)*len("p | \n") {
+				t.Errorf("%d lines, %d bytes; want %d pieces of the line", b.lines, len(b.data), want)
+			}
+			if lines, next := sp.tail.Last(-1); next != size/MaxLine+1 || len(lines) != 1 || len(lines[0].Line) != MaxLine {
+				t.Errorf("tail: %d lines, next %d; want the last piece, next %d", len(lines), next, size/MaxLine+1)
+			}
+			s.release(b)
+			_ = s.Close(context.Background())
+		})
 	}
 }

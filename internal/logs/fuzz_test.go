@@ -5,8 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
 // chunkReader returns its data in reads of pseudo-random sizes (1..max),
@@ -143,6 +148,210 @@ func FuzzSplit(f *testing.F) {
 			}
 			if counts["a"] != len(pa) || counts["b"] != len(pb) || len(counts) > 2 {
 				t.Fatalf("JSON lines per process %v, want a:%d b:%d", counts, len(pa), len(pb))
+			}
+		}
+	})
+}
+
+// FuzzJSONLine checks the one-pass JSON escaper of the common path against
+// appendJSONString and encoding/json: for any bytes up to a newline it
+// appends what appendJSONString does, finds that newline whatever follows
+// it, and the result decodes to what encoding/json makes of the bytes.
+func FuzzJSONLine(f *testing.F) {
+	f.Add([]byte("plain text of some length, more than sixteen bytes"), []byte("next"))
+	f.Add([]byte("a\"b\\c\x00\x1f\x7f é\xff\u2028<&>\t\r"), []byte(""))
+	f.Add([]byte("12345678"), []byte("\n\n"))
+	f.Fuzz(func(t *testing.T, s, after []byte) {
+		if i := bytes.IndexByte(s, '\n'); i >= 0 {
+			s = s[:i]
+		}
+		want := appendJSONString([]byte("x"), s)
+		in := append(append(append([]byte{}, s...), '\n'), after...)
+		got, i := appendJSONLine([]byte("x"), in)
+		if i != len(s) || !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONLine(%q) = %q, %d; want %q, %d", in, got, i, want, len(s))
+		}
+		var dec string
+		if err := json.Unmarshal(append(append([]byte(`"`), want[1:]...), '"'), &dec); err != nil {
+			t.Fatalf("%q escapes to %q: %v", s, want[1:], err)
+		}
+		var ref string
+		b, _ := json.Marshal(string(s))
+		_ = json.Unmarshal(b, &ref)
+		if dec != ref {
+			t.Fatalf("%q decodes to %q, encoding/json to %q", s, dec, ref)
+		}
+		// The block scans, the platform's and the Go one, against a
+		// byte loop: each stops at the first byte that needs a look, or
+		// short of the end by less than its block.
+		firstSpecial := func(b []byte) int {
+			i := 0
+			for i < len(b) && b[i] < utf8.RuneSelf && jsonPlain[b[i]] {
+				i++
+			}
+			return i
+		}
+		for off := range min(len(in), 17) {
+			b, want := in[off:], firstSpecial(in[off:])
+			if got := plainPrefix(b); got != want {
+				t.Fatalf("plainPrefix(%q) = %d, want %d", b, got, want)
+			}
+			for _, scan := range []struct {
+				name  string
+				f     func([]byte) int
+				block int
+			}{{"plainBlocks", plainBlocks, 16}, {"plainWords", plainWords, 8}} {
+				if got := scan.f(b); got > want || got < want && len(b)-got >= scan.block {
+					t.Fatalf("%s(%q) = %d, first byte to look at %d", scan.name, b, got, want)
+				}
+			}
+		}
+	})
+}
+
+// piece is one delivered line: a line's text or a MaxLine piece of it.
+type piece struct {
+	text  []byte
+	split bool // not the last piece of its line
+}
+
+// wantSplitPieces is wantPieces with each piece's split mark.
+func wantSplitPieces(in []byte) []piece {
+	var out []piece
+	cut := func(line []byte) {
+		for len(line) > MaxLine {
+			out = append(out, piece{line[:MaxLine], true})
+			line = line[MaxLine:]
+		}
+		out = append(out, piece{line, false})
+	}
+	for {
+		i := bytes.IndexByte(in, '\n')
+		if i < 0 {
+			break
+		}
+		cut(in[:i])
+		in = in[i+1:]
+	}
+	if len(in) > 0 {
+		cut(in)
+	}
+	return out
+}
+
+// FuzzSplitter drives one stream's splitter as the pump does (reads of
+// random sizes after MaxLine of room, the unfinished line put in front),
+// in every destination: text and JSON for podvisor's stdout, a log file of
+// bare lines (written from the read buffer), with timestamps, in JSON, and
+// off; the file is small, so that it rotates often. Each destination must
+// hold every piece (wantSplitPieces) in order, framed as its format says,
+// every rotated file whole lines; and the tail must be what adding the
+// pieces one by one gives.
+func FuzzSplitter(f *testing.F) {
+	f.Add([]byte("hello\nworld\n"), uint32(0), uint32(0), uint32(7), uint16(3), uint16(200))
+	f.Add([]byte("no newline"), uint32(MaxLine), uint32(3), uint32(1), uint16(200), uint16(5))
+	f.Add([]byte("a\nb\n\n\nc"), uint32(MaxLine-1), uint32(1), uint32(99), uint16(0), uint16(64))
+	f.Add([]byte("\xff\xfe\x00\x1b[31m\r\n\"q\"\\\n"), uint32(2*MaxLine+1), uint32(0), uint32(5), uint16(65535), uint16(1))
+	f.Fuzz(func(t *testing.T, in []byte, long, pos, seed uint32, maxRead, maxSize uint16) {
+		if n := int(long % (3*MaxLine + 2)); n > 0 {
+			p := 0
+			if len(in) > 0 {
+				p = int(pos % uint32(len(in)+1))
+			}
+			in = append(append(append([]byte{}, in[:p]...), bytes.Repeat([]byte{'y'}, n)...), in[p:]...)
+		}
+		want := wantSplitPieces(in)
+		at := time.Date(2026, 1, 2, 3, 4, 5, 678e6, time.UTC)
+		const stamp = "2026-01-02T03:04:05.678Z"
+		ref := NewTail(20, 300)
+		for _, p := range want {
+			ref.Add("stderr", p.text, at)
+		}
+		refLines, refNext := ref.Last(-1)
+		for _, dest := range []string{"text", "json", "file", "file-stamps", "file-json", "off"} {
+			format, _ := strings.CutPrefix(dest, "file-")
+			s := NewSink(io.Discard, Options{Format: format, Width: 1, Now: func() time.Time { return at }})
+			sp := newSplitter(s.newSource("p", "stderr", 3), "stderr", NewTail(20, 300), nil)
+			path := filepath.Join(t.TempDir(), "p.log")
+			switch dest {
+			case "file", "file-stamps", "file-json":
+				if format != "json" {
+					format = "text"
+				}
+				sp.file = s.File(FileOptions{Path: path, MaxSize: 1 + int64(maxSize), MaxFiles: 1000, Format: format, Timestamps: dest == "file-stamps"})
+			case "off":
+				sp.off = true
+			}
+			var out []byte
+			b := s.getBatch()
+			pass := func() {
+				if sp.file != nil || sp.off {
+					sp.written(s, b)
+					return
+				}
+				out = append(out, b.data...)
+				b.data, b.lines, b.counts = b.data[:0], 0, b.counts[:0]
+			}
+			rng := seed
+			buf := make([]byte, MaxLine+3*MaxLine)
+			var stampBuf [40]byte
+			st, _ := s.readStamp(stampBuf[:0], true) // the same for every read
+			st = sp.stamp(st, stampBuf[:0], at)
+			for rest := in; len(rest) > 0; {
+				rng = rng*1664525 + 1013904223
+				// At most some thousands of reads, however long the input.
+				n := min(len(in)/4096+1+int(rng>>8)%(1+int(maxRead)*50), len(rest), len(buf)-MaxLine)
+				copy(buf[MaxLine:], rest[:n])
+				rest = rest[n:]
+				sp.take(s, b, buf, MaxLine, n, st, at)
+				pass()
+			}
+			sp.finish(s, b, st, at)
+			pass()
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if lines, next := sp.tail.Last(-1); next != refNext || !reflect.DeepEqual(lines, refLines) {
+				t.Fatalf("%s: tail %+v next %d, want %+v next %d", dest, lines, next, refLines, refNext)
+			}
+			if sp.file != nil {
+				out = nil
+				for _, name := range logFiles(t, path) {
+					data, err := os.ReadFile(name)
+					if err != nil && !os.IsNotExist(err) {
+						t.Fatal(err)
+					}
+					if len(data) > 0 && data[len(data)-1] != '\n' {
+						t.Fatalf("%s: %s does not end at a line's end", dest, name)
+					}
+					if len(data) > 1+int(maxSize) && bytes.Count(data, nl) > 1 {
+						t.Fatalf("%s: %s has %d bytes and %d lines, over max_size %d", dest, name, len(data), bytes.Count(data, nl), 1+int(maxSize))
+					}
+					out = append(out, data...)
+				}
+			}
+			var exp []byte
+			for _, p := range want {
+				switch dest {
+				case "text":
+					exp = append(append(append(exp, "p | "...), p.text...), '\n')
+				case "file":
+					exp = append(append(exp, p.text...), '\n')
+				case "file-stamps":
+					exp = append(append(append(exp, stamp+" "...), p.text...), '\n')
+				case "json", "file-json":
+					exp = appendJSON(exp, []byte(stamp), sp.src, p.text, p.split)
+				}
+			}
+			if !bytes.Equal(out, exp) {
+				t.Fatalf("%s: got\n%q\nwant\n%q", dest, out, exp)
+			}
+			if strings.HasSuffix(dest, "json") {
+				for line := range bytes.Lines(out) {
+					if !json.Valid(line) {
+						t.Fatalf("%s: invalid JSON line %q", dest, line)
+					}
+				}
 			}
 		}
 	})

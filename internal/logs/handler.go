@@ -50,7 +50,7 @@ func (o ownWriter) Write(p []byte) (int, error) {
 	b := s.getBatch()
 	b.data = s.format(b.data, stamp, s.own, bytes.TrimSuffix(p, []byte("\n")), false)
 	b.lines = 1
-	b.count(s.own)
+	b.countN(s.own, 1)
 	s.inflight.Add(1)
 	b.seq = s.seq.Add(1)
 	select {

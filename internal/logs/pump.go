@@ -231,7 +231,9 @@ func (p *pump) shutdown() {
 // that hit EOF. Their atEOF runs after the queueing, so a message logged
 // because of it (an exit) comes after their last lines (FAULTS B12).
 func (p *pump) run() {
-	buf := make([]byte, busyPipeSize)
+	// Reads go after MaxLine bytes of room, where a stream's unfinished
+	// line is put before its next bytes (splitter.take).
+	buf := make([]byte, MaxLine+busyPipeSize)
 	var stampBuf, fstampBuf [40]byte
 	fb := new(batch) // a file stream's lines, written after each read
 	events := make([]unix.EpollEvent, pumpEvents)
@@ -298,13 +300,13 @@ func (p *pump) run() {
 				}
 			}
 			if !eof {
-				nr, rerr := unix.Read(st.fd, buf)
+				nr, rerr := unix.Read(st.fd, buf[MaxLine:])
 				switch {
 				case nr > 0:
-					st.feed(p.s, tb, buf[:nr], tstamp, at)
+					st.take(p.s, tb, buf, MaxLine, nr, tstamp, at)
 					// A hang-up is a state, not an edge: no event
 					// will come for the EOF behind this data.
-					if nr == len(buf) || st.hung {
+					if nr == busyPipeSize || st.hung {
 						hot = append(hot, st)
 					}
 					if !st.grown && nr >= readSize {

@@ -2,6 +2,7 @@ package logs
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"os"
 	"slices"
@@ -146,9 +147,10 @@ func (s *Sink) queue(b *batch) {
 }
 
 // splitter turns one stream's bytes into formatted lines. Each read's
-// complete lines are formatted straight from the read buffer into a batch;
-// only an unfinished line is kept between reads, in partial, which never
-// grows beyond MaxLine plus one read.
+// complete lines are formatted straight from the read buffer into a batch
+// (or, for a log file that takes the bare lines, written from it as they
+// are); only an unfinished line is kept between reads, in partial, which
+// never grows beyond MaxLine plus one read.
 type splitter struct {
 	src     *source
 	file    *File // lines go to this file, not the sink
@@ -158,6 +160,8 @@ type splitter struct {
 	tail    *Tail
 	partial []byte
 	kept    [][]byte // lines for the tail not yet added, in the read buffer or partial
+	head    []byte   // what each line of the current read begins with (textHead, jsonHead)
+	raw     batch    // a read's lines written to the file as they are (writeRaw)
 }
 
 // maxKept bounds kept: a read of 256 KiB may hold 128 Ki lines.
@@ -167,36 +171,161 @@ func newSplitter(src *source, stream string, tail *Tail, tap func([]byte)) *spli
 	return &splitter{src: src, stderr: stream == "stderr", tail: tail, tap: tap}
 }
 
-// feed formats chunk's complete lines into b; a trailing unfinished line is
-// kept for the next chunk (and cut into MaxLine pieces once it is longer).
-// The lines go to the tail at the end, all at once (Tail.AddLines).
-func (sp *splitter) feed(s *Sink, b *batch, chunk []byte, stamp []byte, at time.Time) {
-	// Room for the formatted lines, so that append rarely has to copy.
+// feed takes data, the stream's next bytes after the unfinished line. A
+// read without a line end only adds to that line (and cuts it at MaxLine):
+// a line dribbled out a byte at a time costs no more than one written at
+// once. Otherwise the line is finished with data's first line and passed
+// on, and the rest of data from there.
+func (sp *splitter) feed(s *Sink, b *batch, data []byte, stamp []byte, at time.Time) {
+	if len(sp.partial) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			sp.partial = append(sp.partial, data...)
+			sp.cut(s, b, stamp, at)
+			sp.flushTail(at)
+			return
+		}
+		sp.partial = append(sp.partial, data[:i+1]...)
+		sp.lines(s, b, sp.partial, stamp, at)
+		sp.flushTail(at) // kept may point into partial
+		sp.partial = sp.partial[:0]
+		data = data[i+1:]
+	}
+	sp.consume(s, b, data, stamp, at)
+}
+
+// take is feed for n bytes just read into buf[head:], with head bytes of
+// room before them (the pump keeps MaxLine): when they finish the
+// unfinished line, that line, at most MaxLine bytes (see cut), is copied
+// into the room, so that it and every other complete line of the read are
+// in one slice of buf, and go on from there at once (for a file of bare
+// lines, in one write).
+func (sp *splitter) take(s *Sink, b *batch, buf []byte, head, n int, stamp []byte, at time.Time) {
+	data := buf[head : head+n]
+	if p := len(sp.partial); p > 0 {
+		if p > head || bytes.IndexByte(data, '\n') < 0 {
+			sp.feed(s, b, data, stamp, at)
+			return
+		}
+		copy(buf[head-p:head], sp.partial)
+		sp.partial = sp.partial[:0]
+		data = buf[head-p : head+n]
+	}
+	sp.consume(s, b, data, stamp, at)
+}
+
+// consume passes on chunk's complete lines (chunk begins at a line's
+// start: see feed and take); the unfinished line at its end is kept for
+// the next read, and cut into MaxLine pieces once it is longer.
+func (sp *splitter) consume(s *Sink, b *batch, chunk []byte, stamp []byte, at time.Time) {
+	end := lastNL(chunk) + 1
+	if end > 0 {
+		sp.lines(s, b, chunk[:end], stamp, at)
+	}
+	sp.partial = append(sp.partial[:0], chunk[end:]...)
+	sp.cut(s, b, stamp, at)
+	sp.flushTail(at) // before the read buffer is reused
+}
+
+// lines passes on whole, one or more complete lines each ending in '\n'.
+// The common case, no line longer than MaxLine and no tap to call per
+// line, is done per read rather than per line: the whole read is formatted
+// by one loop (appendTextLines, appendJSONLines) or, for a file of bare
+// lines, written as it is (writeRaw); the lines are counted once, for drop
+// accounting and the tail, which looks only at the lines that stay in it
+// (Tail.addRegion). Otherwise each line goes through emitLine.
+func (sp *splitter) lines(s *Sink, b *batch, whole []byte, stamp []byte, at time.Time) {
+	if sp.tap != nil || hasLongLine(whole) {
+		for len(whole) > 0 {
+			i := bytes.IndexByte(whole, '\n')
+			sp.emitLine(s, b, whole[:i], stamp, at)
+			whole = whole[i+1:]
+		}
+		return
+	}
+	n, formatted := 0, !sp.off
 	switch {
 	case sp.off:
-	case sp.file != nil && sp.file.style.Load().json:
-		b.data = slices.Grow(b.data, 2*len(chunk)+256)
+		if sp.tail != nil {
+			n = bytes.Count(whole, nl)
+		}
+	case sp.file != nil:
+		switch json := sp.file.style.Load().json; {
+		case json:
+			sp.head = jsonHead(sp.head[:0], stamp, sp.src)
+			b.data = slices.Grow(b.data, 2*len(whole)+256)
+			b.data, n = appendJSONLines(b.data, sp.head, whole)
+		case stamp != nil:
+			sp.head = append(append(sp.head[:0], stamp...), ' ')
+			b.data = slices.Grow(b.data, 2*len(whole)+256)
+			b.data, n = appendTextLines(b.data, sp.head, whole)
+		default: // the bare lines: the bytes as they came
+			n, formatted = bytes.Count(whole, nl), false
+			sp.writeRaw(s, b, whole, n)
+		}
 	default:
-		b.data = slices.Grow(b.data, s.formattedSize(len(chunk)))
-	}
-	for len(chunk) > 0 {
-		i := bytes.IndexByte(chunk, '\n')
-		if i < 0 {
-			sp.flushTail(at) // kept may point into partial
-			sp.partial = append(sp.partial, chunk...)
-			sp.cut(s, b, stamp, at)
-			break
-		}
-		if len(sp.partial) > 0 {
-			sp.partial = append(sp.partial, chunk[:i]...)
-			sp.emitLine(s, b, sp.partial, stamp, at)
-			sp.partial = sp.partial[:0]
+		b.data = slices.Grow(b.data, s.formattedSize(len(whole)))
+		if s.json.Load() {
+			sp.head = jsonHead(sp.head[:0], stamp, sp.src)
+			b.data, n = appendJSONLines(b.data, sp.head, whole)
 		} else {
-			sp.emitLine(s, b, chunk[:i], stamp, at)
+			sp.head = textHead(sp.head[:0], stamp, sp.src)
+			b.data, n = appendTextLines(b.data, sp.head, whole)
 		}
-		chunk = chunk[i+1:]
 	}
-	sp.flushTail(at) // before the read buffer is reused
+	if formatted {
+		b.lines += uint64(n)
+		b.countN(sp.src, uint64(n))
+	}
+	if sp.tail != nil {
+		sp.flushTail(at)
+		sp.tail.addRegion(sp.stderr, whole, n, at)
+	}
+}
+
+// writeRaw writes whole, n complete lines, to the file as they are, from
+// the read buffer: a file of bare lines (text without timestamps) holds
+// what the child wrote, so a read needs no copy and no formatting. Lines
+// already in b go first.
+func (sp *splitter) writeRaw(s *Sink, b *batch, whole []byte, n int) {
+	if b.lines > 0 {
+		sp.written(s, b)
+	}
+	r := &sp.raw
+	r.data, r.lines = whole, uint64(n)
+	r.counts = append(r.counts[:0], srcCount{sp.src, uint64(n)})
+	s.writeFile(sp.file, r)
+	r.data = nil
+}
+
+// hasLongLine reports whether some line of whole (complete lines) is
+// longer than MaxLine, without looking at every byte: a window of MaxLine+1
+// bytes that holds a line end holds only lines that fit up to it.
+func hasLongLine(whole []byte) bool {
+	for p := 0; len(whole)-p > MaxLine+1; {
+		q := lastNL(whole[p : p+MaxLine+1])
+		if q < 0 {
+			return true
+		}
+		p += q + 1
+	}
+	return false
+}
+
+// lastNL is bytes.LastIndexByte(b, '\n'), eight bytes at a time: a read's
+// last line end, and a tail's lines from the end of a read.
+func lastNL(b []byte) int {
+	i := len(b)
+	for i >= 8 && hasZero(binary.LittleEndian.Uint64(b[i-8:])^('\n'*ones)) == 0 {
+		i -= 8
+	}
+	for i > 0 {
+		i--
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
 }
 
 // finish emits the unfinished last line, at EOF.
@@ -237,11 +366,11 @@ func (sp *splitter) emit(s *Sink, b *batch, line []byte, split bool, stamp []byt
 	case sp.file != nil:
 		b.data = sp.file.format(b.data, stamp, sp.src, line, split)
 		b.lines++
-		b.count(sp.src)
+		b.countN(sp.src, 1)
 	default:
 		b.data = s.format(b.data, stamp, sp.src, line, split)
 		b.lines++
-		b.count(sp.src)
+		b.countN(sp.src, 1)
 	}
 	if split {
 		s.split.Add(1)
@@ -285,6 +414,7 @@ func (sp *splitter) cut(s *Sink, b *batch, stamp []byte, at time.Time) {
 		off += MaxLine
 	}
 	if off > 0 {
+		sp.flushTail(at) // the pieces are in partial, which moves now
 		sp.partial = sp.partial[:copy(sp.partial, sp.partial[off:])]
 	}
 }

@@ -50,10 +50,8 @@ type rotator struct {
 // Write appends p, rotating first if p would take the file past maxSize
 // (unless the file is empty: a write bigger than maxSize still goes whole).
 func (r *rotator) Write(p []byte) (int, error) {
-	if r.f == nil {
-		if err := r.open(); err != nil {
-			return 0, err
-		}
+	if err := r.ensureOpen(); err != nil {
+		return 0, err
 	}
 	if r.size > 0 && r.size+int64(len(p)) > r.maxSize {
 		if err := r.rotate(); err != nil {
@@ -63,6 +61,18 @@ func (r *rotator) Write(p []byte) (int, error) {
 	n, err := r.f.Write(p)
 	r.size += int64(n)
 	return n, err
+}
+
+// room returns how many bytes the file takes before a write rotates it
+// (ensureOpen first: the size of a file not open is not known).
+func (r *rotator) room() int64 { return r.maxSize - r.size }
+
+// ensureOpen opens the file if it is not open.
+func (r *rotator) ensureOpen() error {
+	if r.f != nil {
+		return nil
+	}
+	return r.open()
 }
 
 // open opens the file for appending, creating it and its directory.

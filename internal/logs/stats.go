@@ -63,13 +63,17 @@ type srcCount struct {
 	n   uint64
 }
 
-// count notes one more line of src in b, for drop accounting.
-func (b *batch) count(src *source) {
-	if n := len(b.counts); n > 0 && b.counts[n-1].src == src {
-		b.counts[n-1].n++
+// countN notes n more lines of src in b, for drop accounting: once per
+// read on the common path, not once per line.
+func (b *batch) countN(src *source, n uint64) {
+	if n == 0 {
 		return
 	}
-	b.counts = append(b.counts, srcCount{src, 1})
+	if k := len(b.counts); k > 0 && b.counts[k-1].src == src {
+		b.counts[k-1].n += n
+		return
+	}
+	b.counts = append(b.counts, srcCount{src, n})
 }
 
 // appendCounts appends the runs of from to to, merging at the seam.

@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"bytes"
 	"sync"
 	"time"
 )
@@ -86,6 +87,61 @@ func (t *Tail) addLines(stderr bool, lines [][]byte, now time.Time) {
 	at := now.UnixNano()
 	for _, l := range lines[first:] {
 		t.add(stderr, l, at)
+	}
+	t.woken()
+	t.mu.Unlock()
+}
+
+// addRegion is addLines for the n lines of region, complete lines each
+// ending in '\n' (a read's, see splitter.lines): it walks back from the end
+// over the lines that stay, and looks at no other.
+func (t *Tail) addRegion(stderr bool, region []byte, n int, now time.Time) {
+	t.mu.Lock()
+	if t.maxLines <= 0 || n == 0 {
+		t.mu.Unlock()
+		return
+	}
+	// The newest lines that fit, as addLines: start is the oldest's.
+	start, kept, size := len(region), 0, 0
+	for kept < n && kept < t.maxLines {
+		s := lastNL(region[:start-1]) + 1
+		l := min(start-1-s, t.maxBytes)
+		if kept > 0 && size+l > t.maxBytes {
+			break
+		}
+		size += l
+		kept++
+		start = s
+	}
+	at := now.UnixNano()
+	if kept == n {
+		for rest := region[start:]; len(rest) > 0; {
+			i := bytes.IndexByte(rest, '\n')
+			t.add(stderr, rest[:i], at)
+			rest = rest[i+1:]
+		}
+	} else {
+		// A flood: the kept lines replace every line, so they are laid
+		// out from the start of the rings in one pass.
+		t.next += uint64(n)
+		t.n, t.used, t.head = 0, 0, 0
+		if size > len(t.buf) {
+			t.growBuf(size)
+		}
+		if len(t.meta) < kept {
+			t.meta = make([]tailMeta, min(t.maxLines, max(2*len(t.meta), kept)))
+		}
+		off := 0
+		for rest := region[start:]; len(rest) > 0; {
+			i := bytes.IndexByte(rest, '\n')
+			l := min(i, t.maxBytes)
+			copy(t.buf[off:off+l], rest[:l])
+			t.meta[t.n] = tailMeta{off: off, len: l, at: at, stderr: stderr}
+			t.n++
+			off += l
+			rest = rest[i+1:]
+		}
+		t.used = off
 	}
 	t.woken()
 	t.mu.Unlock()

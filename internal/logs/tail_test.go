@@ -98,14 +98,16 @@ func TestTailsForAndDisabled(t *testing.T) {
 	}
 }
 
-// addLines (a whole read at once, copying only the lines that stay) leaves
-// a tail exactly as adding the lines one by one does: same lines, same
-// Seq, same times, across random line counts, lengths and limits, seeded.
+// addLines (a whole read at once, copying only the lines that stay) and
+// addRegion (the same from the read's bytes, walking back over the lines
+// that stay) leave a tail exactly as adding the lines one by one does: same
+// lines, same Seq, same times, across random line counts, lengths and
+// limits, seeded.
 func TestTailAddLinesMatchesAdd(t *testing.T) {
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		maxLines, maxBytes := 1+rng.IntN(20), 1+rng.IntN(400)
-		one, batch := NewTail(maxLines, maxBytes), NewTail(maxLines, maxBytes)
+		one, batch, region := NewTail(maxLines, maxBytes), NewTail(maxLines, maxBytes), NewTail(maxLines, maxBytes)
 		for read := range 1 + rng.IntN(6) {
 			at := time.Unix(int64(read), 0)
 			var lines [][]byte
@@ -114,15 +116,21 @@ func TestTailAddLinesMatchesAdd(t *testing.T) {
 			}
 			stderr := rng.IntN(2) == 0
 			stream := map[bool]string{true: "stderr", false: "stdout"}[stderr]
+			var whole []byte
 			for _, l := range lines {
 				one.Add(stream, l, at)
+				whole = append(append(whole, l...), '\n')
 			}
 			batch.addLines(stderr, lines, at)
+			region.addRegion(stderr, whole, len(lines), at)
 		}
 		a, na := one.Last(-1)
 		b, nb := batch.Last(-1)
 		if na != nb || !reflect.DeepEqual(a, b) {
 			t.Fatalf("seed %d (max %d lines, %d bytes): one by one %v next %d; batched %v next %d", seed, maxLines, maxBytes, a, na, b, nb)
+		}
+		if c, nc := region.Last(-1); na != nc || !reflect.DeepEqual(a, c) {
+			t.Fatalf("seed %d (max %d lines, %d bytes): one by one %v next %d; by region %v next %d", seed, maxLines, maxBytes, a, na, c, nc)
 		}
 	}
 }
@@ -227,4 +235,25 @@ func TestTailRingWraps(t *testing.T) {
 	if cap(tl.buf) > 100 {
 		t.Fatalf("text ring grew to %d bytes, past the 100 bound", cap(tl.buf))
 	}
+}
+
+// A line longer than MaxLine whose end has not come yet is cut into
+// pieces from the unfinished line, which then moves to its front: the
+// tail must get the pieces as they were (it got the moved bytes once).
+func TestTailGetsPiecesOfUnfinishedLine(t *testing.T) {
+	s := NewSink(io.Discard, Options{})
+	tail := NewTail(10, 1<<20)
+	sp := newSplitter(s.newSource("p", "stdout", 0), "stdout", tail, nil)
+	b := s.getBatch()
+	line := append(bytes.Repeat([]byte{'a'}, MaxLine), bytes.Repeat([]byte{'b'}, 100)...)
+	sp.feed(s, b, line[:1000], nil, time.Time{})
+	sp.feed(s, b, line[1000:], nil, time.Time{})
+	lines, _ := tail.Last(-1)
+	if len(lines) != 1 {
+		t.Fatalf("tail %d lines, want the first piece", len(lines))
+	}
+	if got := lines[0].Line; got != string(line[:MaxLine]) {
+		t.Fatalf("tail piece of %d bytes (%.10q...) is not the first piece, %d a's", len(got), got, MaxLine)
+	}
+	s.release(b)
 }
