@@ -227,7 +227,7 @@ func TestLifecycleNoSidecarProbesInTermination(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			r := play(t, "lifecycle-probe-termination.yaml", m.args...)
-			r.waitEvents(30*time.Second, "side probe")
+			r.waitEvents(30*time.Second, "side probe", "main started")
 			r.signal(syscall.SIGTERM)
 			if code := r.wait(30 * time.Second); code != 0 {
 				t.Errorf("exit %d, want 0\n%s", code, r.stdout)
