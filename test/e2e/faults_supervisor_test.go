@@ -696,3 +696,28 @@ func TestFault_D21_WideGraph(t *testing.T) {
 		t.Errorf("teardown of 200 processes took %v, want <= %v", took, eps())
 	}
 }
+
+// A config that needs more files open than RLIMIT_NOFILE allows is said once
+// at start, with the fix, rather than found launch by launch as "too many
+// open files"; under a limit that suffices nothing is said.
+func TestOpenFileLimitTooLowIsSaid(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("processes:\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "  j%d: {type: job, command: 'true'}\n", i)
+	}
+	const warning = "the open-file limit is lower than this config needs"
+	r := startPodvisor(t, b.String(), withWrapper("sh", "-c", `ulimit -n 100 && exec "$@"`, "sh"))
+	r.Wait(20 * time.Second) // exits, whatever the jobs made of the limit
+	out := r.Stdout.String() + r.Stderr.String()
+	if !strings.Contains(out, warning) || !strings.Contains(out, "limit=100") || !strings.Contains(out, "ulimit -n") {
+		t.Errorf("no warning naming the limit and the fix under ulimit -n 100:\n%s", out)
+	}
+	r = startPodvisor(t, b.String())
+	code, _ := r.Wait(20 * time.Second)
+	wantCode(t, r, code, 0)
+	if out := r.Stdout.String(); strings.Contains(out, warning) {
+		t.Errorf("warned under the default limit:\n%s", out)
+	}
+}
