@@ -63,8 +63,11 @@ func TestReadStatParsesAfterTheLastParenthesis(t *testing.T) {
 	if p.ppid != os.Getpid() {
 		t.Errorf("ppid = %d, want %d", p.ppid, os.Getpid())
 	}
-	if p.state != 'S' && p.state != 'R' {
-		t.Errorf("state = %q, want S or R", p.state)
+	// Any state a live process can be in: a fresh exec may still be in
+	// disk sleep (D) loading its pages on a busy machine (seen in CI). A
+	// parser that split at the first ')' reads ' ' or a digit here.
+	if !strings.ContainsRune("RSD", rune(p.state)) {
+		t.Errorf("state = %q, want R, S or D", p.state)
 	}
 }
 
