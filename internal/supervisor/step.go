@@ -5,7 +5,6 @@
 package supervisor
 
 import (
-	"runtime/debug"
 	"strings"
 	"time"
 )
@@ -99,9 +98,10 @@ func (s *Supervisor) step(now time.Time) {
 	if s.phase == PhaseStarting && s.allReady() {
 		s.phase = PhaseRunning
 		s.log.Info("all processes ready")
-		// perf: return the start-up's garbage to the OS now rather than
-		// over minutes (RSS with 200 children), off the loop.
-		go debug.FreeOSMemory()
+		if f := s.onRunning; f != nil {
+			s.onRunning = nil
+			f()
+		}
 	}
 }
 

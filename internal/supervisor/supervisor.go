@@ -20,6 +20,8 @@ type Supervisor struct {
 	obs      Observer
 	tl       Recorder
 	oom      OOMDetector
+	// onRunning: Options.OnRunning, nil once called.
+	onRunning func()
 
 	inbox chan event
 	pings chan chan struct{}
@@ -96,13 +98,14 @@ func New(o Options) (*Supervisor, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Supervisor{
-		cfg:      o.Config,
-		launcher: o.Launcher,
-		checkers: o.Checkers,
-		log:      o.Log,
-		obs:      o.Observer,
-		tl:       recorderOrNop(o.Timeline),
-		oom:      o.OOM,
+		cfg:       o.Config,
+		launcher:  o.Launcher,
+		checkers:  o.Checkers,
+		log:       o.Log,
+		obs:       o.Observer,
+		tl:        recorderOrNop(o.Timeline),
+		oom:       o.OOM,
+		onRunning: o.OnRunning,
 
 		wallClock: o.WallClock,
 		inbox:     make(chan event, 256),

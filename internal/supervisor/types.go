@@ -69,6 +69,10 @@ type Options struct {
 	OnReload func(*config.Config)           // called by the loop after a reload applied; must not block
 	Tails    *logs.Tails                    // output tails, for podvisor logs
 
+	// OnRunning is called by the loop once, when every process is first
+	// ready (the phase turns Running); must not block.
+	OnRunning func()
+
 	// WallClock is the calendar time for schedules (tests jump it); nil
 	// is time.Now.
 	WallClock func() time.Time
