@@ -3,7 +3,8 @@
 # measured at the effect: the rows of the performance issues' tables.
 #   - podvisor against its floors (issue 30): exec -> first child exec'd,
 #     job exit -> supervisor reaped, `version`, `check` (bench/startup.sh,
-#     tini and a direct start as floors, s6 and supervisord beside them);
+#     tini, bench/startup/gofloor (the Go runtime) and a direct start as
+#     floors, s6 and supervisord beside them);
 #     RSS and threads with 200 and 1,000 children; stop of 200 and 1,000
 #     against `tini -g`; the ordered chain step against its C floor
 #     (bench/stampchild/chainfloor.c); 1,000,000 log lines
@@ -134,10 +135,10 @@ END {
   print ""
   print "| measured | podvisor | floor in the same run | podvisor / floor | target |"
   print "|---|---|---|---|---|"
-  printf "| exec of the supervisor -> first child exec'\''d (one job, `listen: off`, control off) | %s | tini %s; direct %s; s6 %s; supervisord %s | %s tini | 2x tini |\n", c("start", "podvisor"), c("start", "tini"), c("start", "direct"), c("start", "s6"), c("start", "supervisord"), x(m("start", "podvisor"), m("start", "tini"))
-  printf "| `podvisor version`, exec -> reaped | %s | `tini --version` %s | %s | 3 ms |\n", c("version", "podvisor"), c("version", "tini"), x(m("version", "podvisor"), m("version", "tini"))
+  printf "| exec of the supervisor -> first child exec'\''d (one job, `listen: off`, control off) | %s | tini %s; Go floor %s; direct %s; s6 %s; supervisord %s | %s tini | 2x tini |\n", c("start", "podvisor"), c("start", "tini"), c("start", "gofloor"), c("start", "direct"), c("start", "s6"), c("start", "supervisord"), x(m("start", "podvisor"), m("start", "tini"))
+  printf "| `podvisor version`, exec -> reaped | %s | `tini --version` %s; `gofloor version` %s | %s | 3 ms |\n", c("version", "podvisor"), c("version", "tini"), c("version", "gofloor"), x(m("version", "podvisor"), m("version", "tini"))
   printf "| `podvisor check` of that file | %s | | | 3 ms |\n", c("check", "podvisor")
-  printf "| the job'\''s exit -> the supervisor reaped | %s | tini %s | %s | tini + 2 ms |\n", c("exit", "podvisor"), c("exit", "tini"), d(m("exit", "podvisor"), m("exit", "tini"))
+  printf "| the job'\''s exit -> the supervisor reaped | %s | tini %s; Go floor %s | %s | tini + 2 ms |\n", c("exit", "podvisor"), c("exit", "tini"), c("exit", "gofloor"), d(m("exit", "podvisor"), m("exit", "tini"))
   printf "| RSS / anonymous / threads with %d children, everything on | %s / %s / %s | tini %s | | 10 MB; 8 threads |\n", A, mb("rss_" A), mb("anon_" A), c("threads_" A, "podvisor"), sprintf("%.1f MB", m("rss_" A, "tini") / 1024)
   r2 = m("rss_" A, "podvisor"); r1 = m("rss_" B, "podvisor")
   printf "| same with %d children | %s / %s / %s; %s KiB per extra child | tini %s | | 8 KiB per child |\n", B, mb("rss_" B), mb("anon_" B), c("threads_" B, "podvisor"), (r1 > 0 && r2 > 0) ? sprintf("%.1f", (r1 - r2) / (B - A)) : "-", sprintf("%.1f MB", m("rss_" B, "tini") / 1024)

@@ -4,12 +4,14 @@
 # own clock (bench/startup/launch.c: CLOCK_REALTIME, one write(2) each):
 #   start    exec of the supervisor -> its first child has exec'd; one job,
 #            `listen: off`, `control: off`; floors: `tini -s --` with the
-#            same child, and the child started directly (fork and exec of
-#            the launcher alone); peers: s6-svscan (one service) and
+#            same child, the child started directly (fork and exec of
+#            the launcher alone), and bench/startup/gofloor (a Go program
+#            that only forks, execs and waits: the Go runtime's floor); peers: s6-svscan (one service) and
 #            supervisord (one program), when installed
 #   exit     the job's last instruction -> the supervisor's parent has
-#            reaped the supervisor; floor: tini
-#   version  `podvisor version` exec -> reaped; floor: `tini --version`
+#            reaped the supervisor; floors: tini, gofloor
+#   version  `podvisor version` exec -> reaped; floors: `tini --version`,
+#            `gofloor version`
 #   check    `podvisor check -c` of the same one-process file
 #   idle     RSS (and its anonymous part) and threads of `podvisor run` with
 #            N sleeping services, HTTP on 127.0.0.1:0, the control socket,
@@ -27,6 +29,8 @@ st_root=$(dirname "$st_here")
 st_setup() {
   st_tmp=$(mktemp -d /tmp/podvisor-startup.XXXXXX)
   cc -O2 -o "$st_tmp/launch" "$st_here/startup/launch.c"
+  (cd "$st_root" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$st_tmp/gofloor" ./bench/startup/gofloor)
+  G=$st_tmp/gofloor
   if [ -z "${PV:-}" ]; then
     (cd "$st_root" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$st_tmp/podvisor" ./cmd/podvisor)
     PV=$st_tmp/podvisor
@@ -136,8 +140,10 @@ st_round() {
   local rec=$1 v
   v=$(st_job direct "$L" "$st_tmp/f" child c) && $rec start direct "${v% *}"
   v=$(st_job tini tini -s -- "$L" "$st_tmp/f" child c) && { $rec start tini "${v% *}"; $rec exit tini "${v#* }"; }
+  v=$(st_job gofloor "$G" "$L" "$st_tmp/f" child c) && { $rec start gofloor "${v% *}"; $rec exit gofloor "${v#* }"; }
   v=$(st_job podvisor "$PV" run -c "$st_tmp/one.yaml") && { $rec start podvisor "${v% *}"; $rec exit podvisor "${v#* }"; }
   v=$(st_whole tini --version) && $rec version tini "$v"
+  v=$(st_whole "$G" version) && $rec version gofloor "$v"
   v=$(st_whole "$PV" version) && $rec version podvisor "$v"
   v=$(st_whole "$PV" check -c "$st_tmp/one.yaml") && $rec check podvisor "$v"
   if command -v s6-svscan > /dev/null; then v=$(st_peer_start s6) && $rec start s6 "$v"; fi
@@ -186,12 +192,12 @@ function med(m, s,   n, i, j, t, a) {
 function cell(m, s,   v) { v = med(m, s); if (v < 0) return "-"; return sprintf("%.2f (%.2f-%.2f)", v, lo[m, s], hi[m, s]) }
 { cnt[$1, $2]++; val[$1, $2, cnt[$1, $2]] = $3 }
 END {
-  print "| row (ms; median (min-max)) | podvisor | tini | direct | s6 | supervisord |"
-  print "|---|---|---|---|---|---|"
-  printf "| exec -> first child exec'\''d | %s | %s | %s | %s | %s |\n", cell("start", "podvisor"), cell("start", "tini"), cell("start", "direct"), cell("start", "s6"), cell("start", "supervisord")
-  printf "| job exit -> supervisor reaped | %s | %s | | | |\n", cell("exit", "podvisor"), cell("exit", "tini")
-  printf "| version | %s | %s | | | |\n", cell("version", "podvisor"), cell("version", "tini")
-  printf "| check | %s | | | | |\n", cell("check", "podvisor")
+  print "| row (ms; median (min-max)) | podvisor | tini | Go floor | direct | s6 | supervisord |"
+  print "|---|---|---|---|---|---|---|"
+  printf "| exec -> first child exec'\''d | %s | %s | %s | %s | %s | %s |\n", cell("start", "podvisor"), cell("start", "tini"), cell("start", "gofloor"), cell("start", "direct"), cell("start", "s6"), cell("start", "supervisord")
+  printf "| job exit -> supervisor reaped | %s | %s | %s | | | |\n", cell("exit", "podvisor"), cell("exit", "tini"), cell("exit", "gofloor")
+  printf "| version | %s | %s | %s | | | |\n", cell("version", "podvisor"), cell("version", "tini"), cell("version", "gofloor")
+  printf "| check | %s | | | | | |\n", cell("check", "podvisor")
   for (k in cnt) { split(k, p, SUBSEP); if (p[1] ~ /^rss_/) ns[substr(p[1], 5)] = 1 }
-  for (n in ns) printf "| idle, %s children: RSS / anon KiB / threads | %d / %d / %d | RSS %d | | | |\n", n, med("rss_" n, "podvisor"), med("anon_" n, "podvisor"), med("threads_" n, "podvisor"), med("rss_" n, "tini")
+  for (n in ns) printf "| idle, %s children: RSS / anon KiB / threads | %d / %d / %d | RSS %d | | | | |\n", n, med("rss_" n, "podvisor"), med("anon_" n, "podvisor"), med("threads_" n, "podvisor"), med("rss_" n, "tini")
 }' "$raw"

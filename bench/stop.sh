@@ -7,7 +7,11 @@
 #   stop   N independent stampchildren (N = 200, 1000), SIGTERM to the
 #          supervisor -> the later of its exit and the last child's exit:
 #          podvisor ($PV, and $OLD if set) against
-#          `tini -s -g -- many.sh N stampchild ...`
+#          `tini -s -g -- many.sh N stampchild ...`, and against
+#          bench/stampchild/stopfloor (a C supervisor with podvisor's
+#          per-process kernel objects: a group, two pipes, TERM and CONT
+#          to each group; STOPFLOOR_VARIANTS=1 adds it without pipes (-P)
+#          and without both (-P -C))
 #   chain  the ordered 10-chain stop step (bench/effect.sh's row) against
 #          bench/stampchild/chainfloor (a C parent: kill, waitpid, kill)
 #   job    one job (stampchild mode exit, JOB_MS after its start): its exit
@@ -36,6 +40,7 @@ want() { [[ " $only " == *" $1 "* ]]; }
 effect_setup
 trap 'rm -rf "$etmp"' EXIT
 cc -O2 -o "$etmp/stopclock" "$here/stampchild/stopclock.c"
+cc -O2 -o "$etmp/stopfloor" "$here/stampchild/stopfloor.c"
 SCK=$etmp/stopclock
 raw=$etmp/raw
 # 10,000 children need 20,000 pipe fds in podvisor (and as many pids).
@@ -68,6 +73,12 @@ stop_one() {
   rm -f "$f"
   if [ "$1" = tini ]; then
     "$SCK" "$f" "$2" 300 tini -s -g -- "$etmp/many.sh" "$2" "$f" "$SC"
+  elif [[ $1 == floor* ]]; then
+    # floor, floorP (no pipes), floorPC (no pipes, no SIGCONT)
+    local fl=()
+    [[ $1 == *P* ]] && fl+=(-P)
+    [[ $1 == *C ]] && fl+=(-C)
+    "$SCK" "$f" "$2" 300 "$etmp/stopfloor" "${fl[@]}" "$2" "$SC" "$f" {} none
   else
     [ -f "$etmp/flat.$2.yaml" ] || flat_yaml "$2" "$f" > "$etmp/flat.$2.yaml"
     "$SCK" "$f" "$2" 300 "${bin[$1]}" run -c "$etmp/flat.$2.yaml" --listen off 2> /dev/null | tail -1
@@ -185,10 +196,14 @@ for r in $(seq 1 "$rounds"); do
     for n in 200 1000; do
       t=$(stop_one tini "$n")
       te=$(field end_ms "$t")
+      fe=$(field end_ms "$(stop_one floor "$n")")
+      if [ -n "${STOPFLOOR_VARIANTS:-}" ]; then
+        echo "stopfloor $n floor_end_ms=$fe nopipes_end_ms=$(field end_ms "$(stop_one floorP "$n")") nopipes_nocont_end_ms=$(field end_ms "$(stop_one floorPC "$n")") tini_end_ms=$te" | tee -a "$raw"
+      fi
       for b in "${builds[@]}"; do
         p=$(stop_one "$b" "$n")
         pe=$(field end_ms "$p")
-        echo "stop $n/$b end_ms=$pe tini_end_ms=$te x=$(ratio "$pe" "$te") lastterm_ms=$(field lastterm_ms "$p") tini_lastterm_ms=$(field lastterm_ms "$t")" | tee -a "$raw"
+        echo "stop $n/$b end_ms=$pe tini_end_ms=$te x=$(ratio "$pe" "$te") floor_end_ms=$fe xfloor=$(ratio "$pe" "$fe") floor_x_tini=$(ratio "$fe" "$te") lastterm_ms=$(field lastterm_ms "$p") tini_lastterm_ms=$(field lastterm_ms "$t")" | tee -a "$raw"
       done
     done
   fi
