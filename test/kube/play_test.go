@@ -161,9 +161,35 @@ func TestVolumesNeedRoot(t *testing.T) {
 		checkRefusal(t, r)
 		return
 	}
+	// nobody must be able to read the manifest whatever directory the
+	// checkout is in (CI's clone may sit under a 0700 home): a copy in a
+	// directory every user can search.
 	r := startProg(t, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", podvisorBin,
-		"kube", "play", "--listen", "off", testdata("prestop-shared-volume.yaml"))
+		"kube", "play", "--listen", "off", worldReadableCopy(t, testdata("prestop-shared-volume.yaml")))
 	checkRefusal(t, r)
+}
+
+// worldReadableCopy copies the file at src into a fresh directory that every
+// user can search (mode 0755, the file 0644) and returns the copy's path.
+func worldReadableCopy(t *testing.T, src string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "podvisor-kube-public-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
 
 func checkRefusal(t *testing.T, r *run) {
