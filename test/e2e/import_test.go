@@ -159,7 +159,15 @@ stdout_logfile_backups=3
 	port := addr[strings.LastIndex(addr, ":")+1:]
 	r := startPodvisor(t, yaml, withHTTP(), withEnv("WEB_PORT="+port))
 	waitReady(t, r, 20*time.Second)
-	if code, body := fetch("http://" + addr + "/"); code != 200 || !strings.Contains(body, "hello from the web program") {
+	// startsecs=1 means "running for a second", not "listening": on a busy
+	// machine python3 may bind its port later, so wait for the page.
+	var code int
+	var body string
+	eventually(t, 20*time.Second, func() bool {
+		code, body = fetch("http://" + addr + "/")
+		return code == 200
+	}, "web program: GET / = %s %q, want the page from its directory", ffLazy(func() string { return fmt.Sprint(code) }), ffLazy(func() string { return body }))
+	if !strings.Contains(body, "hello from the web program") {
 		t.Fatalf("web program: GET / = %d %q, want the page from its directory", code, body)
 	}
 	r.WaitEvent(t, "worker-0", "up", 10*time.Second)
