@@ -200,6 +200,11 @@ exec sleep 1002`)
 	q := strings.Fields(waitFile(t, quiet))
 	quietPid, quietParent := pidOf(t, q[0]), pidOf(t, q[1])
 	eventuallyParent(t, pipedPid, os.Getpid())
+	// Each daemon's pid is written right after its fork, before it has
+	// left the group: until its setsid(1) has run it still counts by its
+	// process group, and on a busy machine that can be long after.
+	eventuallySessionLeader(t, pipedPid)
+	eventuallySessionLeader(t, quietPid)
 
 	s := New(os.Getpid(), 0) // no reuse: every call walks
 	roots := []Root{{Name: "svc", Pid: root}}
@@ -230,6 +235,27 @@ exec sleep 1002`)
 	}
 	if s.Walks() != 2 {
 		t.Errorf("walks = %d, want 2", s.Walks())
+	}
+}
+
+// eventuallySessionLeader waits until pid leads its own session and runs
+// sleep, that is, until setsid(1) has called setsid() and exec'd.
+func eventuallySessionLeader(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if i := bytes.LastIndexByte(b, ')'); i > 0 {
+			// Fields after the command: state ppid pgrp session ...
+			f := strings.Fields(string(b[i+1:]))
+			if len(f) > 3 && f[3] == strconv.Itoa(pid) && bytes.Contains(b, []byte("(sleep)")) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never became a session leader running sleep: %s", pid, b)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
