@@ -639,13 +639,17 @@ processes:
 }
 
 // TestFault_D21_WideGraph: 200 processes in a fan-out graph with one slow
-// readiness: everything not behind the slow process starts at once, the one
-// behind it starts right after it is ready, and the teardown is quick.
+// readiness: everything not behind the slow process starts without waiting
+// for it, the one behind it starts only once it is ready, and the teardown
+// is clean. The slow process is ready when the test says so (a file), so
+// nothing here depends on the machine's speed; how fast the 199 start and
+// how soon the gated one follows are benchmarks (docs/BENCHMARKS.md: 200
+// children against tini and a shell loop; the chain step).
 func TestFault_D21_WideGraph(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	b.WriteString("processes:\n")
-	b.WriteString("  slow:\n    command: ['sh', '-c', 'sleep 1; echo up; exec sleep 1000']\n    ready: {log: '^up$'}\n")
+	b.WriteString("  slow:\n    command: ['sh', '-c', 'while [ ! -e \"$E2E_DIR/go\" ]; do sleep 0.02; done; echo up; exec sleep 1000']\n    ready: {log: '^up$'}\n")
 	b.WriteString("  gated:\n    command: ['sleep', '1000']\n    depends_on: [slow]\n")
 	b.WriteString("  root:\n    command: ['sleep', '1000']\n")
 	for i := range 10 {
@@ -656,44 +660,58 @@ func TestFault_D21_WideGraph(t *testing.T) {
 	}
 	start := time.Now()
 	r := ffStartHTTP(t, b.String())
-	st := ffWaitStatus(t, r, 20*time.Second, func(s ffStatus) bool { return s.proc("gated").StartedAt != nil && s.Phase == "running" }, "gated never started")
+	// All 199 not behind slow run (slow itself: starting, not ready) while
+	// slow is not ready.
+	st := ffWaitStatus(t, r, 60*time.Second, func(s ffStatus) bool {
+		n := 0
+		for _, p := range s.Processes {
+			if p.Name == "slow" && p.State == "starting" && p.Pid != 0 || p.Name != "gated" && p.State == "running" && p.Pid != 0 {
+				n++
+			}
+		}
+		return n == 199
+	}, "the 199 ungated processes never all ran")
 	if len(st.Processes) != 200 {
 		t.Fatalf("%d processes in /status, want 200", len(st.Processes))
 	}
-	// Start times as the kernel recorded them (/proc/PID/stat starttime).
+	if g := st.proc("gated"); g.StartedAt != nil || g.Pid != 0 {
+		t.Errorf("gated started (%+v) before slow was ready", g)
+	}
+	if s := st.proc("slow"); s.Ready {
+		t.Fatalf("slow ready before its gate opened: %+v", s)
+	}
 	var first, lastFast time.Duration = -1, 0
-	var gatedAt time.Duration
+	started := map[int]time.Duration{} // pid -> the kernel's start time
 	for _, p := range st.Processes {
-		if p.StartedAt == nil || p.Pid == 0 {
-			t.Fatalf("%s never started: %+v", p.Name, p)
+		if p.Name == "gated" {
+			continue
 		}
 		at := ffStartTime(t, p.Pid)
+		started[p.Pid] = at
 		if first < 0 || at < first {
 			first = at
 		}
-		if p.Name == "gated" {
-			gatedAt = at
-		} else if at > lastFast {
-			lastFast = at
-		}
+		lastFast = max(lastFast, at)
 	}
-	if d := lastFast - first; d > eps() {
-		t.Errorf("the 199 ungated processes started over %v, want within %v", d, eps())
+	opened := time.Now()
+	if err := os.WriteFile(filepath.Join(r.Dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
+	st = ffWaitStatus(t, r, 30*time.Second, func(s ffStatus) bool { return s.proc("gated").StartedAt != nil && s.Phase == "running" }, "gated never started")
 	slow, gated := st.proc("slow"), st.proc("gated")
-	if gated.StartedAt.Before(*slow.ReadyAt) {
-		t.Errorf("gated started before slow was ready")
+	if slow.ReadyAt == nil || gated.StartedAt.Before(*slow.ReadyAt) || slow.ReadyAt.Before(opened) {
+		t.Errorf("gated started at %v, slow ready at %v, the gate opened at %v: want gate <= slow ready <= gated start",
+			gated.StartedAt, slow.ReadyAt, opened)
 	}
-	if d := gated.StartedAt.Sub(*slow.ReadyAt); d > eps() {
-		t.Errorf("gated started %v after slow was ready, want <= %v", d, eps())
-	}
-	if d := gatedAt - first; d < time.Second-20*time.Millisecond || d > time.Second+eps() {
-		t.Errorf("gated started %v after the first process, want the critical path's 1 s (+%v)", d, eps())
-	}
-	t.Logf("200 processes up %v after launch; the 199 ungated started within %v, gated %v after the first",
-		time.Since(start), lastFast-first, gatedAt-first)
-	if took := ffStopClean(t, r, 20*time.Second); took > eps() {
-		t.Errorf("teardown of 200 processes took %v, want <= %v", took, eps())
+	t.Logf("the 199 ungated started within %v (kernel start times), all running %v after launch; gated %v after slow was ready",
+		lastFast-first, opened.Sub(start), gated.StartedAt.Sub(*slow.ReadyAt))
+	started[gated.Pid] = ffStartTime(t, gated.Pid)
+	took := ffStopClean(t, r, 60*time.Second)
+	t.Logf("teardown of 200 processes took %v", took)
+	for pid, at := range started {
+		if stt, err := readStat(pid); err == nil && stt.Start == at && stt.State != 'Z' {
+			t.Errorf("pid %d outlived podvisor", pid)
+		}
 	}
 }
 
