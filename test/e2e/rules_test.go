@@ -62,11 +62,27 @@ processes:
 	// later. db's first shell may be stopped by the restart-all before it
 	// writes its event (app can die first), so only the replay's order is
 	// checked: init again, then db and app (one wave, either order).
-	count := func(evs []event, name string) int { return len(filterEvents(evs, name, "start")) }
+	// Done when the replay's db and app have both written their start after
+	// init's second run (counting db's starts is not enough: its first may
+	// be the one seen).
+	replayed := func(evs []event) bool {
+		inits, db, app := 0, false, false
+		for _, e := range evs {
+			switch {
+			case e.Name == "init" && e.Event == "start":
+				inits++
+			case inits == 2 && e.Name == "db" && e.Event == "start":
+				db = true
+			case inits == 2 && e.Name == "app" && e.Event == "start":
+				app = true
+			}
+		}
+		return db && app
+	}
 	var evs []event
-	eventually(t, 5*time.Second, func() bool {
+	eventually(t, 20*time.Second, func() bool {
 		evs = r.ReadEvents(t)
-		return count(evs, "init") == 2 && count(evs, "app") == 2 && count(evs, "db") >= 1
+		return replayed(evs)
 	}, "start-up not replayed: %v", ffLazy(func() string { return fmt.Sprint(evs) }))
 	var order []string
 	for _, e := range evs {
