@@ -137,9 +137,10 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
-		// Searchable, not listable: a container with runAsUser reaches its
-		// volumes through here (under --volume-root the mount paths are
-		// links into it); procs.yaml and the state file stay 0600.
+		// Searchable, not listable: under --volume-root a container with
+		// runAsUser reaches its volumes through here (the mount paths are
+		// links into it); the volumes' own directory is their fence
+		// (kube.VolumeFence); procs.yaml and the state file stay 0600.
 		if err := os.Chmod(tmp, 0o711); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
@@ -212,6 +213,19 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			"run as root, or pass --volume-root DIR to put them under DIR and rewrite the paths in commands, env and probes\n",
 			w.Name, strings.Join(paths, ", "))
 		return exitUsage
+	}
+	if len(res.Volumes) > 0 {
+		// The volumes' parent is their fence against the other users of
+		// this machine (see kube.VolumeFence).
+		fence, err := kube.VolumeFence(pcfg, opts.VolumeRoot != "", os.Geteuid(), os.Getegid())
+		if err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", file, err)
+			return exitUsage
+		}
+		if err := kube.MakeVolumeDir(opts.VolumeDir, fence); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
 	}
 	if err := kube.Materialise(res.Volumes); err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)

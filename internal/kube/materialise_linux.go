@@ -28,7 +28,8 @@ func Materialise(vols []*VolumePlan) error {
 			if name != v.Name || !dnsLabel(name) {
 				return fmt.Errorf("volume %q: its directory %s is not named after it", v.Name, v.Source)
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			// Normally made already, with its fence (MakeVolumeDir).
+			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}
 			mode := os.FileMode(0o777)
