@@ -214,15 +214,16 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			w.Name, strings.Join(paths, ", "))
 		return exitUsage
 	}
+	// The volumes' parent is their fence against the other users of this
+	// machine (see kube.VolumeFence), opened to the containers' users
+	// once the volumes are made.
+	var fence kube.Fence
 	if len(res.Volumes) > 0 {
-		// The volumes' parent is their fence against the other users of
-		// this machine (see kube.VolumeFence).
-		fence, err := kube.VolumeFence(pcfg, opts.VolumeRoot != "", os.Geteuid(), os.Getegid())
-		if err != nil {
+		if fence, err = kube.VolumeFence(pcfg, opts.VolumeRoot != "", os.Geteuid(), os.Getegid()); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", file, err)
 			return exitUsage
 		}
-		if err := kube.MakeVolumeDir(opts.VolumeDir, fence); err != nil {
+		if err := kube.MakeVolumeDir(opts.VolumeDir); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
@@ -230,6 +231,12 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	if err := kube.Materialise(res.Volumes); err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
+	}
+	if len(res.Volumes) > 0 {
+		if err := kube.SetFence(opts.VolumeDir, fence); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
 	}
 	if len(res.Mounts) == 0 {
 		return cmdRun(runArgs, stdout, stderr)

@@ -79,12 +79,17 @@ func VolumeFence(cfg *config.Config, linked bool, euid, egid int) (Fence, error)
 }
 
 // MakeVolumeDir creates dir, the run's volume directory, which must not
-// exist yet, with the fence's owner and mode. Its parent is the run's own
-// temporary directory.
-func MakeVolumeDir(dir string, f Fence) error {
+// exist yet, 0700 and podvisor's own: the volumes are made in it before
+// SetFence opens it to anyone.
+func MakeVolumeDir(dir string) error {
 	if err := unix.Mkdir(dir, 0o700); err != nil {
 		return &os.PathError{Op: "mkdir", Path: dir, Err: err}
 	}
+	return nil
+}
+
+// SetFence gives dir the fence's owner and mode.
+func SetFence(dir string, f Fence) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: dir, Err: err}

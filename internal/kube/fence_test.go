@@ -59,13 +59,19 @@ func TestVolumeFence(t *testing.T) {
 func TestMakeVolumeDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "volumes")
 	f := Fence{UID: os.Geteuid(), GID: os.Getegid(), Mode: 0o750}
-	if err := MakeVolumeDir(dir, f); err != nil {
+	if err := MakeVolumeDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("mode %v %v, want 0700 before the fence", fi.Mode(), err)
+	}
+	if err := SetFence(dir, f); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o750 {
 		t.Fatalf("mode %v %v, want 0750", fi.Mode(), err)
 	}
-	if err := MakeVolumeDir(dir, f); err == nil {
+	if err := MakeVolumeDir(dir); err == nil {
 		t.Error("an existing directory was taken as the run's volume directory")
 	}
 }

@@ -128,3 +128,39 @@ spec:
 		})
 	}
 }
+
+// Under --volume-root as root, containers whose users share no group are
+// refused before anything runs: no mode of the volumes' directory could let
+// both in and keep the other users of the machine out.
+func TestVolumeRootUsersWithoutCommonGroup(t *testing.T) {
+	needRoot(t)
+	base := t.TempDir()
+	file := filepath.Join(base, "pod.yaml")
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  restartPolicy: Never
+  volumes: [{name: scratch, emptyDir: {}}]
+  containers:
+  - {name: a, command: [sh, -c, "echo ran"], securityContext: {runAsUser: %[1]d, runAsGroup: %[1]d}, volumeMounts: [{name: scratch, mountPath: /scratch}]}
+  - {name: b, command: [sh, -c, "echo ran"], securityContext: {runAsUser: %[2]d, runAsGroup: %[2]d}, volumeMounts: [{name: scratch, mountPath: /scratch}]}
+`, podUID, podUID+1)
+	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(podvisorBin, "kube", "play", "--listen", "off", "--volume-root", filepath.Join(base, "root"), file)
+	cmd.Env = append(os.Environ(), "PODVISOR_CONTROL=off")
+	out, err := runFor(cmd, 30*time.Second)
+	if code := cmd.ProcessState.ExitCode(); code != 2 {
+		t.Errorf("exit %d (%v), want 2\n%s", code, err, out)
+	}
+	for _, want := range []string{"pod.yaml", fmt.Sprintf("a (uid %d, gid %d), b (uid %d", podUID, podUID, podUID+1), "runAsGroup"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the refusal lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "| ran") {
+		t.Errorf("a container ran:\n%s", out)
+	}
+}
