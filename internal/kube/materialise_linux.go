@@ -564,39 +564,55 @@ func Link(mounts []Mount) (*Bound, error) {
 	b := &Bound{}
 	b.hostRoots(mounts)
 	for _, m := range mounts {
-		if err := b.linkOne(m); err != nil {
+		vfd, err := b.linkOne(m)
+		if err != nil {
 			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
 		}
-		b.roots = append(b.roots, volumeRoot{path: m.Target, fd: -1})
+		if vfd >= 0 {
+			// Kept until Unbind, as Bind keeps its volumes' descriptors.
+			b.roots = append(b.roots, volumeRoot{path: m.Target, fd: vfd})
+		}
 	}
 	return b, nil
 }
 
-func (b *Bound) linkOne(m Mount) error {
+// linkOne makes m's link and returns a descriptor of the volume directory
+// it leads to, or -1 for a file.
+func (b *Bound) linkOne(m Mount) (int, error) {
 	parent := filepath.Dir(m.Target)
 	pfd, err := b.mountPoint(parent, true)
 	if err != nil {
-		return fmt.Errorf("mount point %s: %w", parent, err)
+		return -1, fmt.Errorf("mount point %s: %w", parent, err)
 	}
 	defer unix.Close(pfd)
-	if m.SubPath != "" {
-		// Checked (and created) without following symlinks; the link
-		// itself is a path, resolved when used.
-		_, done, err := openSource(m)
-		if err != nil {
-			return err
-		}
-		done()
+	// A subPath is checked (and created) without following symlinks; the
+	// link itself is a path, resolved when used.
+	src, done, err := openSource(m)
+	if err != nil {
+		return -1, err
+	}
+	vfd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+	done()
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: m.sourcePath(), Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(vfd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Close(vfd)
+		vfd = -1
 	}
 	if err := unix.Symlinkat(m.sourcePath(), pfd, filepath.Base(m.Target)); err != nil {
-		return fmt.Errorf("%w (the --volume-root must not hold it yet)", &os.PathError{Op: "symlink", Path: m.Target, Err: err})
+		if vfd >= 0 {
+			unix.Close(vfd)
+		}
+		return -1, fmt.Errorf("%w (the --volume-root must not hold it yet)", &os.PathError{Op: "symlink", Path: m.Target, Err: err})
 	}
 	if root, ok := b.rootOf(m.Target); ok {
 		b.created(m.Target, root.path)
 	} else {
 		b.Created = append(b.Created, m.Target)
 	}
-	return nil
+	return vfd, nil
 }
 
 // sourcePath is the volume path m binds, subPath included, for messages and
