@@ -132,13 +132,13 @@ spec:
   - {name: conf, configMap: {name: c}}
   containers:
   - name: app
-    command: [sh, -c, 'echo hi > %[1]s/host/dir/sub/x && cat %[1]s/host/dir/sub/x %[1]s/host/dir/conf.yaml']
+    command: [sh, -c, 'echo hi > %[1]s/host/dir/sub/x && cat %[1]s/host/dir/sub/x %[1]s/host/dir/conf.yaml && echo w > %[1]s/host/w && rm %[1]s/host/w && if echo y 2>/dev/null > %[1]s/host/dir/conf.yaml; then echo conf writable; else echo conf read-only; fi']
     volumeMounts:
     - {name: host, mountPath: "%[1]s/host"}
     - {name: scratch, mountPath: "%[1]s/host/dir/sub"}
     - {name: conf, mountPath: "%[1]s/host/dir/conf.yaml", subPath: conf.yaml, readOnly: true}
 ---
-{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {conf.yaml: "x: 1"}}
+{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {conf.yaml: "x: 1\n"}}
 `, mp, host)
 			if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
 				t.Fatal(err)
@@ -151,7 +151,11 @@ spec:
 			if code := r.wait(30 * time.Second); code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, r.stdout, r.stderr)
 			}
-			for _, want := range []string{"| hi\n", "| x: 1\n"} {
+			wants := []string{"| hi\n", "| x: 1\n"}
+			if !volumeRoot { // links cannot make anything read-only
+				wants = append(wants, "| conf read-only\n")
+			}
+			for _, want := range wants {
 				if !strings.Contains(r.stdout.String(), want) {
 					t.Errorf("output lacks %q:\n%s", want, r.stdout)
 				}
