@@ -137,9 +137,10 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
-		// Searchable, not listable: a container with runAsUser reaches its
-		// volumes through here (under --volume-root the mount paths are
-		// links into it); procs.yaml and the state file stay 0600.
+		// Searchable, not listable: under --volume-root a container with
+		// runAsUser reaches its volumes through here (the mount paths are
+		// links into it); the volumes' own directory is their fence
+		// (kube.VolumeFence); procs.yaml and the state file stay 0600.
 		if err := os.Chmod(tmp, 0o711); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
@@ -213,9 +214,29 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			w.Name, strings.Join(paths, ", "))
 		return exitUsage
 	}
+	// The volumes' parent is their fence against the other users of this
+	// machine (see kube.VolumeFence), opened to the containers' users
+	// once the volumes are made.
+	var fence kube.Fence
+	if len(res.Volumes) > 0 {
+		if fence, err = kube.VolumeFence(pcfg, opts.VolumeRoot != "", os.Geteuid(), os.Getegid()); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", file, err)
+			return exitUsage
+		}
+		if err := kube.MakeVolumeDir(opts.VolumeDir); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
+	}
 	if err := kube.Materialise(res.Volumes); err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
+	}
+	if len(res.Volumes) > 0 {
+		if err := kube.SetFence(opts.VolumeDir, fence); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
 	}
 	if len(res.Mounts) == 0 {
 		return cmdRun(runArgs, stdout, stderr)

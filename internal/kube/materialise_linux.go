@@ -28,7 +28,8 @@ func Materialise(vols []*VolumePlan) error {
 			if name != v.Name || !dnsLabel(name) {
 				return fmt.Errorf("volume %q: its directory %s is not named after it", v.Name, v.Source)
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			// Normally made already, with its fence (MakeVolumeDir).
+			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}
 			mode := os.FileMode(0o777)
@@ -112,6 +113,62 @@ type Bound struct {
 	Created []string
 	record  *Record         // where Created is written down first, or nil
 	others  map[string]bool // what the other runs' records list, read once
+	// roots are the directories whose content is a volume's: the targets
+	// bound (or linked) so far and the hostPaths' directories. A mount
+	// point beneath one is created, and removed, without following
+	// symlinks: a container may have planted one there.
+	roots []volumeRoot
+	// beneath maps a path of Created to the root it lies beneath.
+	beneath map[string]string
+}
+
+// volumeRoot is a directory holding a volume's content.
+type volumeRoot struct {
+	path string
+	// fd is an O_PATH descriptor of the bound volume, or -1: opened by
+	// path when needed (the manifest's hostPath, or a link of --volume-root).
+	fd int
+}
+
+// rootOf returns the deepest root that target lies strictly beneath.
+func (b *Bound) rootOf(target string) (volumeRoot, bool) {
+	var best volumeRoot
+	found := false
+	for _, r := range b.roots {
+		if r.path != "/" && strings.HasPrefix(target, r.path+"/") && (!found || len(r.path) > len(best.path)) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// hostRoots adds the directories of the hostPath volumes to the roots.
+func (b *Bound) hostRoots(mounts []Mount) {
+	for _, m := range mounts {
+		if m.HostPath {
+			b.roots = append(b.roots, volumeRoot{path: filepath.Clean(m.Source), fd: -1})
+		}
+	}
+}
+
+// closeRoots closes the roots' descriptors.
+func (b *Bound) closeRoots() {
+	for i, r := range b.roots {
+		if r.fd >= 0 {
+			unix.Close(r.fd)
+		}
+		b.roots[i].fd = -1
+	}
+}
+
+// rootFD returns the descriptor of the root at path, or -1.
+func (b *Bound) rootFD(path string) int {
+	for _, r := range b.roots {
+		if r.path == path && r.fd >= 0 {
+			return r.fd
+		}
+	}
+	return -1
 }
 
 // Bind bind-mounts each volume at its target. It must run in a private
@@ -120,7 +177,10 @@ type Bound struct {
 // created (recorded in Bound.Created, for Unbind to remove, and in rec,
 // when not nil, before each is created: see Record). With rec, it holds
 // the state directory's lock throughout, and adopts the existing mount
-// points other runs' records list.
+// points other runs' records list. A mount point inside another volume
+// (beneath a target bound before it, or a hostPath's directory) is opened
+// and created without following symlinks, and bound through
+// /proc/self/fd/N, as runc does within a container's root.
 func Bind(mounts []Mount, rec *Record) (*Bound, error) {
 	b := &Bound{record: rec}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -138,34 +198,59 @@ func Bind(mounts []Mount, rec *Record) (*Bound, error) {
 			return b, fmt.Errorf("mount points: %w", err)
 		}
 	}
+	// The roots' descriptors stay open until Unbind: what Bind made inside
+	// a volume is removed through them, even once the volume is unmounted.
+	b.hostRoots(mounts)
 	for _, m := range mounts {
-		src, done, err := openSource(m)
-		if err != nil {
+		if err := b.bindOne(m); err != nil {
 			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
-		}
-		fi, err := os.Stat(src)
-		if err != nil {
-			done()
-			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
-		}
-		if err := b.mountPoint(m.Target, fi.IsDir()); err != nil {
-			done()
-			return b, fmt.Errorf("volume %s: mount point %s: %w", m.Volume, m.Target, err)
-		}
-		err = unix.Mount(src, m.Target, "", unix.MS_BIND|unix.MS_REC, "")
-		done()
-		if err != nil {
-			return b, fmt.Errorf("volume %s: bind %s at %s: %w", m.Volume, m.sourcePath(), m.Target, err)
-		}
-		b.Mounted = append(b.Mounted, m.Target)
-		if m.ReadOnly {
-			if err := unix.Mount("", m.Target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_REC, ""); err != nil {
-				return b, fmt.Errorf("volume %s: read-only %s: %w", m.Volume, m.Target, err)
-			}
 		}
 	}
 	return b, nil
 }
+
+// bindOne binds m at its target.
+func (b *Bound) bindOne(m Mount) error {
+	src, done, err := openSource(m)
+	if err != nil {
+		return err
+	}
+	defer done()
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	tfd, err := b.mountPoint(m.Target, fi.IsDir())
+	if err != nil {
+		return fmt.Errorf("mount point %s: %w", m.Target, err)
+	}
+	err = unix.Mount(src, fdPath(tfd), "", unix.MS_BIND|unix.MS_REC, "")
+	unix.Close(tfd)
+	if err != nil {
+		return fmt.Errorf("bind %s at %s: %w", m.sourcePath(), m.Target, err)
+	}
+	b.Mounted = append(b.Mounted, m.Target)
+	// The target again, now the volume's root: a descriptor taken before
+	// the bind is the directory under it.
+	vfd, err := b.open(m.Target, fi.IsDir(), false)
+	if err != nil {
+		return fmt.Errorf("bound at %s: %w", m.Target, err)
+	}
+	if m.ReadOnly {
+		if err := unix.Mount("", fdPath(vfd), "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_REC, ""); err != nil {
+			unix.Close(vfd)
+			return fmt.Errorf("read-only %s: %w", m.Target, err)
+		}
+	}
+	if !fi.IsDir() {
+		unix.Close(vfd)
+		return nil
+	}
+	b.roots = append(b.roots, volumeRoot{path: m.Target, fd: vfd})
+	return nil
+}
+
+func fdPath(fd int) string { return fmt.Sprintf("/proc/self/fd/%d", fd) }
 
 // openSource returns the path to bind for m: the volume's directory, or for
 // a subPath, /proc/self/fd/N of the subPath opened beneath the volume
@@ -188,7 +273,7 @@ func openSource(m Mount) (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("subPath %s: %w", m.SubPath, err)
 	}
-	return fmt.Sprintf("/proc/self/fd/%d", fd), func() { unix.Close(fd) }, nil
+	return fdPath(fd), func() { unix.Close(fd) }, nil
 }
 
 // readOthers reads, once, what the other runs' records list (live or
@@ -204,14 +289,20 @@ func (b *Bound) readOthers() error {
 }
 
 // mountPoint creates target (a directory, or an empty file for a file
-// source) and its missing parents, recording what it created. The existing
-// part of the path that other runs' records list, it adopts: it records
-// those paths too and counts them as its own, so that the run that created
-// them does not remove them while this run uses them. The caller holds the
-// state lock.
-func (b *Bound) mountPoint(target string, dir bool) error {
+// source) and its missing parents, recording what it created, and returns
+// an O_PATH descriptor of it. Beneath a root (inside a volume), it walks
+// from the root one element at a time without following symlinks and
+// refuses one, naming it. Elsewhere the path is this machine's own and is
+// resolved as such; the existing part of it that other runs' records list,
+// it adopts: it records those paths too and counts them as its own, so that
+// the run that created them does not remove them while this run uses them.
+// The caller holds the state lock.
+func (b *Bound) mountPoint(target string, dir bool) (int, error) {
 	if err := b.readOthers(); err != nil {
-		return err
+		return -1, err
+	}
+	if _, ok := b.rootOf(target); ok {
+		return b.open(target, dir, true)
 	}
 	var missing []string
 	p := target
@@ -219,7 +310,7 @@ func (b *Bound) mountPoint(target string, dir bool) error {
 		if _, err := os.Lstat(p); err == nil {
 			break
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return -1, err
 		}
 		missing = append(missing, p)
 		if p == "/" {
@@ -235,14 +326,14 @@ func (b *Bound) mountPoint(target string, dir bool) error {
 	slices.Reverse(adopted)
 	for _, p := range adopted {
 		if err := b.record.add(recordEntry{Adopted: p}); err != nil {
-			return fmt.Errorf("record %s: %w", p, err)
+			return -1, fmt.Errorf("record %s: %w", p, err)
 		}
 		b.Created = append(b.Created, p)
 	}
 	slices.Reverse(missing)
 	for i, p := range missing {
 		if err := b.record.add(recordEntry{Created: p}); err != nil {
-			return fmt.Errorf("record %s: %w", p, err)
+			return -1, fmt.Errorf("record %s: %w", p, err)
 		}
 		var err error
 		if i == len(missing)-1 && !dir {
@@ -254,18 +345,110 @@ func (b *Bound) mountPoint(target string, dir bool) error {
 			err = os.Mkdir(p, 0o755)
 		}
 		if err != nil {
-			return err
+			return -1, err
 		}
 		b.Created = append(b.Created, p)
 	}
-	return nil
+	return b.open(target, dir, false)
+}
+
+// open returns an O_PATH descriptor of target. Beneath a root it walks
+// from the root without following symlinks, and with create makes what
+// is missing (recorded first, as mountPoint does) and adopts what other
+// runs' records list; elsewhere it opens the path.
+func (b *Bound) open(target string, dir, create bool) (int, error) {
+	root, ok := b.rootOf(target)
+	if !ok {
+		fd, err := unix.Open(target, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, &os.PathError{Op: "open", Path: target, Err: err}
+		}
+		return fd, nil
+	}
+	var fd int
+	var err error
+	if root.fd >= 0 {
+		fd, err = unix.Dup(root.fd)
+	} else {
+		fd, err = openDir(root.path)
+	}
+	if err != nil {
+		return -1, err
+	}
+	at := root.path
+	els := strings.Split(target[len(root.path)+1:], "/")
+	for i, el := range els {
+		last := i == len(els)-1
+		at += "/" + el
+		next, err := unix.Openat(fd, el, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		switch {
+		case errors.Is(err, unix.ENOENT) && create:
+			next, err = b.create(fd, el, at, last && !dir, root.path)
+		case err == nil && create && b.others[at] && !slices.Contains(b.Created, at):
+			if err = b.record.add(recordEntry{Adopted: at, Beneath: root.path}); err == nil {
+				b.created(at, root.path)
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			if next >= 0 {
+				unix.Close(next)
+			}
+			return -1, &os.PathError{Op: "open", Path: at, Err: err}
+		}
+		fd = next
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, &os.PathError{Op: "stat", Path: at, Err: err}
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(fd)
+			return -1, &os.PathError{Op: "open", Path: at, Err: errSymlink}
+		}
+		if !last && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			unix.Close(fd)
+			return -1, &os.PathError{Op: "open", Path: at, Err: unix.ENOTDIR}
+		}
+	}
+	return fd, nil
+}
+
+// create makes the element el of dirfd (at is its path, beneath root), a
+// directory or an empty file, recorded first, and opens it.
+func (b *Bound) create(dirfd int, el, at string, file bool, root string) (int, error) {
+	if err := b.record.add(recordEntry{Created: at, Beneath: root}); err != nil {
+		return -1, fmt.Errorf("record: %w", err)
+	}
+	if file {
+		f, err := unix.Openat(dirfd, el, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			return -1, err
+		}
+		unix.Close(f)
+	} else if err := unix.Mkdirat(dirfd, el, 0o755); err != nil {
+		return -1, err
+	}
+	b.created(at, root)
+	return unix.Openat(dirfd, el, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// created notes p, created or adopted beneath root.
+func (b *Bound) created(p, root string) {
+	b.Created = append(b.Created, p)
+	if b.beneath == nil {
+		b.beneath = map[string]string{}
+	}
+	b.beneath[p] = root
 }
 
 // Unbind undoes Bind: unmounts in reverse order, then removes the mount
-// points it created or adopted (only if still empty), but those another
-// live run's record lists: the last run out removes them. With a record,
-// it does so under the state lock and removes the record last.
+// points it created or adopted (only if still empty; inside a volume
+// through the volume's descriptor, without following symlinks), but those
+// another live run's record lists: the last run out removes them. With a
+// record, it does so under the state lock and removes the record last.
 func Unbind(b *Bound) []error {
+	defer b.closeRoots()
 	var errs []error
 	for i := len(b.Mounted) - 1; i >= 0; i-- {
 		if err := unix.Unmount(b.Mounted[i], unix.MNT_DETACH); err != nil {
@@ -285,11 +468,18 @@ func Unbind(b *Bound) []error {
 		}
 	}
 	for i := len(b.Created) - 1; i >= 0; i-- {
-		if inUse[b.Created[i]] {
+		p := b.Created[i]
+		if inUse[p] {
 			continue
 		}
-		if err := os.Remove(b.Created[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("remove mount point %s: %w", b.Created[i], err))
+		var err error
+		if root, ok := b.beneath[p]; ok {
+			_, err = removeBeneath(b.rootFD(root), root, p, true)
+		} else if err = os.Remove(p); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("remove mount point %s: %w", p, err))
 		}
 	}
 	if len(errs) == 0 {
@@ -300,29 +490,129 @@ func Unbind(b *Bound) []error {
 	return errs
 }
 
+// removeBeneath removes p, beneath the directory root (its descriptor
+// rootfd, or -1: opened by path), reaching it from root without following
+// symlinks: an empty directory, an empty regular file, or with links a
+// symlink (--volume-root's own). Anything else, nothing there, or a
+// symlink on the way, is left; it reports whether it removed p.
+func removeBeneath(rootfd int, root, p string, links bool) (bool, error) {
+	rel, ok := strings.CutPrefix(p, root+"/")
+	if !ok || localPathProblem(rel, false) != "" {
+		return false, fmt.Errorf("%s is not beneath %s", p, root)
+	}
+	var rfd int
+	var err error
+	if rootfd >= 0 {
+		rfd, err = unix.Dup(rootfd)
+	} else {
+		rfd, err = openDir(root)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(rfd)
+	parent, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		parent, name = rel[:i], rel[i+1:]
+	}
+	pfd, err := walkBeneath(rfd, root, parent, false)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, errSymlink) {
+		return false, nil // not what was made there any more: left
+	}
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+		return false, nil
+	} else if err != nil {
+		return false, &os.PathError{Op: "stat", Path: p, Err: err}
+	}
+	flags := 0
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		flags = unix.AT_REMOVEDIR // only if empty
+	case unix.S_IFREG:
+		if st.Size != 0 {
+			return false, nil
+		}
+	case unix.S_IFLNK:
+		if !links {
+			return false, nil
+		}
+	default:
+		return false, nil
+	}
+	if err := unix.Unlinkat(pfd, name, flags); err != nil {
+		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.EBUSY) {
+			return false, nil // in use again: leave it
+		}
+		return false, &os.PathError{Op: "remove", Path: p, Err: err}
+	}
+	return true, nil
+}
+
 // Link stands in for Bind under --volume-root: a symlink at each target
-// (under the root) pointing at the volume. No privilege needed.
+// (under the root) pointing at the volume. No privilege needed. A target
+// beneath another one (so inside that volume) or beneath a hostPath's
+// directory is reached and made without following symlinks, as in Bind.
 func Link(mounts []Mount) (*Bound, error) {
 	b := &Bound{}
+	b.hostRoots(mounts)
 	for _, m := range mounts {
-		if err := b.mountPoint(filepath.Dir(m.Target), true); err != nil {
+		vfd, err := b.linkOne(m)
+		if err != nil {
 			return b, fmt.Errorf("volume %s: %w", m.Volume, err)
 		}
-		if m.SubPath != "" {
-			// Checked (and created) without following symlinks; the link
-			// itself is a path, resolved when used.
-			_, done, err := openSource(m)
-			if err != nil {
-				return b, fmt.Errorf("volume %s: %w", m.Volume, err)
-			}
-			done()
+		if vfd >= 0 {
+			// Kept until Unbind, as Bind keeps its volumes' descriptors.
+			b.roots = append(b.roots, volumeRoot{path: m.Target, fd: vfd})
 		}
-		if err := os.Symlink(m.sourcePath(), m.Target); err != nil {
-			return b, fmt.Errorf("volume %s: %w (the --volume-root must not hold it yet)", m.Volume, err)
-		}
-		b.Created = append(b.Created, m.Target)
 	}
 	return b, nil
+}
+
+// linkOne makes m's link and returns a descriptor of the volume directory
+// it leads to, or -1 for a file.
+func (b *Bound) linkOne(m Mount) (int, error) {
+	parent := filepath.Dir(m.Target)
+	pfd, err := b.mountPoint(parent, true)
+	if err != nil {
+		return -1, fmt.Errorf("mount point %s: %w", parent, err)
+	}
+	defer unix.Close(pfd)
+	// A subPath is checked (and created) without following symlinks; the
+	// link itself is a path, resolved when used.
+	src, done, err := openSource(m)
+	if err != nil {
+		return -1, err
+	}
+	vfd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+	done()
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: m.sourcePath(), Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(vfd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Close(vfd)
+		vfd = -1
+	}
+	if err := unix.Symlinkat(m.sourcePath(), pfd, filepath.Base(m.Target)); err != nil {
+		if vfd >= 0 {
+			unix.Close(vfd)
+		}
+		return -1, fmt.Errorf("%w (the --volume-root must not hold it yet)", &os.PathError{Op: "symlink", Path: m.Target, Err: err})
+	}
+	if root, ok := b.rootOf(m.Target); ok {
+		b.created(m.Target, root.path)
+	} else {
+		b.Created = append(b.Created, m.Target)
+	}
+	return vfd, nil
 }
 
 // sourcePath is the volume path m binds, subPath included, for messages and

@@ -276,3 +276,53 @@ func FuzzPlayVolumes(f *testing.F) {
 		}
 	})
 }
+
+// Under --volume-root, a link whose target lies beneath another volume's
+// link (or a hostPath's directory) is made without following a symlink
+// planted there: refused, naming it, and nothing appears outside; Unbind
+// then removes what Link made, through the volume, without following.
+func TestLinkRefusesPlantedSymlink(t *testing.T) {
+	root := t.TempDir()
+	host, outside, vroot := filepath.Join(root, "host"), filepath.Join(root, "outside"), filepath.Join(root, "vroot")
+	for _, d := range []string{host, outside, filepath.Join(root, "vol")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(host, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	hostMount := Mount{Source: host, Target: vroot + "/h", Volume: "host", HostPath: true}
+	for _, target := range []string{vroot + "/h/dir/sub", host + "/dir/sub"} {
+		b, err := Link([]Mount{hostMount, {Source: filepath.Join(root, "vol"), Target: target, Volume: "vol"}})
+		if err == nil || !strings.Contains(err.Error(), "/dir: is a symbolic link") {
+			t.Errorf("%s: err = %v, want the planted link refused", target, err)
+		}
+		if errs := Unbind(b); len(errs) != 0 {
+			t.Error(errs)
+		}
+		if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+			t.Fatalf("%s: %v created through the planted link", target, ents)
+		}
+	}
+	// Without the planted link: made inside the hostPath, removed after.
+	if err := os.Remove(filepath.Join(host, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Link([]Mount{hostMount, {Source: filepath.Join(root, "vol"), Target: vroot + "/h/dir/sub", Volume: "vol"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dest, err := os.Readlink(filepath.Join(host, "dir", "sub")); err != nil || dest != filepath.Join(root, "vol") {
+		t.Errorf("link in the hostPath: %q %v", dest, err)
+	}
+	if errs := Unbind(b); len(errs) != 0 {
+		t.Error(errs)
+	}
+	if ents, _ := os.ReadDir(host); len(ents) != 0 {
+		t.Errorf("left in the hostPath: %v", ents)
+	}
+	if _, err := os.Lstat(vroot); !os.IsNotExist(err) {
+		t.Errorf("%s left: %v", vroot, err)
+	}
+}

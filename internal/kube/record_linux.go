@@ -55,6 +55,9 @@ type recordEntry struct {
 	Created string `json:"created,omitempty"`
 	Adopted string `json:"adopted,omitempty"`
 	Tmp     string `json:"tmp,omitempty"`
+	// Beneath is the volume directory the mount point lies in: it is
+	// reached from there without following symlinks (see Bind).
+	Beneath string `json:"beneath,omitempty"`
 }
 
 // mountPoint is the path a created or adopted entry names, or "".
@@ -139,7 +142,10 @@ type runRecord struct {
 	path   string
 	dead   *os.File // for a dead run's record: open, its lock held
 	mounts []string // created or adopted, in order
-	tmps   []string
+	// beneath maps a mount point of mounts to the volume directory it
+	// lies in (recordEntry.Beneath).
+	beneath map[string]string
+	tmps    []string
 }
 
 func (rr *runRecord) close() {
@@ -197,6 +203,12 @@ func readRecord(path string) (*runRecord, error) {
 		}
 		if p := e.mountPoint(); p != "" {
 			rr.mounts = append(rr.mounts, p)
+			if e.Beneath != "" {
+				if rr.beneath == nil {
+					rr.beneath = map[string]string{}
+				}
+				rr.beneath[p] = e.Beneath
+			}
 		}
 		if e.Tmp != "" {
 			rr.tmps = append(rr.tmps, e.Tmp)
@@ -310,7 +322,23 @@ func cleanRecord(rr *runRecord, live map[string]bool) ([]string, []error) {
 		if live[p] {
 			continue
 		}
-		ok, err := removeEmpty(p)
+		var ok bool
+		var err error
+		if root, in := rr.beneath[p]; in {
+			// From the outermost volume directory: the mount points
+			// between it and p (volumes bound inside it) are plain
+			// directories now, and walked without following symlinks.
+			for range len(rr.beneath) { // a bound: a record is no proof against a cycle
+				up, ok := rr.beneath[root]
+				if !ok {
+					break
+				}
+				root = up
+			}
+			ok, err = removeBeneath(-1, root, p, false)
+		} else {
+			ok, err = removeEmpty(p)
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -33,7 +33,7 @@ func TestCleanStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &Bound{record: live}
-	if err := b.mountPoint(p("live/mnt"), true); err != nil {
+	if err := makeMountPoint(b, p("live/mnt")); err != nil {
 		t.Fatal(err)
 	}
 	// A dead run's record, written as Bind and cmd/podvisor write one.
@@ -125,7 +125,7 @@ func TestSharedMountPoints(t *testing.T) {
 		b      *Bound
 		target string
 	}{{first, "x/y/mnt"}, {first, "host/mnt"}, {second, "x/y/mnt"}, {second, "x/z"}, {second, "host/mnt"}} {
-		if err := m.b.mountPoint(p(m.target), true); err != nil {
+		if err := makeMountPoint(m.b, p(m.target)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,7 +176,7 @@ func TestCleanStaleSparesLiveRuns(t *testing.T) {
 	other := &Bound{record: otherRun(t, state, "run-3.jsonl")}
 	live := &Bound{record: rec}
 	for b, target := range map[*Bound]string{other: "d/mnt", live: "f/mnt"} {
-		if err := b.mountPoint(p(target), true); err != nil {
+		if err := makeMountPoint(b, p(target)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -219,5 +219,52 @@ func TestRecordNamesDoNotCollide(t *testing.T) {
 	}
 	if listed, err := rec.othersListed(true); err != nil || !listed["/nonexistent/mnt"] {
 		t.Errorf("the other run's record as read by the second: %v %v", listed, err)
+	}
+}
+
+// makeMountPoint creates target as Bind does, without binding anything.
+func makeMountPoint(b *Bound, target string) error {
+	fd, err := b.mountPoint(target, true)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// A dead run's mount points inside a volume (recorded with the volume's
+// directory) are removed from that directory without following a symlink
+// planted since: an empty file outside, named as the mount point, stays.
+func TestCleanStaleBeneathRefusesSymlinks(t *testing.T) {
+	root := t.TempDir()
+	state, host, outside := filepath.Join(root, "state"), filepath.Join(root, "host"), filepath.Join(root, "outside")
+	for _, d := range []string{state, filepath.Join(host, "kept", "sub"), outside} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(outside, "f"), nil, 0o644)
+	os.Symlink(outside, filepath.Join(host, "dir"))
+	dead := &Record{}
+	var err error
+	if dead.f, err = os.OpenFile(filepath.Join(state, "run-1.jsonl"), os.O_WRONLY|os.O_CREATE, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"dir", "dir/f", "kept", "kept/sub"} {
+		dead.add(recordEntry{Created: filepath.Join(host, c), Beneath: host})
+	}
+	// A volume bound in the dead run at kept/sub, its own mount point in it.
+	dead.add(recordEntry{Created: filepath.Join(host, "kept", "sub", "m"), Beneath: filepath.Join(host, "kept", "sub")})
+	dead.f.Close()
+	os.Mkdir(filepath.Join(host, "kept", "sub", "m"), 0o755)
+	removed, errs := CleanStale(state)
+	if _, err := os.Stat(filepath.Join(outside, "f")); err != nil {
+		t.Errorf("removed through the planted link: %v", err)
+	}
+	want := []string{filepath.Join(host, "kept", "sub", "m"), filepath.Join(host, "kept", "sub"), filepath.Join(host, "kept")}
+	if !slices.Equal(removed, want) || len(errs) != 0 {
+		t.Errorf("removed %q (%v), want %q", removed, errs, want)
+	}
+	if _, err := os.Lstat(filepath.Join(state, "run-1.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("the dead run's record is still there: %v", err)
 	}
 }

@@ -31,6 +31,10 @@ type Mount struct {
 	SubPath        string // relative, cleaned, no ".."; opened without following symlinks
 	ReadOnly       bool
 	Volume         string
+	// HostPath: Source is a path of this machine whose content the
+	// containers write (a hostPath volume), so a mount point beneath it
+	// is created without following symlinks.
+	HostPath bool `json:",omitempty"`
 }
 
 // volumes plans the pod's volumes and every container's mounts.
@@ -127,7 +131,7 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 					}
 				}
 				target := path.Clean(vm.MountPath)
-				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name}
+				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name, HostPath: p.Kind == "hostPath"}
 				if prev, dup := byTarget[target]; dup {
 					if prev.Source != m.Source || prev.SubPath != m.SubPath {
 						t.errorf("%s: %s is already the mount point of volume %q in another container; "+
