@@ -233,7 +233,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	events := server.NewEvents(sup, metrics.Sampler())
 	web.opts.Events = events
 	if cfg.UI.Enabled {
-		ui, err := webUI(cfg.UI, sup, tl, log)
+		ui, err := webUI(cfg, sup, tl, log)
 		if err != nil {
 			log.Error("cannot serve the web page; nothing was started", "err", err)
 			return exitFail
