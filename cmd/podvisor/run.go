@@ -249,8 +249,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer func() { web.shutdown(drainBy) }()
 	ctlPath, explicit := controlPath(*controlFlag, cfg)
 	cfgPath, _ := filepath.Abs(cfg.File)
+	// The socket's event streams have a budget of their own: anonymous
+	// clients of the HTTP port must not lock the operator out.
 	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{sup, sink, &current},
-		map[string]http.Handler{"GET /v1/events": events, "GET /v1/timeline": server.TimelineHandler(tl)}, log)
+		map[string]http.Handler{"GET /v1/events": events.Handler(server.MaxStreams), "GET /v1/timeline": server.TimelineHandler(tl)}, log)
 	if err != nil {
 		log.Error("cannot create the control socket; nothing was started", "err", err)
 		return exitFail
