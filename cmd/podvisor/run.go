@@ -192,8 +192,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	tl, oomDetector := observers(cfg, log)
 	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
-	fdStore := supervisor.NewFDStore(log) // fds processes hand over (FDSTORE=1)
-	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl, StoredFDs: fdStore.Count}, log: log}
+	fdStore := supervisor.NewFDStore(log)     // fds processes hand over (FDSTORE=1)
+	hosts := server.NewHosts(cfg.ListenHosts) // the Host names served (DNS rebinding)
+	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl, StoredFDs: fdStore.Count, Hosts: hosts}, log: log}
 	defer fdStore.Close()
 	var current atomic.Pointer[config.Config] // for `podvisor logs`
 	current.Store(cfg)
@@ -213,6 +214,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if *logFormat == "" { // a --log-format flag outranks the file
 			sink.SetFormat(c.Log.Format, c.Log.Timestamps)
 		}
+		hosts.Set(c.ListenHosts)
 		if *listen == "" { // a --listen flag outranks the file
 			web.apply(c.Listen)
 		}

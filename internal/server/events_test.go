@@ -201,12 +201,12 @@ func TestEventsLimitAndBadResources(t *testing.T) {
 	ev := NewEvents(src, nil)
 	h := New(src, NewMetrics(), Options{Events: ev})
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("HEAD", "/events", nil)) // returns at once
+	h.ServeHTTP(rec, localRequest("HEAD", "/events", nil)) // returns at once
 	if rec.Code != http.StatusOK || ev.Streams() != 0 {
 		t.Errorf("HEAD /events: %d, %d streams", rec.Code, ev.Streams())
 	}
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/events?resources=10ms", nil))
+	h.ServeHTTP(rec, localRequest("GET", "/events?resources=10ms", nil))
 	if rec.Code != http.StatusBadRequest {
 		t.Errorf("resources=10ms: %d", rec.Code)
 	}
@@ -214,7 +214,7 @@ func TestEventsLimitAndBadResources(t *testing.T) {
 		defer ev.unsubscribe(ev.subscribe(ev.def))
 	}
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/events", nil))
+	h.ServeHTTP(rec, localRequest("GET", "/events", nil))
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("stream %d: %d", MaxStreams+1, rec.Code)
 	}
