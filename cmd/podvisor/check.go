@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,8 +40,23 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	} else {
 		cfg, err = loadConfig(*path)
 	}
+	var tokenNote error
+	if err == nil {
+		// The token file as run judges it. --portable: one that is not
+		// here, or not readable here, is a note (as an env_file is).
+		if _, terr := uiToken(cfg); terr != nil {
+			if *portable && (errors.Is(terr, os.ErrNotExist) || errors.Is(terr, os.ErrPermission)) {
+				tokenNote = terr
+			} else {
+				err = terr
+			}
+		}
+	}
 	if len(notes) > 0 {
 		fmt.Fprintln(stderr, config.FormatNotes(notes))
+	}
+	if tokenNote != nil {
+		fmt.Fprintln(stderr, "note:", tokenNote)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)

@@ -192,8 +192,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	tl, oomDetector := observers(cfg, log)
 	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
-	fdStore := supervisor.NewFDStore(log) // fds processes hand over (FDSTORE=1)
-	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl, StoredFDs: fdStore.Count}, log: log}
+	fdStore := supervisor.NewFDStore(log)     // fds processes hand over (FDSTORE=1)
+	hosts := server.NewHosts(cfg.ListenHosts) // the Host names served (DNS rebinding)
+	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl, StoredFDs: fdStore.Count, Hosts: hosts}, log: log}
 	defer fdStore.Close()
 	var current atomic.Pointer[config.Config] // for `podvisor logs`
 	current.Store(cfg)
@@ -213,6 +214,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if *logFormat == "" { // a --log-format flag outranks the file
 			sink.SetFormat(c.Log.Format, c.Log.Timestamps)
 		}
+		hosts.Set(c.ListenHosts)
 		if *listen == "" { // a --listen flag outranks the file
 			web.apply(c.Listen)
 		}
@@ -233,7 +235,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	events := server.NewEvents(sup, metrics.Sampler())
 	web.opts.Events = events
 	if cfg.UI.Enabled {
-		ui, err := webUI(cfg.UI, sup, tl, log)
+		ui, err := webUI(cfg, sup, tl, log)
 		if err != nil {
 			log.Error("cannot serve the web page; nothing was started", "err", err)
 			return exitFail
@@ -249,8 +251,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer func() { web.shutdown(drainBy) }()
 	ctlPath, explicit := controlPath(*controlFlag, cfg)
 	cfgPath, _ := filepath.Abs(cfg.File)
+	// The socket's event streams have a budget of their own: anonymous
+	// clients of the HTTP port must not lock the operator out.
 	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{sup, sink, &current},
-		map[string]http.Handler{"GET /v1/events": events, "GET /v1/timeline": server.TimelineHandler(tl)}, log)
+		map[string]http.Handler{"GET /v1/events": events.Handler(server.MaxStreams), "GET /v1/timeline": server.TimelineHandler(tl)}, log)
 	if err != nil {
 		log.Error("cannot create the control socket; nothing was started", "err", err)
 		return exitFail

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -12,14 +13,24 @@ import (
 
 // webUI builds the page's handler from the config's ui key: the token, if
 // actions are on, is read now, so a bad token file fails the start.
-func webUI(c config.UI, backend control.Backend, tl server.TimelineSource, log *slog.Logger) (http.Handler, error) {
-	o := webui.Options{Backend: backend, Logs: c.Logs, Timeline: tl, Logger: log}
-	if c.Actions {
-		tok, err := webui.ReadToken(c.TokenFile)
-		if err != nil {
-			return nil, err
-		}
-		o.Token = tok
+func webUI(cfg *config.Config, backend control.Backend, tl server.TimelineSource, log *slog.Logger) (http.Handler, error) {
+	tok, err := uiToken(cfg)
+	if err != nil {
+		return nil, err
 	}
-	return webui.New(o), nil
+	return webui.New(webui.Options{Backend: backend, Logs: cfg.UI.Logs, Timeline: tl, Logger: log, Token: tok}), nil
+}
+
+// uiToken reads the token of the page's actions (nil when they are off).
+// run and check both call it, so check refuses exactly the token files run
+// refuses, in the same words.
+func uiToken(cfg *config.Config) ([]byte, error) {
+	if !cfg.UI.Enabled || !cfg.UI.Actions {
+		return nil, nil
+	}
+	tok, err := webui.ReadToken(cfg.UI.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s ui.token_file: %w", cfg.File, err)
+	}
+	return tok, nil
 }

@@ -40,11 +40,12 @@ type Pos struct {
 
 // Config is a loaded procs.yaml.
 type Config struct {
-	File            string // path as given to Load
-	Dir             string // absolute directory of File; base for relative paths
-	Listen          string // "off" disables the HTTP server
-	Control         string // control socket path; "" means the default for the user, "off" disables it
-	UI              UI     // the web page on the HTTP listener
+	File            string   // path as given to Load
+	Dir             string   // absolute directory of File; base for relative paths
+	Listen          string   // "off" disables the HTTP server
+	ListenHosts     []string // DNS names the HTTP server answers to besides IPs and localhost
+	Control         string   // control socket path; "" means the default for the user, "off" disables it
+	UI              UI       // the web page on the HTTP listener
 	ShutdownTimeout time.Duration
 	Log             Log
 	Env             []string            // global env, KEY=VALUE, in file order

@@ -32,6 +32,7 @@ func addSeeds(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("processes: {a: {command: x}}\n"))
+	f.Add([]byte("listen_hosts: [a.example, \"*.b.example\", c.]\nprocesses: {a: {command: x}}\n"))
 	f.Add([]byte("processes: {a: {command: x, user: \"0:0\", ready: {notify: \"fd:3\"}}}\n"))
 }
 

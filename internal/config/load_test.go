@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -959,6 +960,31 @@ func TestExamples(t *testing.T) {
 		}
 		if w := cfg.TeardownWarning(); w != "" {
 			t.Errorf("%s: %s", f, w)
+		}
+	}
+}
+
+// listen_hosts (issue 34 item 13): DNS names or "*.domain"; an IP address,
+// a port or a bare "*" is refused with the reason.
+func TestListenHosts(t *testing.T) {
+	cfg := mustParse(t, "listen_hosts: [podvisor.example.com, \"*.svc.cluster.local\", Pod.Example.]\nprocesses: {a: {command: x}}\n", nil)
+	if want := []string{"podvisor.example.com", "*.svc.cluster.local", "Pod.Example."}; !slices.Equal(cfg.ListenHosts, want) {
+		t.Errorf("ListenHosts = %q, want %q", cfg.ListenHosts, want)
+	}
+	for src, want := range map[string]string{
+		`listen_hosts: ["10.0.0.1"]`:       `procs.yaml:1:16 listen_hosts[0]: "10.0.0.1" is an IP address`,
+		`listen_hosts: ["[::1]"]`:          `is an IP address`,
+		`listen_hosts: ["a.example:9464"]`: `invalid host name "a.example:9464": no port`,
+		`listen_hosts: ["*"]`:              `invalid host name "*"`,
+		`listen_hosts: ["a.*.example"]`:    `"*" only as "*." before a domain`,
+		`listen_hosts: ["a..example"]`:     `1 to 63 characters`,
+		`listen_hosts: ["a b"]`:            `letters, digits`,
+		`listen_hosts: a.example`:          `expected a list of host names`,
+		`listen_hosts: [1]`:                `expected a string`,
+	} {
+		_, err := Parse(testFile, []byte(src+"\nprocesses: {a: {command: x}}\n"), nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", src, err, want)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // The keys each mapping accepts, in the order hints list them.
 var (
-	topKeys        = []string{"version", "listen", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
+	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
 	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "watchdog", "schedule", "watch", "sockets", "fd_store_max"}
 	dependencyKeys = []string{"condition", "restart"}
@@ -45,6 +45,9 @@ func (l *loader) config(root *yaml.Node) *Config {
 	}
 	if p, ok := f.get("listen"); ok {
 		cfg.Listen = l.listen(p.val, top("listen"))
+	}
+	if p, ok := f.get("listen_hosts"); ok {
+		cfg.ListenHosts = l.listenHosts(p.val, top("listen_hosts"))
 	}
 	if p, ok := f.get("control"); ok {
 		cfg.Control = l.control(p.val, top("control"))

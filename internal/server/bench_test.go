@@ -23,7 +23,7 @@ func benchHandler(b *testing.B) (http.Handler, *Metrics) {
 
 func benchRoute(b *testing.B, target string) {
 	h, _ := benchHandler(b)
-	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req := localRequest(http.MethodGet, target, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		rec := httptest.NewRecorder()

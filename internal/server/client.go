@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 )
 
@@ -49,6 +50,10 @@ func FetchStatus(ctx context.Context, c *http.Client, addr string) (Status, []by
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBytes))
 	if err != nil {
 		return Status{}, nil, fmt.Errorf("read status from %s: %w", addr, dialCause(err))
+	}
+	if resp.StatusCode == http.StatusMisdirectedRequest { // podvisor's Host check: say why
+		line, _, _ := strings.Cut(string(body), "\n")
+		return Status{}, nil, fmt.Errorf("%s answered %s: %s", addr, resp.Status, printable(line, 300))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return Status{}, nil, fmt.Errorf("unexpected answer from %s: %s", addr, resp.Status)

@@ -45,9 +45,13 @@ type EventSource interface {
 }
 
 const (
-	// MaxStreams bounds the event streams open at once. A stream holds a
-	// connection for as long as the client wants, and LimitListener never
-	// sheds a connection being served: the cap keeps slots for probes.
+	// MaxStreams bounds the event streams open at once through one
+	// handler. A stream holds a connection for as long as the client
+	// wants, and LimitListener does not shed a served connection whose
+	// writes make progress: the cap keeps the HTTP port's slots for other
+	// clients. Each handler (the HTTP port's, the control socket's) has a
+	// budget of its own, so anonymous clients of the port never lock the
+	// operator out of the socket.
 	MaxStreams = 16
 	// streamBuffer is how many frames a stream may lag behind.
 	streamBuffer = 64
@@ -70,8 +74,9 @@ type Events struct {
 	gap     time.Duration
 	beat    time.Duration // heartbeat period
 
-	mu    sync.Mutex           // guards subs and quit
+	mu    sync.Mutex           // guards subs, quit and every budget's open
 	subs  map[*stream]struct{} // open streams
+	def   *budget              // ServeHTTP's
 	quit  chan struct{}        // the running watcher's; nil when none runs
 	wakes func()               // tests: called once per watcher wake-up
 	// watchers counts running watcher goroutines (tests wait on it).
@@ -80,12 +85,34 @@ type Events struct {
 
 type stream struct {
 	ch chan []byte // frames; closed by the watcher when the stream is dropped
+	b  *budget     // the one it counts against
 }
+
+// budget is one handler's share of streams.
+type budget struct {
+	max  int
+	open int // guarded by Events.mu
+}
+
+// streamHandler serves e's streams within a budget of their own.
+type streamHandler struct {
+	e *Events
+	b *budget
+}
+
+func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.e.serve(w, r, h.b) }
 
 // NewEvents returns the event stream of src. sampler (nil: none) serves
 // ?resources.
 func NewEvents(src EventSource, sampler Sampler) *Events {
-	return &Events{src: src, sampler: sampler, gap: eventGap, beat: heartbeat, subs: map[*stream]struct{}{}}
+	return &Events{src: src, sampler: sampler, gap: eventGap, beat: heartbeat, subs: map[*stream]struct{}{}, def: &budget{max: MaxStreams}}
+}
+
+// Handler serves e's streams, at most max of them open at once, counted
+// apart from those of every other handler (and of ServeHTTP's MaxStreams):
+// give each listener its own.
+func (e *Events) Handler(max int) http.Handler {
+	return streamHandler{e: e, b: &budget{max: max}}
 }
 
 // Streams returns how many streams are open.
@@ -95,14 +122,15 @@ func (e *Events) Streams() int {
 	return len(e.subs)
 }
 
-// subscribe opens a stream; nil when MaxStreams are open.
-func (e *Events) subscribe() *stream {
+// subscribe opens a stream; nil when b's streams are all open.
+func (e *Events) subscribe(b *budget) *stream {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.subs) >= MaxStreams {
+	if b.open >= b.max {
 		return nil
 	}
-	s := &stream{ch: make(chan []byte, streamBuffer)}
+	s := &stream{ch: make(chan []byte, streamBuffer), b: b}
+	b.open++
 	e.subs[s] = struct{}{}
 	if e.quit == nil {
 		e.quit = make(chan struct{})
@@ -116,10 +144,12 @@ func (e *Events) subscribe() *stream {
 	return s
 }
 
-// unsubscribe closes a stream; the last one stops the watcher.
+// unsubscribe closes a stream (once for each subscribe, also after the
+// watcher dropped it); the last one stops the watcher.
 func (e *Events) unsubscribe(s *stream) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	s.b.open--
 	delete(e.subs, s)
 	e.stopIfIdle()
 }
@@ -279,8 +309,11 @@ func frame(event string, v any) []byte {
 }
 
 // ServeHTTP serves one event stream until the client goes away, falls
-// behind, or the server shuts down.
-func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// behind, or the server shuts down; at most MaxStreams are open at once
+// through it.
+func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.serve(w, r, e.def) }
+
+func (e *Events) serve(w http.ResponseWriter, r *http.Request, b *budget) {
 	var every time.Duration
 	if v := r.URL.Query().Get("resources"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -295,9 +328,9 @@ func (e *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	s := e.subscribe()
+	s := e.subscribe(b)
 	if s == nil {
-		http.Error(w, "too many event streams open (at most "+strconv.Itoa(MaxStreams)+")", http.StatusServiceUnavailable)
+		http.Error(w, "too many event streams open here (at most "+strconv.Itoa(b.max)+")", http.StatusServiceUnavailable)
 		return
 	}
 	defer e.unsubscribe(s)

@@ -148,8 +148,8 @@ func TestEventsDropSlowStreamAndIdleWatcher(t *testing.T) {
 	var wakes atomic.Int32
 	ev.wakes = func() { wakes.Add(1) }
 
-	slow := ev.subscribe() // never read
-	fast := ev.subscribe()
+	slow := ev.subscribe(ev.def) // never read
+	fast := ev.subscribe(ev.def)
 	for i := 0; i < streamBuffer+1; i++ {
 		s := fourStates()
 		s.Processes[0].Restarts = i + 1
@@ -201,22 +201,58 @@ func TestEventsLimitAndBadResources(t *testing.T) {
 	ev := NewEvents(src, nil)
 	h := New(src, NewMetrics(), Options{Events: ev})
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("HEAD", "/events", nil)) // returns at once
+	h.ServeHTTP(rec, localRequest("HEAD", "/events", nil)) // returns at once
 	if rec.Code != http.StatusOK || ev.Streams() != 0 {
 		t.Errorf("HEAD /events: %d, %d streams", rec.Code, ev.Streams())
 	}
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/events?resources=10ms", nil))
+	h.ServeHTTP(rec, localRequest("GET", "/events?resources=10ms", nil))
 	if rec.Code != http.StatusBadRequest {
 		t.Errorf("resources=10ms: %d", rec.Code)
 	}
 	for i := 0; i < MaxStreams; i++ {
-		defer ev.unsubscribe(ev.subscribe())
+		defer ev.unsubscribe(ev.subscribe(ev.def))
 	}
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/events", nil))
+	h.ServeHTTP(rec, localRequest("GET", "/events", nil))
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("stream %d: %d", MaxStreams+1, rec.Code)
+	}
+}
+
+// Issue 34 item 7: each handler has its own budget. With ServeHTTP's
+// MaxStreams all taken, a handler of its own still opens a stream, up to
+// its own max; a stream the watcher drops for lagging gives its place back
+// once.
+func TestEventsBudgetsAreSeparate(t *testing.T) {
+	src := newChangingSource(fourStates())
+	ev := NewEvents(src, nil)
+	for range MaxStreams {
+		defer ev.unsubscribe(ev.subscribe(ev.def))
+	}
+	if ev.subscribe(ev.def) != nil {
+		t.Fatal("the default budget let in one more than MaxStreams")
+	}
+	own := ev.Handler(1).(streamHandler)
+	s := ev.subscribe(own.b)
+	if s == nil {
+		t.Fatal("a handler of its own was refused because another's streams were all open")
+	}
+	if ev.subscribe(own.b) != nil {
+		t.Fatal("a budget of 1 let in 2")
+	}
+	// Dropped by the watcher (as broadcast does), then unsubscribed by
+	// its handler: one place back, not two.
+	ev.mu.Lock()
+	delete(ev.subs, s)
+	ev.mu.Unlock()
+	ev.unsubscribe(s)
+	if own.b.open != 0 {
+		t.Fatalf("%d open after the only stream ended", own.b.open)
+	}
+	defer ev.unsubscribe(ev.subscribe(own.b))
+	if ev.subscribe(own.b) != nil {
+		t.Fatal("a dropped stream freed two places")
 	}
 }
 

@@ -94,7 +94,7 @@ func do(t testing.TB, h http.Handler, method, target string) *httptest.ResponseR
 		body = strings.NewReader("x")
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, target, body))
+	h.ServeHTTP(rec, localRequest(method, target, body))
 	return rec
 }
 
@@ -108,4 +108,13 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// localRequest is httptest.NewRequest for the pod's own address: the Host
+// is an IP literal, as the kubelet and port-forward send, where
+// httptest's default (example.com) is a name the Host check refuses.
+func localRequest(method, target string, body io.Reader) *http.Request {
+	req := httptest.NewRequest(method, target, body)
+	req.Host = "127.0.0.1:9464"
+	return req
 }

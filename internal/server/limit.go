@@ -4,44 +4,80 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// MaxConns bounds the HTTP connections open at once. Every connection costs
-// podvisor a file descriptor; without a cap, clients could take the fds its
-// probes and children need.
+// MaxConns bounds the HTTP connections served at once. Every connection
+// costs podvisor a file descriptor; without a cap, clients could take the
+// fds its probes and children need.
 //
 // The cap must never cost a probe: the kubelet's probes (1 s timeout) and
-// podvisor wait --ready open a new connection each time, and 64 clients
-// that send half a request and wait (slowloris) would otherwise hold every
-// slot for the 5 s header timeout, get /readyz and /livez timed out, and
-// the pod restarted or taken out of its Service. So a new connection is
-// always accepted; when the cap is reached, the oldest connection that is
-// not inside a handler (still reading its request, or idle between
-// requests) is closed to make room. Only when every open connection is
-// being served (each handler is short and bounded by the write timeout)
-// does a new one wait for a slot.
+// podvisor wait --ready open a new connection each time, and anyone who
+// reaches the port can open MaxConns connections. So a new connection is
+// always accepted at once, and at the cap room is made in this order:
+//
+//  1. the oldest connection not inside a handler (still reading its
+//     request, or idle between requests: slowloris, H18) is closed;
+//  2. else the connection whose write has been stuck longest, if for at
+//     least stuckAfter (a client that sends requests and never reads the
+//     answers, issue 34 item 1) is closed;
+//  3. else the newcomer is let in beyond the cap, as one of ProbeConns
+//     connections that answer only /readyz and /livez (others get 503
+//     and Retry-After), each closed after one answer; when those are all
+//     taken the oldest of them is closed.
+//
+// So a probe is answered whatever the other clients do, and connections
+// being served are never shed while their writes make progress.
 const MaxConns = 64
 
-// LimitListener returns a listener that keeps at most n accepted
-// connections open, shedding the oldest one not being served when a new
-// one arrives at the cap. Handlers must be wrapped with Serving (as
-// NewHTTPServer does) for a connection to count as being served.
+// ProbeConns is how many connections beyond MaxConns may wait for a probe's
+// answer at once.
+const ProbeConns = 16
+
+const (
+	// stuckAfter: at the cap, a connection whose write has made no
+	// progress for this long gives its slot up to a newcomer.
+	stuckAfter = time.Second
+	// writeStall fails a write that makes no progress for this long (the
+	// connection is then closed), whatever the response's own deadline.
+	writeStall = 5 * time.Second
+	// writeChunk is the most one write hands the kernel under one
+	// deadline: a big response to a slow but reading client goes on, one
+	// chunk at a time, where one deadline for all of it would cut it off.
+	writeChunk = 16 << 10
+)
+
+// probePaths are answered beyond the cap.
+var probePaths = map[string]bool{"/readyz": true, "/livez": true}
+
+// LimitListener returns a listener that serves at most n connections at
+// once, making room at the cap as MaxConns says, with ProbeConns
+// connections for probes beyond it. Handlers must be wrapped with Serving
+// (as NewHTTPServer does) for a connection to count as being served and
+// for the probe-only connections to answer probes only.
 func LimitListener(ln net.Listener, n int) net.Listener {
-	return &limitListener{Listener: ln, n: n, freed: make(chan struct{}, 1), done: make(chan struct{})}
+	return newLimitListener(ln, n, time.Now)
+}
+
+func newLimitListener(ln net.Listener, n int, now func() time.Time) *limitListener {
+	return &limitListener{Listener: ln, n: n, reserve: ProbeConns, now: now, stall: writeStall}
 }
 
 type limitListener struct {
 	net.Listener
-	n         int
-	mu        sync.Mutex
-	open      []*limitConn  // in accept order; guarded by mu
-	freed     chan struct{} // a slot was given back (buffered, one pending wake-up)
-	done      chan struct{} // closed by Close: a waiting Accept returns
-	closeOnce sync.Once
+	n       int
+	reserve int              // probe-only connections beyond n
+	now     func() time.Time // when a write began (tests move it)
+	stall   time.Duration    // writeStall (tests shorten it)
+	mu      sync.Mutex
+	open    []*limitConn // served connections, in accept order; guarded by mu
+	probes  []*limitConn // probe-only connections, in accept order; guarded by mu
 }
 
+// Accept never waits for a slot: see MaxConns.
 func (l *limitListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
@@ -55,61 +91,122 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			l.mu.Unlock()
 			return lc, nil
 		}
-		var victim *limitConn
-		for _, o := range l.open {
-			if o.serving.Load() == 0 {
-				victim = o
-				break
+		victim := l.victimLocked()
+		if victim == nil {
+			if len(l.probes) < l.reserve {
+				lc.probeOnly = true
+				l.probes = append(l.probes, lc)
+				l.mu.Unlock()
+				return lc, nil
 			}
+			victim = l.probes[0]
 		}
 		l.mu.Unlock()
-		if victim != nil {
-			victim.Close() // gives its slot back
-			continue
-		}
-		select {
-		case <-l.freed:
-		case <-l.done:
-			c.Close()
-			return nil, net.ErrClosed
-		}
+		victim.Close() // gives its slot back before returning
 	}
 }
 
-func (l *limitListener) Close() error {
-	err := l.Listener.Close()
-	l.closeOnce.Do(func() { close(l.done) })
-	return err
+// victimLocked picks the served connection to close at the cap: the oldest
+// one not inside a handler, else the one stuck longest in a write, if for
+// at least stuckAfter; nil when every one is making progress.
+func (l *limitListener) victimLocked() *limitConn {
+	for _, o := range l.open {
+		if o.serving.Load() == 0 {
+			return o
+		}
+	}
+	var stuck *limitConn
+	oldest := l.now().Add(-stuckAfter).UnixNano()
+	for _, o := range l.open {
+		if s := o.writingSince.Load(); s != 0 && s <= oldest {
+			stuck, oldest = o, s
+		}
+	}
+	return stuck
 }
 
-// release takes c out of the open set and wakes a waiting Accept.
+// release takes c out of the open set.
 func (l *limitListener) release(c *limitConn) {
 	l.mu.Lock()
-	for i, o := range l.open {
-		if o == c {
-			l.open = append(l.open[:i], l.open[i+1:]...)
-			break
+	defer l.mu.Unlock()
+	remove := func(list []*limitConn) []*limitConn {
+		for i, o := range list {
+			if o == c {
+				return append(list[:i], list[i+1:]...)
+			}
 		}
+		return list
 	}
-	l.mu.Unlock()
-	select {
-	case l.freed <- struct{}{}:
-	default:
+	if c.probeOnly {
+		l.probes = remove(l.probes)
+	} else {
+		l.open = remove(l.open)
 	}
 }
 
-// limitConn gives its slot back once, on the first Close.
+// limitConn gives its slot back once, on the first Close, and bounds how
+// long a write may go without progress.
 type limitConn struct {
 	net.Conn
-	l       *limitListener
-	once    sync.Once
-	serving atomic.Int32 // requests inside a handler (0 or 1 with HTTP/1.1)
+	l         *limitListener
+	once      sync.Once
+	probeOnly bool         // beyond the cap: answers probes only; set before Accept returns
+	serving   atomic.Int32 // requests inside a handler (0 or 1 with HTTP/1.1)
+	// writingSince is when the write in progress began (l.now, Unix ns);
+	// 0 when no write is in progress.
+	writingSince atomic.Int64
+	// deadline is the write deadline the server or a handler set (Unix
+	// ns, 0 for none): a chunk's own deadline never goes past it.
+	deadline atomic.Int64
 }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() { c.l.release(c) })
 	return err
+}
+
+// Write hands p to the kernel a chunk at a time, each with at most
+// writeStall to go (and never past the deadline set for the response), so
+// a client that stops reading loses its connection soon, while one that
+// reads slowly keeps it.
+func (c *limitConn) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		chunk := p[n:min(len(p), n+writeChunk)]
+		dl := time.Now().Add(c.l.stall)
+		if set := c.deadline.Load(); set != 0 && set < dl.UnixNano() {
+			dl = time.Unix(0, set)
+		}
+		if err := c.Conn.SetWriteDeadline(dl); err != nil {
+			return n, err
+		}
+		c.writingSince.Store(c.l.now().UnixNano())
+		m, err := c.Conn.Write(chunk)
+		c.writingSince.Store(0)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (c *limitConn) SetWriteDeadline(t time.Time) error {
+	c.deadline.Store(unixNano(t))
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *limitConn) SetDeadline(t time.Time) error {
+	c.deadline.Store(unixNano(t))
+	return c.Conn.SetDeadline(t)
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // connKey carries the accepted connection in a request's context.
@@ -125,13 +222,26 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 }
 
 // Serving wraps h so that a connection counts as being served (and is not
-// shed) while a handler runs for it.
+// shed unless its write is stuck) while a handler runs for it, and so that
+// a connection let in beyond the cap answers one probe and nothing else.
 func Serving(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if lc, ok := r.Context().Value(connKey{}).(*limitConn); ok {
-			lc.serving.Add(1)
-			defer lc.serving.Add(-1)
+		lc, ok := r.Context().Value(connKey{}).(*limitConn)
+		if !ok {
+			h.ServeHTTP(w, r)
+			return
 		}
+		if lc.probeOnly {
+			w.Header().Set("Connection", "close") // its slot is for the next probe
+			if !probePaths[r.URL.Path] {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "too many connections: podvisor serves "+strconv.Itoa(lc.l.n)+
+					" at once and beyond that answers only /readyz and /livez; try again", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		lc.serving.Add(1)
+		defer lc.serving.Add(-1)
 		h.ServeHTTP(w, r)
 	})
 }

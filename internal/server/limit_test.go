@@ -7,7 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,8 +81,9 @@ func TestLimitListenerShedsOldestIdle(t *testing.T) {
 	s3.Close()
 }
 
-// A connection inside a handler is never shed: when every open connection
-// is being served, a new one waits until a handler finishes.
+// A connection inside a handler is never shed while its writes make
+// progress: when every open connection is being served, a new one is let
+// in beyond the cap to answer a probe, and the served one stays open.
 func TestLimitListenerKeepsServedConnections(t *testing.T) {
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -93,9 +97,12 @@ func TestLimitListenerKeepsServedConnections(t *testing.T) {
 	s1.serving.Add(1) // as Serving does while its handler runs
 	dial(t, raw.Addr().String())
 	select {
-	case <-accepted:
-		t.Fatal("a connection was let in by shedding one being served")
-	case <-time.After(200 * time.Millisecond): // the absence of an event: bounded wait
+	case c := <-accepted:
+		if !c.(*limitConn).probeOnly {
+			t.Fatal("a connection beyond the cap was let in as a served one")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a new connection waited for a slot")
 	}
 	_ = c1.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
 	if _, err := c1.Read(make([]byte, 1)); !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
@@ -103,12 +110,158 @@ func TestLimitListenerKeepsServedConnections(t *testing.T) {
 	}
 	s1.serving.Add(-1)
 	s1.Close()
-	select {
-	case c := <-accepted:
-		c.Close()
-	case <-time.After(10 * time.Second):
-		t.Fatal("closing the served connection did not let the waiting one in")
+}
+
+// Issue 34 item 1: at the cap, a served connection whose write has made no
+// progress for stuckAfter is closed to make room; one whose write is
+// younger is not. The clock is the listener's own, moved by the test.
+func TestLimitListenerShedsStuckWriter(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	ln := newLimitListener(raw, 1, func() time.Time { return time.Unix(0, clock.Load()) })
+	defer ln.Close()
+	accepted := acceptAll(ln)
+	c1 := dial(t, raw.Addr().String())
+	s1 := (<-accepted).(*limitConn)
+	s1.serving.Add(1)
+	// A write the client never reads: it blocks once the buffers are full.
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := s1.Write(make([]byte, 64<<20))
+		wrote <- err
+	}()
+	eventually(t, 10*time.Second, "the write is in progress", func() bool { return s1.writingSince.Load() != 0 })
+	dial(t, raw.Addr().String())
+	if c := (<-accepted).(*limitConn); !c.probeOnly {
+		t.Fatal("a writer stuck for no time at all was shed")
+	} else {
+		c.Close()
+	}
+	// Once the write has blocked, moving the clock past stuckAfter makes
+	// it stuck (a chunk that still went through got the new time: again).
+	eventually(t, 10*time.Second, "the stuck writer gives its slot up", func() bool {
+		clock.Add(int64(stuckAfter))
+		dial(t, raw.Addr().String())
+		c := (<-accepted).(*limitConn)
+		if c.probeOnly {
+			c.Close()
+			return false
+		}
+		t.Cleanup(func() { c.Close() })
+		return true
+	})
+	if err := <-wrote; err == nil {
+		t.Fatal("the stuck write succeeded")
+	}
+	if !drainedToEOF(c1) {
+		t.Fatal("the stuck client is still connected")
+	}
+}
+
+// A connection let in beyond the cap answers a probe, refuses anything
+// else with 503, and is closed after one answer.
+func TestProbeOnlyConnections(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := LimitListener(raw, 1)
+	mux := http.NewServeMux()
+	hold := make(chan struct{})
+	held := make(chan struct{})
+	mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) { close(held); <-hold })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}\n") })
+	srv := NewHTTPServer(mux, Options{})
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	defer func() { close(hold); srv.Close(); <-done }()
+	addr := raw.Addr().String()
+	c := dial(t, addr)
+	io.WriteString(c, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-held // the one slot is being served
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Errorf("probe beyond the cap: %d %q close=%v, want 200 and Connection: close", resp.StatusCode, body, resp.Close)
+	}
+	resp, err = client.Get("http://" + addr + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "too many connections") {
+		t.Errorf("/status beyond the cap: %d %q %v, want 503 with Retry-After", resp.StatusCode, body, resp.Header)
+	}
+}
+
+// A client that reads slowly keeps its connection through many write
+// stalls' worth of time (each chunk has its own deadline), while one that
+// stops reading loses it once a chunk makes no progress for the stall.
+func TestWriteStallCutsOnlyNonReaders(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newLimitListener(raw, 4, time.Now)
+	ln.stall = time.Second
+	defer ln.Close()
+	accepted := acceptAll(ln)
+	const total = 12 << 20
+	send := func() <-chan error {
+		s := (<-accepted).(*limitConn)
+		errc := make(chan error, 1)
+		go func() {
+			defer s.Close()
+			_, err := s.Write(make([]byte, total))
+			errc <- err
+		}()
+		return errc
+	}
+	reader := dial(t, raw.Addr().String())
+	readerDone := send()
+	// Read in small bites with pauses shorter than the stall: the whole
+	// transfer takes many stalls, each chunk goes through.
+	got := 0
+	buf := make([]byte, 4<<10)
+	start := time.Now()
+	for got < total {
+		n, err := reader.Read(buf)
+		got += n
+		if err != nil {
+			t.Fatalf("slow reader cut off after %d bytes, %v: %v", got, time.Since(start), err)
+		}
+		if got%(1<<20) < n {
+			time.Sleep(ln.stall / 5) // the reader's pace, not a synchronisation
+		}
+	}
+	if err := <-readerDone; err != nil {
+		t.Fatalf("write to the slow reader: %v", err)
+	}
+	idle := dial(t, raw.Addr().String())
+	if err := <-send(); err == nil {
+		t.Fatal("a write to a client that never reads succeeded")
+	}
+	_ = idle
+}
+
+// drainedToEOF reports whether the server closed c, reading what it had
+// sent before, waiting up to 10 s.
+func drainedToEOF(c net.Conn) bool {
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err := io.Copy(io.Discard, c)
+	return err == nil || errors.Is(err, syscall.ECONNRESET)
 }
 
 func isTimeout(err error) bool {

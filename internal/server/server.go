@@ -36,6 +36,9 @@ type Options struct {
 	// UI serves the web page at / and everything under /ui/; nil leaves
 	// them out.
 	UI http.Handler
+	// Hosts are the names served besides IP literals and localhost (the
+	// Host header, against DNS rebinding); nil: none.
+	Hosts *Hosts
 	// StoredFDs, if set, counts the fds a process keeps in podvisor's fd
 	// store (FDSTORE=1), for /status's stored_fds.
 	StoredFDs func(process string) int
@@ -102,7 +105,7 @@ func New(src Source, m *Metrics, opts Options) http.Handler {
 	if pprofBuilt {
 		mountPprof(mux)
 	}
-	return guard(mux)
+	return guard(checkHost(opts.Hosts, mux))
 }
 
 // guard applies what holds for every route: bounded bodies and responses

@@ -338,7 +338,7 @@ func TestPprofBuiltIn(t *testing.T) {
 
 func TestRequestBodyBounded(t *testing.T) {
 	h := newHandler(newFakeSource(allReady()), Options{})
-	req := httptest.NewRequest(http.MethodGet, "/readyz", strings.NewReader(strings.Repeat("x", 64<<10)))
+	req := localRequest(http.MethodGet, "/readyz", strings.NewReader(strings.Repeat("x", 64<<10)))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusRequestEntityTooLarge {

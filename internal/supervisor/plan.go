@@ -165,6 +165,9 @@ func globalChanges(old, new *config.Config) []string {
 	if old.Listen != new.Listen {
 		out = append(out, fmt.Sprintf("listen: %s -> %s (applied now)", old.Listen, new.Listen))
 	}
+	if !slices.Equal(old.ListenHosts, new.ListenHosts) {
+		out = append(out, "listen_hosts: changed (applied now)")
+	}
 	if old.Log != new.Log {
 		out = append(out, fmt.Sprintf("log: %s -> %s (applied now)", describeLog(old.Log), describeLog(new.Log)))
 	}

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/control"
@@ -191,33 +192,67 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// MaxTokenFile bounds a token file: it holds one token.
+const MaxTokenFile = 4096
+
 // ReadToken reads the token for actions from path. The file must be a
-// regular file readable by nobody but its owner (mode 0600 or stricter)
-// and hold at least 16 characters; surrounding white space is dropped.
-// The token itself never appears in an error.
+// regular file readable by nobody but its owner (mode 0600 or stricter),
+// of at most MaxTokenFile bytes, holding at least 16 characters;
+// surrounding white space is dropped. Nothing at path can make it wait: a
+// FIFO or a device is opened without blocking and refused by its type. The
+// token itself never appears in an error. `podvisor run` and `podvisor
+// check` both judge the file with this.
 func ReadToken(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	const fix = "put the token in a regular file of mode 0600 and name it in ui.token_file"
+	// O_NONBLOCK: opening a FIFO would otherwise wait for a writer, at a
+	// point of the start where SIGTERM is not yet acted on.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("ui token file: %w", err)
+		if pe, ok := err.(*fs.PathError); ok {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("ui token file %s: %w (%s)", path, err, fix)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("ui token file: %w", err)
+		return nil, fmt.Errorf("ui token file %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("ui token file %s is not a regular file", path)
+		return nil, fmt.Errorf("ui token file %s is %s, not a regular file (%s)", path, describeType(st.Mode()), fix)
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("ui token file %s has mode %04o: it must not be readable or writable by group or others (chmod 600)", path, perm)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if st.Size() > MaxTokenFile {
+		return nil, fmt.Errorf("ui token file %s holds %d bytes: a token file holds one token, at most %d bytes", path, st.Size(), MaxTokenFile)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxTokenFile+1))
 	if err != nil {
-		return nil, fmt.Errorf("ui token file: %w", err)
+		return nil, fmt.Errorf("ui token file %s: %w", path, err)
+	}
+	if len(b) > MaxTokenFile { // it grew since the stat
+		return nil, fmt.Errorf("ui token file %s holds more than %d bytes: a token file holds one token", path, MaxTokenFile)
 	}
 	tok := []byte(strings.TrimSpace(string(b)))
 	if len(tok) < 16 {
 		return nil, fmt.Errorf("ui token file %s holds %d characters: use at least 16 (for example: head -c 24 /dev/urandom | base64)", path, len(tok))
 	}
 	return tok, nil
+}
+
+// describeType names a file type that is not a regular file.
+func describeType(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	default:
+		return "not a plain file (" + m.Type().String() + ")"
+	}
 }

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/logs"
@@ -99,6 +101,34 @@ func TestReadToken(t *testing.T) {
 	}
 	if _, err := ReadToken(p); err == nil || strings.Contains(err.Error(), "short") {
 		t.Errorf("short token: %v", err)
+	}
+}
+
+// Issue 34 item 14: a FIFO at the token path is refused at once (opening
+// it used to wait for a writer forever), and so is a file too big to hold
+// one token (it used to be cut at 4096 bytes without a word).
+func TestReadTokenNeverWaits(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadToken(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "named pipe") || !strings.Contains(err.Error(), fifo) {
+			t.Errorf("FIFO: %v, want an error naming it a named pipe", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadToken waited on a FIFO")
+	}
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, []byte(strings.Repeat("a", MaxTokenFile+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadToken(big); err == nil || !strings.Contains(err.Error(), "at most 4096 bytes") {
+		t.Errorf("a %d-byte file: %v", MaxTokenFile+1, err)
 	}
 }
 
