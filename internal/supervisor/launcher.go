@@ -48,8 +48,13 @@ const stopOutputLimit = 4 << 10
 
 // hiddenEnv are variables of podvisor's own environment that describe
 // podvisor's parent's arrangements, not the child's: passing them on would
-// make a child answer podvisor's service manager.
-var hiddenEnv = []string{"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC"}
+// make a child answer podvisor's service manager, or (podvisor's own
+// hand-over from kube play to its re-exec: fd numbers and a state file)
+// make a child that is itself podvisor take fds that are not its own. Every
+// child's environment (processes, exec probes, hooks, stop commands) starts
+// from CleanBaseEnv, so this is the one place that keeps them in.
+var hiddenEnv = []string{"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC",
+	"PODVISOR_CONTROL_INHERITED", "PODVISOR_KUBE_MOUNTED"}
 
 // Env returns p's full environment: podvisor's own (less hiddenEnv), then
 // HOME/USER/LOGNAME of a configured user, then the config's env (global,
