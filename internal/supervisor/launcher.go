@@ -203,6 +203,13 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
 		cleanups = append(cleanups, func() { sock.Close() })
 	}
+	// What the process can make podvisor say at will through its socket is
+	// throttled; what is still counted is told when the socket closes.
+	var warn *warnLimiter
+	if sock != nil {
+		warn = newWarnLimiter(l.Log, realClock{}, warnInterval)
+		cleanups = append(cleanups, warn.Close)
+	}
 	spec.Env = env
 	gate := newExitGate(2, func(ex proc.Exit) {
 		// The notify resources of an incarnation go before the
@@ -249,10 +256,10 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 					h.Errno(n.Errno)
 				}
 				if n.Store != nil {
-					l.FDStore.handleOrClose(p, n.Store)
+					l.FDStore.handleOrClose(p, n.Store, warn.Warn)
 				}
 			}, func(reason string) {
-				l.Log.Warn("notify message rejected", "process", p.Name, "reason", reason)
+				warn.Warn("notify message rejected", "process", p.Name, "reason", reason)
 			})
 		}()
 	case notifyR != nil:
