@@ -119,3 +119,43 @@ processes:
 	}
 	ffStopClean(t, r, 10*time.Second)
 }
+
+// A watched path that is a symlink to a file elsewhere: a write to the
+// target is a change of the path.
+func TestWatch_WriteThroughSymlink(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	dir, other := filepath.Join(base, "etc"), filepath.Join(base, "shared")
+	for _, d := range []string{dir, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(other, "real.conf")
+	if err := os.WriteFile(target, []byte("v1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, "app.conf")); err != nil {
+		t.Fatal(err)
+	}
+	r := ffStartHTTP(t, `
+processes:
+  api:
+    command: `+ffq(ev("api", "start")+"; exec sleep 600")+`
+    watch: {paths: ["`+dir+`/*.conf"], debounce: 100ms}
+`)
+	starts := func() int { return len(filterEvents(r.ReadEvents(t), "api", "start")) }
+	eventually(t, 10*time.Second, func() bool { return starts() == 1 }, "not started")
+	// Another file in the target's directory is no change of a watched path.
+	if err := os.WriteFile(filepath.Join(other, "unrelated"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("v2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() bool { return starts() == 2 }, "a write to the symlink's target did not restart api\n%s", r.Stdout)
+	ffStopClean(t, r, 10*time.Second)
+	if n := starts(); n != 2 {
+		t.Errorf("api started %d times, want 2", n)
+	}
+}
