@@ -331,6 +331,7 @@ func (c *sdConv) unit(f *unitFile) {
 			why = append(why, "$VAR and ${VAR} expand from the process's environment as systemd expands them from Environment=; every other word is quoted")
 		}
 		split = split || x.split
+		why = append(why, x.caveats()...)
 		parts = append(parts, line)
 		if argvOK {
 			p.Argv = escapeAll(x.argv)
@@ -346,7 +347,13 @@ func (c *sdConv) unit(f *unitFile) {
 			sh = "set -f; " + sh
 		}
 		p.Shell = escapeDollar(sh)
-		p.note(r, pos(starts[0]), "command", "run by /bin/sh -c: "+strings.Join(slices.Compact(why), "; "))
+		var once []string
+		for _, w := range why {
+			if !slices.Contains(once, w) {
+				once = append(once, w)
+			}
+		}
+		p.note(r, pos(starts[0]), "command", "run by /bin/sh -c: "+strings.Join(once, "; "))
 	} else {
 		r.AsIs(pos(starts[0]), f.name+": ExecStart")
 	}
@@ -417,22 +424,31 @@ func (c *sdConv) command(f *unitFile, p *Process, k iniKey, spec func(iniKey, st
 		c.r.Fail(kpos(f, k), f.name+": "+k.Name, fmt.Sprintf("cannot split %q: %v", k.Value, err))
 		return execWords{}, false, false
 	}
-	x = convertWords(words)
+	return convertWords(words), ignore, true
+}
+
+// caveats says where the /bin/sh form of x differs from systemd.
+func (x execWords) caveats() []string {
+	var out []string
 	if len(x.odd) > 0 {
-		p.note(c.r, kpos(f, k), "command", "variables /bin/sh cannot name ("+strings.Join(x.odd, ", ")+") expand to nothing")
+		out = append(out, "variables /bin/sh cannot name ("+strings.Join(x.odd, ", ")+") expand to nothing")
 	}
 	if x.split {
-		p.note(c.r, kpos(f, k), "command", "a $VAR word is split at blanks by /bin/sh (pathname expansion off); quotes inside its value do not group as systemd's do")
+		out = append(out, "a $VAR word is split at blanks by /bin/sh (pathname expansion off); quotes inside its value do not group as systemd's do")
 	}
-	return x, ignore, true
+	return out
 }
 
 // setCommand converts the one command of k (ExecStartPre/Post, ExecStop)
-// into argv, or shell when it expands variables or ignores failure.
-func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string, argv *[]string, shell *string) bool {
+// into argv, or shell when it expands variables or ignores failure; the
+// caveats of the shell form are noted on p's key.
+func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string, key string, argv *[]string, shell *string) bool {
 	x, ignore, ok := c.command(f, p, k, spec)
 	if !ok {
 		return false
+	}
+	if cv := x.caveats(); len(cv) > 0 {
+		p.note(c.r, kpos(f, k), key, strings.Join(cv, "; "))
 	}
 	switch {
 	case !x.env && !ignore:
@@ -487,7 +503,7 @@ func shellQuoteAll(words []string) []string {
 // service.
 func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, spec func(iniKey, string) string) {
 	h := &Process{Name: name, Type: "oneshot", Origin: kpos(f, k) + " " + k.Name}
-	if !c.setCommand(f, h, k, spec, &h.Argv, &h.Shell) {
+	if !c.setCommand(f, h, k, spec, "command", &h.Argv, &h.Shell) {
 		return
 	}
 	if u, ok := last(f.sec["Service"], "User"); ok {
@@ -578,7 +594,7 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec, cmdSpec fu
 		switch k.Name {
 		case "Type", "ExecStart", "ExecStartPre", "ExecStartPost", "PIDFile":
 		case "ExecStop":
-			if c.setCommand(f, p, k, cmdSpec, &p.Stop.Argv, &p.Stop.Shell) {
+			if c.setCommand(f, p, k, cmdSpec, "stop", &p.Stop.Argv, &p.Stop.Shell) {
 				r.AsIs(pos(k), what(k))
 			}
 		case "ExecReload":
