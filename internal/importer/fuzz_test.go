@@ -67,6 +67,9 @@ func FuzzProcfile(f *testing.F) {
 func FuzzSystemd(f *testing.F) {
 	addSeeds(f, "testdata/systemd/app.service", "testdata/systemd/cache.service", "testdata/systemd/migrate.service",
 		"testdata/systemd/worker@.service", "testdata/systemd/app.service.d/override.conf")
+	// Command lines with shell syntax that systemd passes as text (issue 34 item 9).
+	f.Add([]byte("[Service]\nExecStartPre=-/bin/echo `id` a>b 'c|d' *\nExecStart=/bin/echo $VAR \"${VAR}x\" $$ \\x41 \\; %%h\nExecStop=/bin/kill ${MAINPID:-1} $(id)\n"))
+	f.Add([]byte("[Service]\nExecStart=/bin/echo \\q \\000 \\u00e9 'unterminated\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The unit is imported with a fixture it may name in After=.
 		other, err := os.ReadFile("testdata/systemd/migrate.service")

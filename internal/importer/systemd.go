@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -230,7 +231,10 @@ func (c *sdConv) unit(f *unitFile) {
 	if name != f.name {
 		p.note(r, f.src.Path, "name", "renamed from "+f.name)
 	}
-	spec := func(k iniKey, s string) string {
+	// specifiers replaces systemd's % specifiers in s; inCmd says s is a
+	// command line, where the user's home and name become ${HOME} and
+	// ${USER}, expanded from the process's environment.
+	specifiers := func(k iniKey, s string, inCmd bool) string {
 		return sdSpecifier().ReplaceAllStringFunc(s, func(m string) string {
 			switch m {
 			case "%%":
@@ -248,15 +252,19 @@ func (c *sdConv) unit(f *unitFile) {
 				return f.instance
 			case "%t":
 				return "/run"
-			case "%h":
-				return "$HOME"
-			case "%u":
-				return "$USER"
+			case "%h", "%u":
+				v := map[string]string{"%h": "HOME", "%u": "USER"}[m]
+				if inCmd {
+					return "${" + v + "}"
+				}
+				return "$" + v
 			}
 			p.note(r, pos(k), "command", "specifier "+m+" kept as it is; systemd would replace it")
 			return m
 		})
 	}
+	spec := func(k iniKey, s string) string { return specifiers(k, s, false) }
+	cmdSpec := func(k iniKey, s string) string { return specifiers(k, s, true) }
 	svc := f.sec["Service"]
 	if len(svc) == 0 {
 		r.Fail(f.src.Path, f.name, "no [Service] section")
@@ -306,34 +314,46 @@ func (c *sdConv) unit(f *unitFile) {
 	if !argvOK {
 		why = append(why, "several ExecStart= run one after the other with &&")
 	}
+	split := false
 	for _, k := range starts {
-		line, ignore := execPrefix(spec(k, k.Value))
-		words, err := splitWords(line)
-		if err != nil || len(words) == 0 {
-			r.Fail(pos(k), f.name+": ExecStart", fmt.Sprintf("cannot split %q: %v", k.Value, err))
+		x, ignore, ok := c.command(f, p, k, cmdSpec)
+		if !ok {
 			return
 		}
+		line := x.sh
 		if ignore {
 			line += " || true"
 			argvOK = false
 			why = append(why, "the - prefix became || true")
 		}
-		if strings.Contains(line, "$") {
+		if x.env {
 			argvOK = false
-			why = append(why, "$VAR expands from the process's environment as systemd expands it from Environment=")
+			why = append(why, "$VAR and ${VAR} expand from the process's environment as systemd expands them from Environment=; every other word is quoted")
 		}
+		split = split || x.split
+		why = append(why, x.caveats()...)
 		parts = append(parts, line)
 		if argvOK {
-			p.Argv = escapeAll(words)
+			p.Argv = escapeAll(x.argv)
 		}
 	}
 	if !argvOK {
 		p.Argv = nil
-		p.Shell = escapeDollar(strings.Join(parts, " && "))
+		sh := strings.Join(parts, " && ")
 		if len(starts) == 1 && !strings.HasSuffix(parts[0], "|| true") {
-			p.Shell = "exec " + p.Shell
+			sh = "exec " + sh
 		}
-		p.note(r, pos(starts[0]), "command", "run by /bin/sh -c: "+strings.Join(why, "; "))
+		if split {
+			sh = "set -f; " + sh
+		}
+		p.Shell = escapeDollar(sh)
+		var once []string
+		for _, w := range why {
+			if !slices.Contains(once, w) {
+				once = append(once, w)
+			}
+		}
+		p.note(r, pos(starts[0]), "command", "run by /bin/sh -c: "+strings.Join(once, "; "))
 	} else {
 		r.AsIs(pos(starts[0]), f.name+": ExecStart")
 	}
@@ -348,7 +368,7 @@ func (c *sdConv) unit(f *unitFile) {
 		if cmd == "" {
 			cmd = strings.Join(shellQuoteAll(p.Argv), " ")
 		}
-		cmd = strings.TrimPrefix(cmd, "exec ")
+		cmd = strings.Replace(cmd, "exec ", "", 1) // the daemon forks: the shell goes on
 		p.Argv = nil
 		p.Shell = cmd + " && while kill -0 \"$(cat " + pf + ")\" 2>/dev/null; do sleep 1; done"
 		p.Ready = &Probe{Kind: "file", Target: pf}
@@ -358,13 +378,13 @@ func (c *sdConv) unit(f *unitFile) {
 		p.note(r, pos(pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
 	}
 	for i, k := range pres {
-		c.hook(f, p, k, fmt.Sprintf("%s-pre%d", name, i+1), true, spec)
+		c.hook(f, p, k, fmt.Sprintf("%s-pre%d", name, i+1), true, cmdSpec)
 	}
 	for i, k := range posts {
-		c.hook(f, p, k, fmt.Sprintf("%s-post%d", name, i+1), false, spec)
+		c.hook(f, p, k, fmt.Sprintf("%s-post%d", name, i+1), false, cmdSpec)
 	}
 	c.deps(f, p)
-	c.service(f, p, svc, spec)
+	c.service(f, p, svc, spec, cmdSpec)
 	secNames := make([]string, 0, len(f.sec))
 	for n := range f.sec {
 		secNames = append(secNames, n)
@@ -390,6 +410,60 @@ func (c *sdConv) unit(f *unitFile) {
 		}
 	}
 	c.m.Processes = append(c.m.Processes, p)
+}
+
+// command splits and converts the command line of k (sdexec.go); ok is
+// false when it cannot, and the failure is reported.
+func (c *sdConv) command(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string) (x execWords, ignore, ok bool) {
+	line, ignore := execPrefix(spec(k, k.Value))
+	words, err := splitExecLine(line)
+	if err == nil && len(words) == 0 {
+		err = errors.New("no command")
+	}
+	if err != nil {
+		c.r.Fail(kpos(f, k), f.name+": "+k.Name, fmt.Sprintf("cannot split %q: %v", k.Value, err))
+		return execWords{}, false, false
+	}
+	return convertWords(words), ignore, true
+}
+
+// caveats says where the /bin/sh form of x differs from systemd.
+func (x execWords) caveats() []string {
+	var out []string
+	if len(x.odd) > 0 {
+		out = append(out, "variables /bin/sh cannot name ("+strings.Join(x.odd, ", ")+") expand to nothing")
+	}
+	if x.split {
+		out = append(out, "a $VAR word is split at blanks by /bin/sh (pathname expansion off); quotes inside its value do not group as systemd's do")
+	}
+	return out
+}
+
+// setCommand converts the one command of k (ExecStartPre/Post, ExecStop)
+// into argv, or shell when it expands variables or ignores failure; the
+// caveats of the shell form are noted on p's key.
+func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string, key string, argv *[]string, shell *string) bool {
+	x, ignore, ok := c.command(f, p, k, spec)
+	if !ok {
+		return false
+	}
+	if cv := x.caveats(); len(cv) > 0 {
+		p.note(c.r, kpos(f, k), key, strings.Join(cv, "; "))
+	}
+	switch {
+	case !x.env && !ignore:
+		*argv = escapeAll(x.argv)
+	default:
+		sh := x.sh
+		if ignore {
+			sh += " || true"
+		}
+		if x.split {
+			sh = "set -f; " + sh
+		}
+		*shell = escapeDollar(sh)
+	}
+	return true
 }
 
 // execPrefix strips systemd's ExecStart prefixes; ignore is "-" (a failure
@@ -428,11 +502,10 @@ func shellQuoteAll(words []string) []string {
 // hook turns ExecStartPre/Post into a oneshot before (or after) the
 // service.
 func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, spec func(iniKey, string) string) {
-	line, ignore := execPrefix(spec(k, k.Value))
-	if ignore {
-		line += " || true"
+	h := &Process{Name: name, Type: "oneshot", Origin: kpos(f, k) + " " + k.Name}
+	if !c.setCommand(f, h, k, spec, "command", &h.Argv, &h.Shell) {
+		return
 	}
-	h := &Process{Name: name, Type: "oneshot", Shell: escapeDollar(line), Origin: kpos(f, k) + " " + k.Name}
 	if u, ok := last(f.sec["Service"], "User"); ok {
 		h.User = u.Value
 	}
@@ -509,7 +582,7 @@ func (c *sdConv) deps(f *unitFile, p *Process) {
 	}
 }
 
-func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey, string) string) {
+func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec, cmdSpec func(iniKey, string) string) {
 	r := c.r
 	pos := func(k iniKey) string { return kpos(f, k) }
 	what := func(k iniKey) string { return f.name + ": " + k.Name }
@@ -521,12 +594,9 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec func(iniKey
 		switch k.Name {
 		case "Type", "ExecStart", "ExecStartPre", "ExecStartPost", "PIDFile":
 		case "ExecStop":
-			line, ignore := execPrefix(spec(k, v))
-			if ignore {
-				line += " || true"
+			if c.setCommand(f, p, k, cmdSpec, "stop", &p.Stop.Argv, &p.Stop.Shell) {
+				r.AsIs(pos(k), what(k))
 			}
-			p.Stop.Shell = escapeDollar(line)
-			r.AsIs(pos(k), what(k))
 		case "ExecReload":
 			r.Drop(pos(k), what(k), "podvisor reloads only itself; send the process a signal with podvisor signal NAME HUP")
 		case "Restart":

@@ -38,18 +38,23 @@ func NewFDStore(log *slog.Logger) *FDStore {
 
 // handleOrClose is handle on a store that may be nil (no store: the fds
 // are closed).
-func (st *FDStore) handleOrClose(p *config.Process, req *health.StoreRequest) {
+func (st *FDStore) handleOrClose(p *config.Process, req *health.StoreRequest, warn func(msg string, args ...any)) {
 	if st == nil {
 		for _, f := range req.Files {
 			f.Close()
 		}
 		return
 	}
-	st.handle(p, req)
+	st.handle(p, req, warn)
 }
 
-// handle applies one store request of p; it owns req.Files.
-func (st *FDStore) handle(p *config.Process, req *health.StoreRequest) {
+// handle applies one store request of p; it owns req.Files. Refusals go to
+// warn (the incarnation's throttled warnings), or to the store's log when
+// warn is nil.
+func (st *FDStore) handle(p *config.Process, req *health.StoreRequest, warn func(msg string, args ...any)) {
+	if warn == nil {
+		warn = st.log.Warn
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	list := st.byProc[p.Name]
@@ -69,11 +74,11 @@ func (st *FDStore) handle(p *config.Process, req *health.StoreRequest) {
 		var stt unix.Stat_t
 		switch {
 		case !validStoreName(req.Name):
-			st.log.Warn("fd store: invalid FDNAME; fd closed", "process", p.Name)
+			warn("fd store: invalid FDNAME; fd closed", "process", p.Name)
 		case unix.Fstat(int(f.Fd()), &stt) != nil:
 		case stored(list, stt):
 		case len(list) >= p.FDStoreMax:
-			st.log.Warn("fd store full; fd closed", "process", p.Name, "name", req.Name, "fd_store_max", p.FDStoreMax)
+			warn("fd store full; fd closed", "process", p.Name, "name", req.Name, "fd_store_max", p.FDStoreMax)
 		default:
 			list = append(list, storedFD{name: req.Name, f: f, dev: stt.Dev, ino: stt.Ino})
 			continue

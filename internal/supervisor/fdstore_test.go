@@ -27,8 +27,8 @@ func TestFDStoreBoundsDedupsAndRemoves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.handle(p, &health.StoreRequest{Name: "x", Files: []*os.File{a, dup}})
-	st.handle(p, &health.StoreRequest{Name: "y", Files: []*os.File{b, c}}) // c: over the bound
+	st.handle(p, &health.StoreRequest{Name: "x", Files: []*os.File{a, dup}}, nil)
+	st.handle(p, &health.StoreRequest{Name: "y", Files: []*os.File{b, c}}, nil) // c: over the bound
 	files, names := st.files(p)
 	if len(files) != 2 || names[0] != "x" || names[1] != "y" || st.Count("web") != 2 {
 		t.Fatalf("stored %v %v", files, names)
@@ -36,11 +36,11 @@ func TestFDStoreBoundsDedupsAndRemoves(t *testing.T) {
 	if dup.Fd() != ^uintptr(0) || c.Fd() != ^uintptr(0) {
 		t.Fatal("the duplicate and the fd over the bound were not closed")
 	}
-	st.handle(p, &health.StoreRequest{Remove: true, Name: "x"})
+	st.handle(p, &health.StoreRequest{Remove: true, Name: "x"}, nil)
 	if _, names := st.files(p); len(names) != 1 || names[0] != "y" {
 		t.Fatalf("after remove: %v", names)
 	}
-	st.handle(p, &health.StoreRequest{Name: "bad:name", Files: []*os.File{pipe()}})
+	st.handle(p, &health.StoreRequest{Name: "bad:name", Files: []*os.File{pipe()}}, nil)
 	if st.Count("web") != 1 {
 		t.Fatal("an invalid FDNAME was stored")
 	}

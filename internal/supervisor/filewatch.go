@@ -10,6 +10,8 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -42,18 +44,9 @@ func (s *Supervisor) startWatchers(ctx context.Context) {
 			s.log.Warn("watch: cannot start: "+inotifyHint(err), "process", r.p.Name, "err", err)
 			continue
 		}
-		dirs := map[string]bool{}
-		for _, pat := range r.p.Watch.Paths {
-			dir := filepath.Dir(pat)
-			if dirs[dir] {
-				continue
-			}
-			dirs[dir] = true
-			if err := w.Add(dir); err != nil {
-				s.log.Warn("watch: cannot watch "+dir+": "+inotifyHint(err), "process", r.p.Name, "err", err)
-			}
-		}
-		go s.runWatcher(ctx, w, r.idx, r.p.Watch)
+		fw := newFileWatch(w, r.p.Name, r.p.Watch, s.log)
+		fw.sync(true)
+		go s.runWatcher(ctx, fw, r.idx)
 	}
 }
 
@@ -68,9 +61,212 @@ func inotifyHint(err error) string {
 	return "not watched"
 }
 
+// fileWatch is the state of one process's watcher, owned by its runWatcher
+// goroutine. inotify watches directories by inode, so two things escape a
+// plain watch of each pattern's directory, and fileWatch follows both:
+//
+//   - A matching path that is a symlink changes when what it resolves to
+//     changes: the kubelet updates a ConfigMap or Secret volume by making
+//     a new timestamped directory and renaming a `..data_tmp` symlink over
+//     `..data` (key -> ..data/key -> ..2026_.../key); no event names the key.
+//     So each symlinked match is resolved (links), the directory of its
+//     target is watched too, and any event is followed by a check of what
+//     each link resolves to.
+//   - A watched directory removed (or renamed away) takes its watch with
+//     it. It is then missing: podvisor says so, watches its nearest
+//     existing ancestor instead, and watches it again once it is back.
+type fileWatch struct {
+	w    *fsnotify.Watcher
+	name string // the process, for the log
+	spec *config.Watch
+	log  *slog.Logger
+
+	dirs    []string          // the patterns' directories
+	missing map[string]bool   // pattern directories gone since they were watched
+	links   map[string]string // symlinked match -> the path it resolves to
+	failed  map[string]bool   // directories a watch was refused for (warned once)
+}
+
+func newFileWatch(w *fsnotify.Watcher, name string, spec *config.Watch, log *slog.Logger) *fileWatch {
+	fw := &fileWatch{w: w, name: name, spec: spec, log: log,
+		missing: map[string]bool{}, links: map[string]string{}, failed: map[string]bool{}}
+	seen := map[string]bool{}
+	for _, pat := range spec.Paths {
+		if dir := filepath.Dir(pat); !seen[dir] {
+			seen[dir] = true
+			fw.dirs = append(fw.dirs, dir)
+		}
+	}
+	fw.resolveLinks()
+	return fw
+}
+
+// resolveLinks reads what every symlinked match resolves to now, and
+// returns the matches whose resolution changed (appeared, went, or points
+// elsewhere).
+func (fw *fileWatch) resolveLinks() []string {
+	now := map[string]string{}
+	for _, pat := range fw.spec.Paths {
+		matches, _ := filepath.Glob(pat)
+		for _, m := range matches {
+			if fi, err := os.Lstat(m); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				continue
+			}
+			t, err := filepath.EvalSymlinks(m)
+			if err != nil {
+				t = "" // dangling: a change when it resolves again
+			}
+			now[m] = t
+		}
+	}
+	var changed []string
+	for m, t := range now {
+		if old, ok := fw.links[m]; !ok || old != t {
+			changed = append(changed, m)
+		}
+	}
+	for m := range fw.links {
+		if _, ok := now[m]; !ok {
+			changed = append(changed, m)
+		}
+	}
+	fw.links = now
+	return changed
+}
+
+// linkOf returns the symlinked match that resolves to target, if any.
+func (fw *fileWatch) linkOf(target string) (string, bool) {
+	for m, t := range fw.links {
+		if t == target && t != "" {
+			return m, true
+		}
+	}
+	return "", false
+}
+
+// sync brings the watched directories in line with what should be watched:
+// each pattern directory that exists, the nearest existing ancestor of each
+// that is missing, and the directory of each link's target. It returns the
+// pattern directories that came back (watched again after being missing).
+// initial is the first call: a directory absent then was never watched.
+func (fw *fileWatch) sync(initial bool) []string {
+	watched := map[string]bool{}
+	for _, d := range fw.w.WatchList() {
+		watched[d] = true
+	}
+	want := map[string]bool{}
+	var back []string
+	for _, dir := range fw.dirs {
+		if isDir(dir) {
+			if !watched[dir] {
+				if err := fw.w.Add(dir); err != nil {
+					fw.refused(dir, err)
+					continue
+				}
+				watched[dir] = true
+				if fw.missing[dir] {
+					delete(fw.missing, dir)
+					fw.log.Info("watch: directory is back; watching it again", "process", fw.name, "dir", dir)
+					back = append(back, dir)
+				}
+			}
+			want[dir] = true
+			continue
+		}
+		if !fw.missing[dir] {
+			fw.missing[dir] = true
+			if initial {
+				fw.log.Warn("watch: directory does not exist; watching its parent until it is made", "process", fw.name, "dir", dir)
+			} else {
+				fw.log.Warn("watch: directory removed; watching its parent until it is made again", "process", fw.name, "dir", dir)
+			}
+		}
+		if anc := existingAncestor(dir); anc != "" {
+			want[anc] = true
+		}
+	}
+	for _, t := range fw.links {
+		if t != "" {
+			want[filepath.Dir(t)] = true
+		}
+	}
+	for d := range want {
+		if !watched[d] {
+			if err := fw.w.Add(d); err != nil {
+				fw.refused(d, err)
+			}
+		}
+	}
+	for d := range watched {
+		if !want[d] {
+			_ = fw.w.Remove(d) // may be gone already
+		}
+	}
+	return back
+}
+
+// refused warns, once per directory, that a watch was refused.
+func (fw *fileWatch) refused(dir string, err error) {
+	if !fw.failed[dir] {
+		fw.failed[dir] = true
+		fw.log.Warn("watch: cannot watch "+dir+": "+inotifyHint(err), "process", fw.name, "err", err)
+	}
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// existingAncestor returns the nearest ancestor of dir that is a directory.
+func existingAncestor(dir string) string {
+	for {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		if isDir(parent) {
+			return parent
+		}
+		dir = parent
+	}
+}
+
+// changes returns the matching files that ev says changed, and updates
+// what is watched.
+func (fw *fileWatch) changes(ev fsnotify.Event) []string {
+	var out []string
+	direct := watchMatches(fw.spec, ev.Name)
+	if direct {
+		out = append(out, ev.Name)
+	} else if m, ok := fw.linkOf(ev.Name); ok && watchMatches(fw.spec, m) {
+		out = append(out, m) // written through the link
+	}
+	for _, m := range fw.resolveLinks() {
+		if watchMatches(fw.spec, m) {
+			out = append(out, m)
+		}
+	}
+	for _, dir := range fw.sync(false) {
+		// Whatever was made in it before the watch was back is a change.
+		for _, pat := range fw.spec.Paths {
+			if filepath.Dir(pat) != dir {
+				continue
+			}
+			matches, _ := filepath.Glob(pat)
+			for _, m := range matches {
+				if watchMatches(fw.spec, m) {
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // runWatcher turns matching file events into one watchEv per quiet period.
-func (s *Supervisor) runWatcher(ctx context.Context, w *fsnotify.Watcher, idx int, spec *config.Watch) {
-	defer w.Close()
+func (s *Supervisor) runWatcher(ctx context.Context, fw *fileWatch, idx int) {
+	defer fw.w.Close()
 	var quiet <-chan time.Time
 	var timer *time.Timer
 	last := ""
@@ -78,23 +274,27 @@ func (s *Supervisor) runWatcher(ctx context.Context, w *fsnotify.Watcher, idx in
 		select {
 		case <-ctx.Done():
 			return
-		case err, ok := <-w.Errors:
+		case err, ok := <-fw.w.Errors:
 			if !ok {
 				return
 			}
-			s.log.Warn("watch: "+inotifyHint(err), "err", err)
-		case ev, ok := <-w.Events:
+			s.log.Warn("watch: "+inotifyHint(err), "process", fw.name, "err", err)
+		case ev, ok := <-fw.w.Events:
 			if !ok {
 				return
 			}
-			if ev.Op == fsnotify.Chmod || !watchMatches(spec, ev.Name) {
+			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			last = ev.Name
+			changed := fw.changes(ev)
+			if len(changed) == 0 {
+				continue
+			}
+			last = changed[0]
 			if timer == nil {
-				timer = time.NewTimer(spec.Debounce)
+				timer = time.NewTimer(fw.spec.Debounce)
 			} else {
-				timer.Reset(spec.Debounce)
+				timer.Reset(fw.spec.Debounce)
 			}
 			quiet = timer.C
 		case <-quiet:

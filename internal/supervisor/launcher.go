@@ -48,8 +48,13 @@ const stopOutputLimit = 4 << 10
 
 // hiddenEnv are variables of podvisor's own environment that describe
 // podvisor's parent's arrangements, not the child's: passing them on would
-// make a child answer podvisor's service manager.
-var hiddenEnv = []string{"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC"}
+// make a child answer podvisor's service manager, or (podvisor's own
+// hand-over from kube play to its re-exec: fd numbers and a state file)
+// make a child that is itself podvisor take fds that are not its own. Every
+// child's environment (processes, exec probes, hooks, stop commands) starts
+// from CleanBaseEnv, so this is the one place that keeps them in.
+var hiddenEnv = []string{"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC",
+	"PODVISOR_CONTROL_INHERITED", "PODVISOR_KUBE_MOUNTED"}
 
 // Env returns p's full environment: podvisor's own (less hiddenEnv), then
 // HOME/USER/LOGNAME of a configured user, then the config's env (global,
@@ -198,6 +203,13 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
 		cleanups = append(cleanups, func() { sock.Close() })
 	}
+	// What the process can make podvisor say at will through its socket is
+	// throttled; what is still counted is told when the socket closes.
+	var warn *warnLimiter
+	if sock != nil {
+		warn = newWarnLimiter(l.Log, realClock{}, warnInterval)
+		cleanups = append(cleanups, warn.Close)
+	}
 	spec.Env = env
 	gate := newExitGate(2, func(ex proc.Exit) {
 		// The notify resources of an incarnation go before the
@@ -244,10 +256,10 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 					h.Errno(n.Errno)
 				}
 				if n.Store != nil {
-					l.FDStore.handleOrClose(p, n.Store)
+					l.FDStore.handleOrClose(p, n.Store, warn.Warn)
 				}
 			}, func(reason string) {
-				l.Log.Warn("notify message rejected", "process", p.Name, "reason", reason)
+				warn.Warn("notify message rejected", "process", p.Name, "reason", reason)
 			})
 		}()
 	case notifyR != nil:

@@ -40,8 +40,11 @@ processes:
 	write("a.txt")
 	write("b.txt")
 	write("a.txt")
+	// web depends on api being started, not on api's shell having written
+	// its event: wait for both.
 	eventually(t, 10*time.Second, func() bool {
-		return len(filterEvents(r.ReadEvents(t), "web", "start")) == 2
+		evs := r.ReadEvents(t)
+		return len(filterEvents(evs, "web", "start")) == 2 && len(filterEvents(evs, "api", "start")) >= 2
 	}, "api and web not restarted: %v", r.ReadEvents(t))
 	if n := len(filterEvents(r.ReadEvents(t), "api", "start")); n != 2 {
 		t.Errorf("api started %d times, want 2 (one restart per burst, none for skip-1.txt)", n)
