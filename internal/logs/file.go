@@ -62,7 +62,7 @@ func (s *Sink) File(o FileOptions) *File {
 	}
 	f := s.files.by[o.Path]
 	if f == nil {
-		f = &File{rot: &rotator{path: o.Path, now: s.opts.Now}}
+		f = &File{rot: &rotator{path: o.Path, now: s.opts.Now, dirfd: -1}}
 		s.files.by[o.Path] = f
 	}
 	f.style.Store(&fileStyle{json: o.Format == "json", stamps: o.Format == "json" || o.Timestamps})
@@ -111,7 +111,7 @@ func (s *Sink) RetainFiles(keep func(path string) bool) {
 	s.files.mu.Unlock()
 	for _, f := range gone {
 		f.mu.Lock()
-		_ = f.rot.Close()
+		f.rot.closeDir()
 		f.mu.Unlock()
 	}
 }
@@ -124,6 +124,9 @@ func (s *Sink) closeFiles() {
 	defer s.files.mu.Unlock()
 	for _, f := range s.files.by {
 		f.rot.millWG.Wait()
+		f.mu.Lock()
+		f.rot.closeDir()
+		f.mu.Unlock()
 	}
 }
 
@@ -213,6 +216,7 @@ const (
 	ReasonFull    = "disk_full"      // ENOSPC or EDQUOT writing a log file (or stdout)
 	ReasonBlocked = "stdout_blocked" // podvisor's stdout took longer than the stall timeout
 	ReasonClosed  = "stdout_closed"  // podvisor's stdout is gone (EPIPE)
+	ReasonRefused = "file_refused"   // a log file podvisor will not open: a symlink, FIFO... (safeopen.go)
 	ReasonError   = "write_error"    // any other write error
 )
 
@@ -225,6 +229,8 @@ func reason(err error) string {
 		return ReasonClosed
 	case isTimeout(err):
 		return ReasonBlocked
+	case errors.Is(err, errRefused):
+		return ReasonRefused
 	}
 	return ReasonError
 }
