@@ -100,6 +100,7 @@ func FuzzSplit(f *testing.F) {
 	f.Add([]byte("no newline"), []byte(""), uint32(MaxLine), uint32(3), uint32(1), uint8(200))
 	f.Add([]byte("a\nb"), []byte("\n\n\n"), uint32(MaxLine-1), uint32(1), uint32(99), uint8(0))
 	f.Add([]byte("\xff\xfe\x00\x1b[31m\r\n"), []byte("z"), uint32(2*MaxLine+1), uint32(0), uint32(5), uint8(255))
+	f.Add([]byte("€\n"), []byte("😀"), uint32(MaxLine-2), uint32(0), uint32(3), uint8(40)) // a character across the cut
 	f.Fuzz(func(t *testing.T, a, b []byte, long, pos, seed uint32, maxRead uint8) {
 		// Insert a long run into a, so that the cuts at MaxLine are reached
 		// without huge corpus entries.
@@ -270,6 +271,7 @@ func FuzzSplitter(f *testing.F) {
 	f.Add([]byte("no newline"), uint32(MaxLine), uint32(3), uint32(1), uint16(200), uint16(5))
 	f.Add([]byte("a\nb\n\n\nc"), uint32(MaxLine-1), uint32(1), uint32(99), uint16(0), uint16(64))
 	f.Add([]byte("\xff\xfe\x00\x1b[31m\r\n\"q\"\\\n"), uint32(2*MaxLine+1), uint32(0), uint32(5), uint16(65535), uint16(1))
+	f.Add([]byte("é€😀 after\n"), uint32(MaxLine-1), uint32(0), uint32(11), uint16(30), uint16(300)) // a character across the cut
 	f.Fuzz(func(t *testing.T, in []byte, long, pos, seed uint32, maxRead, maxSize uint16) {
 		if n := int(long % (3*MaxLine + 2)); n > 0 {
 			p := 0

@@ -179,16 +179,16 @@ processes:
 func TestLogsSecurity_PlantedGzipTemporaries(t *testing.T) {
 	perl := needPerl(t)
 	dir, victim := secLogDir(t)
-	// Links for the next 4 s, by the millisecond (planted again, further
-	// on, if planting took more than 3 s), then 1.1 MiB of output.
+	// Links for the next 2 s, by the millisecond (planted again, further
+	// on, if planting took more than 1.2 s), then 1.1 MiB of output.
 	script := `use POSIX qw(strftime); use Time::HiRes qw(time); my $v = shift;
 while (1) {
   my $now = int(time() * 1000);
-  for my $ms ($now .. $now + 4000) {
+  for my $ms ($now .. $now + 2000) {
     my $s = strftime("%Y-%m-%dT%H-%M-%S", gmtime(int($ms / 1000))) . sprintf(".%03d", $ms % 1000);
     symlink($v, "app-$s.log.gz.tmp");
   }
-  last if time() * 1000 < $now + 3000;
+  last if time() * 1000 < $now + 1200;
 }
 $| = 1; my $line = ("y" x 1023) . "\n";
 for (1 .. 1100) { print $line }
