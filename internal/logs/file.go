@@ -35,6 +35,9 @@ type FileOptions struct {
 // A failed write (disk full, say) is not fatal: the lines it could not
 // write are dropped and counted, the rest of a line cut in the middle is
 // kept and written first when a write succeeds again, and nothing blocks.
+// So it is with a file refused at open (a symlink or FIFO a process put at
+// its log path, safeopen.go): the lines are dropped, and each write tries
+// the path again.
 type File struct {
 	style atomic.Pointer[fileStyle] // read by the pump without mu
 	opts  FileOptions
