@@ -35,7 +35,7 @@ func openDir(dir string) (int, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
-		return -1, fmt.Errorf("log directory %s: %w: not a directory (a symlink?); log directories must be real directories", dir, errRefused)
+		return -1, fmt.Errorf("log directory %s: %w: a symbolic link, not a directory; give the log path with the real directory", dir, errRefused)
 	case err != nil:
 		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -51,9 +51,9 @@ func openAt(dfd int, name, path string, flags int, perm uint32) (*os.File, error
 	fd, err := unix.Openat(dfd, name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, perm)
 	switch {
 	case errors.Is(err, unix.ELOOP):
-		return nil, fmt.Errorf("log file %s: %w: a symbolic link (the process can write its log directory?)", path, errRefused)
+		return nil, fmt.Errorf("log file %s: %w: a symbolic link, not a regular file; remove it and podvisor creates the file", path, errRefused)
 	case errors.Is(err, unix.ENXIO): // a FIFO without a reader, or a socket
-		return nil, fmt.Errorf("log file %s: %w: not a regular file (the process can write its log directory?)", path, errRefused)
+		return nil, notRegular(path)
 	case err != nil:
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -65,10 +65,10 @@ func openAt(dfd int, name, path string, flags int, perm uint32) (*os.File, error
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		unix.Close(fd)
-		return nil, fmt.Errorf("log file %s: %w: not a regular file (the process can write its log directory?)", path, errRefused)
+		return nil, notRegular(path)
 	case st.Nlink > 1:
 		unix.Close(fd)
-		return nil, fmt.Errorf("log file %s: %w: it has %d hard links (the process can write its log directory?)", path, errRefused, st.Nlink)
+		return nil, fmt.Errorf("log file %s: %w: it has %d hard links (another may be any file); remove it and podvisor creates the file", path, errRefused, st.Nlink)
 	}
 	// Back to blocking: a regular file does not care, but what podvisor
 	// hands on should be what it expects.
@@ -90,12 +90,16 @@ func OpenLogForRead(path string) (*os.File, error) {
 	dfd, err := unix.Open(filepath.Dir(path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
-			return nil, fmt.Errorf("log directory %s: %w: a symbolic link", filepath.Dir(path), errRefused)
+			return nil, fmt.Errorf("log directory %s: %w: a symbolic link, not a directory", filepath.Dir(path), errRefused)
 		}
 		return nil, &os.PathError{Op: "open", Path: filepath.Dir(path), Err: err}
 	}
 	defer unix.Close(dfd)
 	return openAt(dfd, filepath.Base(path), path, unix.O_RDONLY, 0)
+}
+
+func notRegular(path string) error {
+	return fmt.Errorf("log file %s: %w: not a regular file (a FIFO, socket or device); remove it and podvisor creates the file", path, errRefused)
 }
 
 // existsAt reports whether name exists in dfd (a symlink counts).
