@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -357,7 +356,7 @@ func writeNamed(w io.Writer, lines []named, width int) {
 // file's lines are filtered by their time (JSON "time", or the text stamp
 // before the first space); a line without one passes.
 func writeFileLines(w io.Writer, path string, tail int, f filter, timed bool) error {
-	file, err := os.Open(path)
+	file, err := logs.OpenLogForRead(path) // not what a process planted there
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,5 +162,35 @@ func TestLogsFromFile(t *testing.T) {
 	res, err := c.ReopenLogs(context.Background())
 	if err != nil || !res.OK || fb.reopen != 1 || res.Results[0].Message != "reopened 1 log files" {
 		t.Errorf("reopen: %+v %v (%d)", res, err, fb.reopen)
+	}
+}
+
+// `podvisor logs NAME` reads the process's log file as podvisor (root):
+// a symlink a process planted at its log path is not read through, and a
+// FIFO there does not hold the request (issue 34, items 2 and 5).
+func TestLogsFileRefusesPlanted(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("root's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link, fifo := filepath.Join(dir, "link.log"), filepath.Join(dir, "fifo.log")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	fb := &logFake{tails: logs.NewTails(10, 1<<10), timed: true}
+	c, _ := serve(t, fb)
+	for _, path := range []string{link, fifo} {
+		fb.file = path
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var buf bytes.Buffer
+		err := c.LogsWith(ctx, &buf, LogsQuery{Name: "web", Tail: -1})
+		cancel()
+		if err != nil || strings.Contains(buf.String(), "secret") || !strings.Contains(buf.String(), "refused") {
+			t.Errorf("%s: %q, %v; want a refusal", filepath.Base(path), buf.String(), err)
+		}
 	}
 }

@@ -35,6 +35,9 @@ type FileOptions struct {
 // A failed write (disk full, say) is not fatal: the lines it could not
 // write are dropped and counted, the rest of a line cut in the middle is
 // kept and written first when a write succeeds again, and nothing blocks.
+// So it is with a file refused at open (a symlink or FIFO a process put at
+// its log path, safeopen.go): the lines are dropped, and each write tries
+// the path again.
 type File struct {
 	style atomic.Pointer[fileStyle] // read by the pump without mu
 	opts  FileOptions
@@ -62,7 +65,7 @@ func (s *Sink) File(o FileOptions) *File {
 	}
 	f := s.files.by[o.Path]
 	if f == nil {
-		f = &File{rot: &rotator{path: o.Path, now: s.opts.Now}}
+		f = &File{rot: &rotator{path: o.Path, now: s.opts.Now, dirfd: -1}}
 		s.files.by[o.Path] = f
 	}
 	f.style.Store(&fileStyle{json: o.Format == "json", stamps: o.Format == "json" || o.Timestamps})
@@ -111,7 +114,7 @@ func (s *Sink) RetainFiles(keep func(path string) bool) {
 	s.files.mu.Unlock()
 	for _, f := range gone {
 		f.mu.Lock()
-		_ = f.rot.Close()
+		f.rot.closeDir()
 		f.mu.Unlock()
 	}
 }
@@ -124,6 +127,9 @@ func (s *Sink) closeFiles() {
 	defer s.files.mu.Unlock()
 	for _, f := range s.files.by {
 		f.rot.millWG.Wait()
+		f.mu.Lock()
+		f.rot.closeDir()
+		f.mu.Unlock()
 	}
 }
 
@@ -213,6 +219,7 @@ const (
 	ReasonFull    = "disk_full"      // ENOSPC or EDQUOT writing a log file (or stdout)
 	ReasonBlocked = "stdout_blocked" // podvisor's stdout took longer than the stall timeout
 	ReasonClosed  = "stdout_closed"  // podvisor's stdout is gone (EPIPE)
+	ReasonRefused = "file_refused"   // a log file podvisor will not open: a symlink, FIFO... (safeopen.go)
 	ReasonError   = "write_error"    // any other write error
 )
 
@@ -225,6 +232,8 @@ func reason(err error) string {
 		return ReasonClosed
 	case isTimeout(err):
 		return ReasonBlocked
+	case errors.Is(err, errRefused):
+		return ReasonRefused
 	}
 	return ReasonError
 }

@@ -35,15 +35,16 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 }
 
 // wantPieces is the splitter's contract: every '\n'-terminated line, and a
-// non-empty unterminated tail, delivered in order, each cut into MaxLine
-// pieces (a line of exactly k*MaxLine bytes gives k pieces, an empty line
-// one empty piece).
+// non-empty unterminated tail, delivered in order, each cut into pieces of
+// at most MaxLine bytes where refCut says (a line of exactly k*MaxLine
+// ASCII bytes gives k pieces, an empty line one empty piece).
 func wantPieces(in []byte) [][]byte {
 	var out [][]byte
 	cut := func(line []byte) {
 		for len(line) > MaxLine {
-			out = append(out, line[:MaxLine])
-			line = line[MaxLine:]
+			n := refCut(line)
+			out = append(out, line[:n])
+			line = line[n:]
 		}
 		out = append(out, line)
 	}
@@ -59,6 +60,22 @@ func wantPieces(in []byte) [][]byte {
 		cut(in)
 	}
 	return out
+}
+
+// refCut is where a line longer than MaxLine is cut, by another route than
+// cutLen: decode the line from its start, and cut before the character
+// that would cross MaxLine if it is a valid multi-byte one.
+func refCut(line []byte) int {
+	for i := 0; ; {
+		r, size := utf8.DecodeRune(line[i:])
+		if i+size > MaxLine {
+			if r == utf8.RuneError && size == 1 {
+				return MaxLine
+			}
+			return i
+		}
+		i += size
+	}
 }
 
 // textOf is what the text format prints for pieces of process name
@@ -83,6 +100,7 @@ func FuzzSplit(f *testing.F) {
 	f.Add([]byte("no newline"), []byte(""), uint32(MaxLine), uint32(3), uint32(1), uint8(200))
 	f.Add([]byte("a\nb"), []byte("\n\n\n"), uint32(MaxLine-1), uint32(1), uint32(99), uint8(0))
 	f.Add([]byte("\xff\xfe\x00\x1b[31m\r\n"), []byte("z"), uint32(2*MaxLine+1), uint32(0), uint32(5), uint8(255))
+	f.Add([]byte("€\n"), []byte("😀"), uint32(MaxLine-2), uint32(0), uint32(3), uint8(40)) // a character across the cut
 	f.Fuzz(func(t *testing.T, a, b []byte, long, pos, seed uint32, maxRead uint8) {
 		// Insert a long run into a, so that the cuts at MaxLine are reached
 		// without huge corpus entries.
@@ -220,8 +238,9 @@ func wantSplitPieces(in []byte) []piece {
 	var out []piece
 	cut := func(line []byte) {
 		for len(line) > MaxLine {
-			out = append(out, piece{line[:MaxLine], true})
-			line = line[MaxLine:]
+			n := refCut(line)
+			out = append(out, piece{line[:n], true})
+			line = line[n:]
 		}
 		out = append(out, piece{line, false})
 	}
@@ -252,6 +271,7 @@ func FuzzSplitter(f *testing.F) {
 	f.Add([]byte("no newline"), uint32(MaxLine), uint32(3), uint32(1), uint16(200), uint16(5))
 	f.Add([]byte("a\nb\n\n\nc"), uint32(MaxLine-1), uint32(1), uint32(99), uint16(0), uint16(64))
 	f.Add([]byte("\xff\xfe\x00\x1b[31m\r\n\"q\"\\\n"), uint32(2*MaxLine+1), uint32(0), uint32(5), uint16(65535), uint16(1))
+	f.Add([]byte("é€😀 after\n"), uint32(MaxLine-1), uint32(0), uint32(11), uint16(30), uint16(300)) // a character across the cut
 	f.Fuzz(func(t *testing.T, in []byte, long, pos, seed uint32, maxRead, maxSize uint16) {
 		if n := int(long % (3*MaxLine + 2)); n > 0 {
 			p := 0
@@ -353,6 +373,82 @@ func FuzzSplitter(f *testing.F) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// FuzzCutUTF8 (issue 34 item 12): a line longer than MaxLine with UTF-8
+// characters around the cut, read in reads of any size, through the JSON
+// format: the pieces concatenate to the line, none is longer than MaxLine
+// (nor shorter than MaxLine-3 but the last), no cut falls inside a valid
+// UTF-8 character, and so a valid line's pieces decode to it without a
+// U+FFFD.
+func FuzzCutUTF8(f *testing.F) {
+	f.Add("é", uint16(1), uint8(1), uint32(1), uint8(100), false)
+	f.Add("€", uint16(2), uint8(2), uint32(7), uint8(3), true)
+	f.Add("😀", uint16(3), uint8(5), uint32(9), uint8(255), false)
+	f.Add("\xf0\x9f\x98", uint16(2), uint8(1), uint32(3), uint8(1), true)
+	f.Add("a\xe2\x82", uint16(0), uint8(3), uint32(5), uint8(7), false)
+	f.Fuzz(func(t *testing.T, mid string, back uint16, reps uint8, seed uint32, maxRead uint8, newline bool) {
+		if strings.ContainsRune(mid, '\n') || len(mid) > 64 {
+			return
+		}
+		// ASCII up to a little before MaxLine (or 2*MaxLine), then mid,
+		// repeated, so that a character of mid straddles the cut.
+		at := MaxLine - int(back%8)
+		if back&0x100 != 0 {
+			at = 2*MaxLine - int(back%8)
+		}
+		line := append(bytes.Repeat([]byte{'x'}, at), bytes.Repeat([]byte(mid), 1+int(reps%8))...)
+		line = append(line, "tail"...)
+		in := line
+		if newline {
+			in = append(append([]byte{}, line...), '\n')
+		}
+		var out bytes.Buffer
+		s := NewSink(&out, Options{Format: "json"})
+		var pieces [][]byte
+		done := s.Attach("p", "stdout", &chunkReader{data: in, seed: seed, max: 1 + int(maxRead)*600}, func(l []byte) {
+			pieces = append(pieces, append([]byte{}, l...))
+		})
+		<-done
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Join(pieces, nil); !bytes.Equal(got, line) {
+			t.Fatalf("pieces join to %d bytes, want the line's %d", len(got), len(line))
+		}
+		starts := map[int]bool{} // where the line's characters begin, decoded from its start
+		for i := 0; i < len(line); {
+			starts[i] = true
+			_, size := utf8.DecodeRune(line[i:])
+			i += size
+		}
+		cut := 0
+		for i, p := range pieces[:len(pieces)-1] {
+			if len(p) > MaxLine || len(p) < MaxLine-3 {
+				t.Fatalf("piece %d has %d bytes, want %d..%d", i, len(p), MaxLine-3, MaxLine)
+			}
+			cut += len(p)
+			if !starts[cut] {
+				t.Fatalf("cut at %d splits a UTF-8 character: %q|%q", cut, line[max(0, cut-4):cut], line[cut:min(len(line), cut+4)])
+			}
+		}
+		if len(pieces[len(pieces)-1]) > MaxLine {
+			t.Fatalf("last piece has %d bytes", len(pieces[len(pieces)-1]))
+		}
+		var text string
+		for l := range strings.Lines(out.String()) {
+			var rec struct{ Process, Line string }
+			if err := json.Unmarshal([]byte(l), &rec); err != nil {
+				t.Fatalf("invalid JSON line: %v", err)
+			}
+			if rec.Process == "p" {
+				text += rec.Line
+			}
+		}
+		if utf8.Valid(line) && text != string(line) {
+			t.Fatalf("the JSON pieces decode to %d bytes (U+FFFD: %v), want the line's %d", len(text), strings.ContainsRune(text, utf8.RuneError), len(line))
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -331,7 +332,7 @@ func lastNL(b []byte) int {
 // finish emits the unfinished last line, at EOF.
 func (sp *splitter) finish(s *Sink, b *batch, stamp []byte, at time.Time) {
 	if len(sp.partial) > 0 {
-		sp.emit(s, b, sp.partial, false, stamp, at)
+		sp.emitLine(s, b, sp.partial, stamp, at) // cut may have waited (cutLen)
 		sp.flushTail(at)
 		sp.partial = nil
 	}
@@ -396,27 +397,61 @@ func (sp *splitter) flushTail(at time.Time) {
 	sp.kept = sp.kept[:0]
 }
 
-// emitLine emits a complete line, in MaxLine pieces if it is longer.
+// emitLine emits a complete line, in pieces of at most MaxLine bytes if it
+// is longer (see cutLen).
 func (sp *splitter) emitLine(s *Sink, b *batch, line []byte, stamp []byte, at time.Time) {
 	for len(line) > MaxLine {
-		sp.emit(s, b, line[:MaxLine], true, stamp, at)
-		line = line[MaxLine:]
+		n, _ := cutLen(line, true)
+		sp.emit(s, b, line[:n], true, stamp, at)
+		line = line[n:]
 	}
 	sp.emit(s, b, line, false, stamp, at)
 }
 
-// cut emits MaxLine pieces while partial is longer than MaxLine. At exactly
-// MaxLine it waits: the next byte may be the newline.
+// cut emits pieces of at most MaxLine bytes while partial is longer than
+// MaxLine. At exactly MaxLine it waits: the next byte may be the newline;
+// so it does when the piece would end inside a UTF-8 character whose last
+// bytes have not come yet.
 func (sp *splitter) cut(s *Sink, b *batch, stamp []byte, at time.Time) {
 	off := 0
 	for len(sp.partial)-off > MaxLine {
-		sp.emit(s, b, sp.partial[off:off+MaxLine], true, stamp, at)
-		off += MaxLine
+		n, wait := cutLen(sp.partial[off:], false)
+		if wait {
+			break
+		}
+		sp.emit(s, b, sp.partial[off:off+n], true, stamp, at)
+		off += n
 	}
 	if off > 0 {
 		sp.flushTail(at) // the pieces are in partial, which moves now
 		sp.partial = sp.partial[:copy(sp.partial, sp.partial[off:])]
 	}
+}
+
+// cutLen returns where to cut line, longer than MaxLine: at MaxLine, or a
+// little before it (at most 3 bytes) when a valid UTF-8 character begins
+// there and ends past it, so that no piece ends in half a character (which
+// a JSON line would show as U+FFFD twice). Invalid bytes are cut anywhere.
+// wait means the character is not complete in line yet and may turn out
+// valid: cut again when more bytes have come (final: they never will).
+func cutLen(line []byte, final bool) (n int, wait bool) {
+	for i := MaxLine - 1; i >= MaxLine-utf8.UTFMax+1; i-- {
+		c := line[i]
+		if c&0xc0 == 0x80 { // a continuation byte: look further back
+			continue
+		}
+		if c < utf8.RuneSelf {
+			break
+		}
+		if !final && !utf8.FullRune(line[i:]) {
+			return 0, true
+		}
+		if _, size := utf8.DecodeRune(line[i:]); size > 1 && i+size > MaxLine {
+			return i, false
+		}
+		break
+	}
+	return MaxLine, false
 }
 
 // growPipe enlarges the buffer of the pipe r to size, for a stream whose

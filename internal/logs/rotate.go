@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // rotator is a file rotated by size. Before a write would take the file
@@ -38,8 +40,9 @@ type rotator struct {
 	compress bool
 	now      func() time.Time
 
-	f    *os.File
-	size int64
+	dirfd int // the directory, opened at the first open (safeopen.go); -1 until then
+	f     *os.File
+	size  int64
 
 	millMu  sync.Mutex // guards milling and again
 	milling bool
@@ -75,12 +78,17 @@ func (r *rotator) ensureOpen() error {
 	return r.open()
 }
 
-// open opens the file for appending, creating it and its directory.
+// open opens the file for appending, creating it and its directory, in
+// the directory held open (safeopen.go).
 func (r *rotator) open() error {
-	if err := os.MkdirAll(filepath.Dir(r.path), 0o750); err != nil {
-		return err
+	if r.dirfd < 0 {
+		fd, err := openDir(filepath.Dir(r.path))
+		if err != nil {
+			return err
+		}
+		r.dirfd = fd
 	}
-	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	f, err := openAt(r.dirfd, filepath.Base(r.path), r.path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT, 0o640)
 	if err != nil {
 		return err
 	}
@@ -93,7 +101,10 @@ func (r *rotator) open() error {
 	return nil
 }
 
-// rotate renames the current file aside and opens a new one.
+// rotate renames the current file aside and creates a new one. The name
+// is created exclusively; if something took it meanwhile, it is opened as
+// at any open, so a symlink or FIFO planted there is refused, never
+// followed or truncated.
 func (r *rotator) rotate() error {
 	r.f.Close()
 	r.f = nil
@@ -101,10 +112,18 @@ func (r *rotator) rotate() error {
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(r.path, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	base := filepath.Base(r.path)
+	if err := unix.Renameat(r.dirfd, base, r.dirfd, name); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.LinkError{Op: "rename", Old: r.path, New: name, Err: err}
+	}
+	f, err := openAt(r.dirfd, base, r.path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL, 0o640)
+	if errors.Is(err, unix.EEXIST) {
+		err = r.open()
+		if err == nil {
+			r.kickMill()
+		}
 		return err
 	}
-	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return err
 	}
@@ -124,6 +143,16 @@ func (r *rotator) Close() error {
 	return err
 }
 
+// closeDir closes the file and lets go of the directory: the next open
+// opens the directory by its path again.
+func (r *rotator) closeDir() {
+	_ = r.Close()
+	if r.dirfd >= 0 {
+		unix.Close(r.dirfd)
+		r.dirfd = -1
+	}
+}
+
 const backupTimeFormat = "2006-01-02T15-04-05.000"
 
 // split returns the path's directory, the name before the extension, and
@@ -134,27 +163,22 @@ func (r *rotator) split() (dir, prefix, ext string) {
 	return dir, strings.TrimSuffix(base, ext), ext
 }
 
-// backupName returns a name for the file being rotated that no file has,
-// compressed or not.
+// backupName returns a name in the directory for the file being rotated
+// that no file has, compressed or not.
 func (r *rotator) backupName() (string, error) {
-	dir, prefix, ext := r.split()
+	_, prefix, ext := r.split()
 	stamp := r.now().UTC().Format(backupTimeFormat)
 	for i := 0; i < 1000; i++ {
 		name := prefix + "-" + stamp
 		if i > 0 {
 			name += "-" + strconv.Itoa(i)
 		}
-		name = filepath.Join(dir, name+ext)
-		if !exists(name) && !exists(name+".gz") {
+		name += ext
+		if !existsAt(r.dirfd, name) && !existsAt(r.dirfd, name+".gz") {
 			return name, nil
 		}
 	}
 	return "", fmt.Errorf("rotate %s: no free name for the time %s", r.path, stamp)
-}
-
-func exists(name string) bool {
-	_, err := os.Lstat(name)
-	return err == nil
 }
 
 // backup is a rotated file found in the directory.
@@ -165,13 +189,28 @@ type backup struct {
 	gz    bool
 }
 
-// backups lists the rotated files of r, oldest first.
+// backups lists the rotated files of r, oldest first, opening its
+// directory by its path (for tests; the mill lists the one it holds).
 func (r *rotator) backups() ([]backup, error) {
-	dir, prefix, ext := r.split()
-	if dir == "" {
-		dir = "."
+	dfd, err := openDir(filepath.Dir(r.path))
+	if err != nil {
+		return nil, err
 	}
-	entries, err := os.ReadDir(dir)
+	defer unix.Close(dfd)
+	_, prefix, ext := r.split()
+	return listBackups(dfd, prefix, ext)
+}
+
+// listBackups lists the rotated files PREFIX-STAMP[-SEQ]EXT[.gz] in the
+// directory dfd, oldest first: regular files only.
+func listBackups(dfd int, prefix, ext string) ([]backup, error) {
+	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("openat", err)
+	}
+	d := os.NewFile(uintptr(fd), ".")
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, err
 	}
@@ -222,17 +261,24 @@ func (r *rotator) kickMill() {
 		r.again = true
 		return
 	}
+	// The mill's own descriptor of the directory: the rotator may close
+	// its own (closeDir) while the mill runs.
+	dfd, err := unix.FcntlInt(uintptr(r.dirfd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return // fds exhausted: the next rotation's mill does this one's work
+	}
 	r.milling = true
 	r.millWG.Add(1)
-	go r.mill()
+	go r.mill(dfd)
 }
 
 // mill removes the rotated files beyond maxFiles-1 and compresses the
 // others, until a round finds no new rotation; then it ends.
-func (r *rotator) mill() {
+func (r *rotator) mill(dfd int) {
 	defer r.millWG.Done()
+	defer unix.Close(dfd)
 	for {
-		r.millOnce()
+		r.millOnce(dfd)
 		r.millMu.Lock()
 		if !r.again {
 			r.milling = false
@@ -244,15 +290,15 @@ func (r *rotator) mill() {
 	}
 }
 
-func (r *rotator) millOnce() {
-	dir, _, _ := r.split()
-	bs, err := r.backups()
+func (r *rotator) millOnce(dfd int) {
+	_, prefix, ext := r.split()
+	bs, err := listBackups(dfd, prefix, ext)
 	if err != nil {
 		return
 	}
 	keep := r.maxFiles - 1
 	for len(bs) > keep {
-		_ = os.Remove(filepath.Join(dir, bs[0].name))
+		_ = unix.Unlinkat(dfd, bs[0].name, 0)
 		bs = bs[1:]
 	}
 	if !r.compress {
@@ -260,14 +306,17 @@ func (r *rotator) millOnce() {
 	}
 	for _, b := range bs {
 		if !b.gz {
-			_ = gzipFile(filepath.Join(dir, b.name))
+			_ = gzipAt(dfd, b.name)
 		}
 	}
 }
 
-// gzipFile replaces name by name.gz, written aside and renamed into place.
-func gzipFile(name string) error {
-	in, err := os.Open(name)
+// gzipAt replaces name by name.gz in the directory dfd: written to a new
+// file under a random name (O_EXCL: never a file planted in advance) and
+// renamed into place. A source that is not a regular file of one link is
+// left alone.
+func gzipAt(dfd int, name string) error {
+	in, err := openAt(dfd, name, name, unix.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -276,8 +325,8 @@ func gzipFile(name string) error {
 	if err != nil {
 		return err
 	}
-	tmp := name + ".gz.tmp"
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, info.Mode().Perm())
+	tmp := "." + name + ".gz." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+	out, err := openAt(dfd, tmp, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, uint32(info.Mode().Perm()))
 	if err != nil {
 		return err
 	}
@@ -290,11 +339,11 @@ func gzipFile(name string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, name+".gz")
+		err = unix.Renameat(dfd, tmp, dfd, name+".gz")
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = unix.Unlinkat(dfd, tmp, 0)
 		return err
 	}
-	return os.Remove(name)
+	return unix.Unlinkat(dfd, name, 0)
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Reasons lists the reasons for dropped lines, in the order of procStats.
-var Reasons = [...]string{ReasonFull, ReasonBlocked, ReasonClosed, ReasonError}
+var Reasons = [...]string{ReasonFull, ReasonBlocked, ReasonClosed, ReasonRefused, ReasonError}
 
 func reasonIndex(why string) int {
 	for i, r := range Reasons {
