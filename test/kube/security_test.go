@@ -131,6 +131,9 @@ spec:
 	}
 	cmd := exec.Command(podvisorBin, "kube", "play", "--listen", "off", "--volume-root", root, file)
 	cmd.Env = append(os.Environ(), "PODVISOR_CONTROL=off")
+	// The container starts in podvisor's working directory: one the user can
+	// reach, not the package's (a checkout under a 0700 home in CI).
+	cmd.Dir = base
 	out, err := runFor(cmd, 30*time.Second)
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d (%v), want 0\n%s", code, err, out)
