@@ -60,17 +60,25 @@ func walkBeneath(dirfd int, base, rel string, create bool) (int, error) {
 			return -1, &os.PathError{Op: "open", Path: at, Err: err}
 		}
 		fd = next
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
+		if _, err := statNoLink(fd, at); err != nil {
 			unix.Close(fd)
-			return -1, &os.PathError{Op: "stat", Path: at, Err: err}
-		}
-		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			unix.Close(fd)
-			return -1, &os.PathError{Op: "open", Path: at, Err: errSymlink}
+			return -1, err
 		}
 	}
 	return fd, nil
+}
+
+// statNoLink stats the O_PATH descriptor fd of at and refuses a symlink
+// (an O_PATH|O_NOFOLLOW open of a link gives the link itself).
+func statNoLink(fd int, at string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return st, &os.PathError{Op: "stat", Path: at, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return st, &os.PathError{Op: "open", Path: at, Err: errSymlink}
+	}
+	return st, nil
 }
 
 // writeBeneath writes data to the file rel beneath dir with mode, creating

@@ -397,14 +397,10 @@ func (b *Bound) open(target string, dir, create bool) (int, error) {
 			return -1, &os.PathError{Op: "open", Path: at, Err: err}
 		}
 		fd = next
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
+		st, err := statNoLink(fd, at)
+		if err != nil {
 			unix.Close(fd)
-			return -1, &os.PathError{Op: "stat", Path: at, Err: err}
-		}
-		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			unix.Close(fd)
-			return -1, &os.PathError{Op: "open", Path: at, Err: errSymlink}
+			return -1, err
 		}
 		if !last && st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			unix.Close(fd)

@@ -242,36 +242,33 @@ exec sleep 1002`)
 // sleep, that is, until setsid(1) has called setsid() and exec'd.
 func eventuallySessionLeader(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if i := bytes.LastIndexByte(b, ')'); i > 0 {
-			// Fields after the command: state ppid pgrp session ...
-			f := strings.Fields(string(b[i+1:]))
-			if len(f) > 3 && f[3] == strconv.Itoa(pid) && bytes.Contains(b, []byte("(sleep)")) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d never became a session leader running sleep: %s", pid, b)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventuallyStat(t, pid, "a session leader running sleep", func(comm string, f []string) bool {
+		return comm == "sleep" && f[3] == strconv.Itoa(pid)
+	})
 }
 
 func eventuallyParent(t *testing.T, pid, parent int) {
 	t.Helper()
+	eventuallyStat(t, pid, "a child of "+strconv.Itoa(parent), func(_ string, f []string) bool {
+		return f[1] == strconv.Itoa(parent)
+	})
+}
+
+// eventuallyStat waits until ok holds for pid's command name and the fields
+// of /proc/PID/stat after it (state ppid pgrp session ...).
+func eventuallyStat(t *testing.T, pid int, what string, ok func(comm string, fields []string) bool) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if i := bytes.LastIndexByte(b, ')'); i > 0 {
-			f := strings.Fields(string(b[i+1:]))
-			if f[1] == strconv.Itoa(parent) {
+		open, i := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open >= 0 && i > open {
+			if f := strings.Fields(string(b[i+1:])); len(f) > 3 && ok(string(b[open+1:i]), f) {
 				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d never became a child of %d", pid, parent)
+			t.Fatalf("pid %d never became %s: %s", pid, what, b)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
