@@ -337,16 +337,20 @@ func (c *sdConv) unit(f *unitFile) {
 			p.Argv = escapeAll(x.argv)
 		}
 	}
+	daemon := "" // the shell command without the exec added here (Type=forking)
 	if !argvOK {
 		p.Argv = nil
 		sh := strings.Join(parts, " && ")
+		daemon = sh
 		if len(starts) == 1 && !strings.HasSuffix(parts[0], "|| true") {
 			sh = "exec " + sh
 		}
 		if split {
 			sh = "set -f; " + sh
+			daemon = "set -f; " + daemon
 		}
 		p.Shell = escapeDollar(sh)
+		daemon = escapeDollar(daemon) // same $ as sh: escaped alike
 		var once []string
 		for _, w := range why {
 			if !slices.Contains(once, w) {
@@ -364,16 +368,19 @@ func (c *sdConv) unit(f *unitFile) {
 			return
 		}
 		pf := spec(pid, pid.Value)
-		cmd := p.Shell
+		// The daemon forks: the shell goes on after it, so no exec.
+		cmd := daemon
 		if cmd == "" {
 			cmd = strings.Join(shellQuoteAll(p.Argv), " ")
 		}
-		cmd = strings.Replace(cmd, "exec ", "", 1) // the daemon forks: the shell goes on
+		// The path is one literal word for /bin/sh, and its $ are not
+		// podvisor's ${VAR} either.
+		qpf := escapeDollar(shQuote(pf))
 		p.Argv = nil
-		p.Shell = cmd + " && while kill -0 \"$(cat " + pf + ")\" 2>/dev/null; do sleep 1; done"
-		p.Ready = &Probe{Kind: "file", Target: pf}
+		p.Shell = cmd + " && while kill -0 \"$(cat " + qpf + ")\" 2>/dev/null; do sleep 1; done"
+		p.Ready = &Probe{Kind: "file", Target: escapeDollar(pf)}
 		if p.Stop.Shell == "" && p.Stop.Argv == nil {
-			p.Stop.Shell = "kill -TERM \"$(cat " + pf + ")\""
+			p.Stop.Shell = "kill -TERM \"$(cat " + qpf + ")\""
 		}
 		p.note(r, pos(pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
 	}

@@ -1,0 +1,112 @@
+package importer
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// importForking imports a Type=forking unit and loads the procs.yaml it
+// wrote as podvisor does; it returns process x.
+func importForking(t *testing.T, unit string) *config.Process {
+	t.Helper()
+	m, r, err := ConvertSystemd([]Source{{Path: "x.service", Data: []byte(unit)}}, Options{})
+	if err != nil || r.Failed() {
+		var rep bytes.Buffer
+		if r != nil {
+			r.WriteReport(&rep)
+		}
+		t.Fatalf("import failed: %v\n%s\n--- unit\n%s", err, rep.String(), unit)
+	}
+	out := Write(m)
+	cfg, _, err := config.ParsePortable(filepath.Join(t.TempDir(), "procs.yaml"), out, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("import wrote a file that does not load: %v\n%s", err, out)
+	}
+	p := cfg.Processes["x"]
+	if p == nil {
+		t.Fatalf("no process x in\n%s", out)
+	}
+	return p
+}
+
+// The daemon of a Type=forking unit forks, so the shell must go on after
+// it: import drops the exec it put in front of the command. Before issue 34
+// item 1 of the review it removed the first "exec " anywhere, also inside
+// a quoted argument (--title "exec mode" became --title 'mode').
+func TestSystemdForkingKeepsExecInArguments(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "none.pid") // never written: the wait ends at once
+	for _, c := range []struct {
+		name, start string
+		env         map[string]string
+		want        []string
+	}{
+		{"argv", printfLine + `--title "exec mode" 'exec '`, nil, []string{"--title", "exec mode", "exec "}},
+		{"dash", "-" + printfLine + `--title "exec mode"`, nil, []string{"--title", "exec mode"}},
+		{"variable", printfLine + `--title "exec mode" $V`, map[string]string{"V": "a b"}, []string{"--title", "exec mode", "a", "b"}},
+		{"braces", printfLine + `"exec ${V}"`, map[string]string{"V": "a b"}, []string{"exec a b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			unit := "[Service]\nType=forking\nPIDFile=" + pidfile + "\nExecStart=" + c.start + "\n"
+			got := runImported(t, unit, "x", false, c.env)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("argv after BEGIN:\n got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+// PIDFile= goes into the /bin/sh -c of the wait and of the stop command;
+// it must be one literal word there whatever it holds (issue 34 review
+// item 2: it was pasted unquoted). A cat put first in PATH records the
+// arguments it gets; a command substitution in the path would make the
+// marker.
+func TestSystemdForkingPIDFileQuoted(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "pwned")
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "cat"), []byte("#!/bin/sh\nprintf '%s\\0' \"$@\" >>\"$CATLOG\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, pf := range []string{
+		"/run/my app.pid",
+		"/run/x`touch " + marker + "`.pid",
+		"/run/$(touch " + marker + ").pid",
+		"/run/a;touch " + marker + ";.pid",
+		"/run/it's.pid",
+		"/run/${HOME}/$$.pid",
+		"/run/*",
+	} {
+		p := importForking(t, "[Service]\nType=forking\nPIDFile="+strings.ReplaceAll(pf, "%", "%%")+"\nExecStart=/bin/true\n")
+		if p.Ready == nil || p.Ready.Target != pf {
+			t.Errorf("%q: ready probe %+v, want file %q", pf, p.Ready, pf)
+		}
+		for _, argv := range [][]string{p.Command, p.Stop.Command} {
+			log := filepath.Join(dir, "cat"+string(rune('a'+i)))
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Dir = dir
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "CATLOG=" + log, "HOME=/root"}
+			out, _ := cmd.CombinedOutput() // kill of an empty pid fails: not the point
+			data, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatalf("%q: cat never ran: %v\n%q\n%s", pf, err, argv, out)
+			}
+			os.Remove(log)
+			if got := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00"); !slices.Equal(got, []string{pf}) {
+				t.Errorf("%q: cat got %q\n%q", pf, got, argv)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatalf("%q: the PIDFile= path ran as shell syntax: %q", pf, argv)
+			}
+		}
+	}
+}
