@@ -72,6 +72,10 @@ type ListenOptions struct {
 	ReusePort bool        // SO_REUSEPORT (tcp, udp)
 	Mode      os.FileMode // unix: the socket file's permissions
 	UID, GID  int         // unix: the socket file's owner; -1 keeps podvisor's
+
+	// afterBind (tests) runs between the bind and the chmod of a unix
+	// socket's file: the window in which the path can be swapped.
+	afterBind func(path string)
 }
 
 // Bind binds and (for stream sockets) listens on network ("tcp", "udp" or
@@ -153,11 +157,34 @@ func Bind(network, address string, o ListenOptions) (*os.File, error) {
 }
 
 func setFileOwner(path string, o ListenOptions) error {
-	if err := os.Chmod(path, o.Mode.Perm()); err != nil {
-		return err
+	if o.afterBind != nil {
+		o.afterBind(path)
+	}
+	// Whoever can write the socket's directory can put a symlink at path
+	// after the bind; chmod and chown by path would follow it as root. So
+	// the path is opened without following, must be a socket, and the mode
+	// and owner are set on that inode: chmod through /proc/self/fd/N
+	// (there is no fchmod for an O_PATH descriptor), chown with
+	// AT_EMPTY_PATH.
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("unix://%s: open the bound socket file: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("unix://%s: stat the bound socket file: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return fmt.Errorf("unix://%s: not a socket any more after the bind (something replaced it, e.g. a symlink); check who can write %s", path, filepath.Dir(path))
+	}
+	if err := os.Chmod("/proc/self/fd/"+strconv.Itoa(fd), o.Mode.Perm()); err != nil {
+		return fmt.Errorf("unix://%s: set the mode through /proc/self/fd (is /proc mounted?): %w", path, err)
 	}
 	if o.UID >= 0 || o.GID >= 0 {
-		return os.Lchown(path, o.UID, o.GID)
+		if err := unix.Fchownat(fd, "", o.UID, o.GID, unix.AT_EMPTY_PATH); err != nil {
+			return fmt.Errorf("unix://%s: set the owner: %w", path, err)
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,5 +82,72 @@ func TestBindUnixRefusesALiveSocketAndNonSocket(t *testing.T) {
 	}
 	if _, err := Bind("unix", "/proc/podvisor-test.sock", ListenOptions{UID: -1, GID: -1}); err == nil || !strings.Contains(err.Error(), "cannot create a socket in directory /proc") {
 		t.Fatalf("unwritable dir: %v", err)
+	}
+}
+
+// Between the bind and the chmod, whoever can write the socket's directory
+// can put a symlink where the socket was; podvisor (root) must not change
+// the mode or owner of what it points to (issue 34 review item 4: os.Chmod
+// followed it).
+func TestBindUnixChmodDoesNotFollowSwappedSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "app.sock")
+	o := ListenOptions{Mode: 0o666, UID: -1, GID: -1}
+	if os.Geteuid() == 0 {
+		o.UID, o.GID = 65534, 65534
+	}
+	o.afterBind = func(path string) {
+		if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(victim, path); err != nil {
+			t.Error(err)
+		}
+	}
+	f, err := Bind("unix", sock, o)
+	if f != nil {
+		f.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("err %v; want an error naming %s that says it is not a socket", err, sock)
+	}
+	fi, err := os.Stat(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the symlink's target got mode %v, want 0600", fi.Mode().Perm())
+	}
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() {
+		t.Errorf("the symlink's target got owner %d", st.Uid)
+	}
+}
+
+// The mode and owner still reach the socket itself.
+func TestBindUnixModeAndOwner(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "app.sock")
+	o := ListenOptions{Mode: 0o640, UID: -1, GID: -1}
+	uid := os.Geteuid()
+	if uid == 0 {
+		o.UID, o.GID, uid = 65534, 65534, 65534
+	}
+	f, err := Bind("unix", sock, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := os.Lstat(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o640 {
+		t.Errorf("socket mode %v, want a socket with 0640", fi.Mode())
+	}
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != uid {
+		t.Errorf("socket owner %d, want %d", st.Uid, uid)
 	}
 }
