@@ -70,8 +70,8 @@ func inotifyHint(err error) string {
 //     a new timestamped directory and renaming a `..data_tmp` symlink over
 //     `..data` (key -> ..data/key -> ..2026_.../key); no event names the key.
 //     So each symlinked match is resolved (links), the directory of its
-//     target is watched too, and any event is followed by a check of what
-//     each link resolves to.
+//     target is watched too, and any create, remove or rename is followed by
+//     a check of what each link resolves to (a write changes no name).
 //   - A watched directory removed (or renamed away) takes its watch with
 //     it. It is then missing: podvisor says so, watches its nearest
 //     existing ancestor instead, and watches it again once it is back.
@@ -85,11 +85,13 @@ type fileWatch struct {
 	missing map[string]bool   // pattern directories gone since they were watched
 	links   map[string]string // symlinked match -> the path it resolves to
 	failed  map[string]bool   // directories a watch was refused for (warned once)
+
+	glob func(pattern string) ([]string, error) // filepath.Glob; tests count the calls
 }
 
 func newFileWatch(w *fsnotify.Watcher, name string, spec *config.Watch, log *slog.Logger) *fileWatch {
 	fw := &fileWatch{w: w, name: name, spec: spec, log: log,
-		missing: map[string]bool{}, links: map[string]string{}, failed: map[string]bool{}}
+		missing: map[string]bool{}, links: map[string]string{}, failed: map[string]bool{}, glob: filepath.Glob}
 	seen := map[string]bool{}
 	for _, pat := range spec.Paths {
 		if dir := filepath.Dir(pat); !seen[dir] {
@@ -107,7 +109,7 @@ func newFileWatch(w *fsnotify.Watcher, name string, spec *config.Watch, log *slo
 func (fw *fileWatch) resolveLinks() []string {
 	now := map[string]string{}
 	for _, pat := range fw.spec.Paths {
-		matches, _ := filepath.Glob(pat)
+		matches, _ := fw.glob(pat)
 		for _, m := range matches {
 			if fi, err := os.Lstat(m); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 				continue
@@ -232,8 +234,8 @@ func existingAncestor(dir string) string {
 	}
 }
 
-// changes returns the matching files that ev says changed, and updates
-// what is watched.
+// changes returns the matching files that ev says changed, and, for an
+// event that changes names, updates the links and what is watched.
 func (fw *fileWatch) changes(ev fsnotify.Event) []string {
 	var out []string
 	direct := watchMatches(fw.spec, ev.Name)
@@ -241,6 +243,12 @@ func (fw *fileWatch) changes(ev fsnotify.Event) []string {
 		out = append(out, ev.Name)
 	} else if m, ok := fw.linkOf(ev.Name); ok && watchMatches(fw.spec, m) {
 		out = append(out, m) // written through the link
+	}
+	// Only a name made, removed or renamed can change what a link resolves
+	// to or whether a directory is there; a write (a log file in a watched
+	// directory, many a second) must not cost a glob of every pattern.
+	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
+		return out
 	}
 	for _, m := range fw.resolveLinks() {
 		if watchMatches(fw.spec, m) {
@@ -253,7 +261,7 @@ func (fw *fileWatch) changes(ev fsnotify.Event) []string {
 			if filepath.Dir(pat) != dir {
 				continue
 			}
-			matches, _ := filepath.Glob(pat)
+			matches, _ := fw.glob(pat)
 			for _, m := range matches {
 				if watchMatches(fw.spec, m) {
 					out = append(out, m)
