@@ -70,6 +70,8 @@ func FuzzSystemd(f *testing.F) {
 	// Command lines with shell syntax that systemd passes as text (issue 34 item 9).
 	f.Add([]byte("[Service]\nExecStartPre=-/bin/echo `id` a>b 'c|d' *\nExecStart=/bin/echo $VAR \"${VAR}x\" $$ \\x41 \\; %%h\nExecStop=/bin/kill ${MAINPID:-1} $(id)\n"))
 	f.Add([]byte("[Service]\nExecStart=/bin/echo \\q \\000 \\u00e9 'unterminated\n"))
+	// Type=forking: exec inside an argument, a PIDFile= with shell syntax (issue 34 review items 1, 2).
+	f.Add([]byte("[Service]\nType=forking\nPIDFile=/run/my app`id`$(id)${HOME}'.pid\nExecStart=-/usr/bin/d --title \"exec mode\" $V\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The unit is imported with a fixture it may name in After=.
 		other, err := os.ReadFile("testdata/systemd/migrate.service")
