@@ -79,8 +79,11 @@ func (r *rotator) ensureOpen() error {
 }
 
 // open opens the file for appending, creating it and its directory, in
-// the directory held open (safeopen.go).
+// the directory held open (safeopen.go). A held directory that has been
+// removed (rm -rf of the log directory) is let go of first, so the path's
+// directory is opened, or made, again.
 func (r *rotator) open() error {
+	r.dropRemovedDir()
 	if r.dirfd < 0 {
 		fd, err := openDir(filepath.Dir(r.path))
 		if err != nil {
@@ -108,6 +111,11 @@ func (r *rotator) open() error {
 func (r *rotator) rotate() error {
 	r.f.Close()
 	r.f = nil
+	if r.dropRemovedDir() {
+		// Nothing to rename in a removed directory: a new file in
+		// the directory made again.
+		return r.open()
+	}
 	name, err := r.backupName()
 	if err != nil {
 		return err
@@ -144,13 +152,30 @@ func (r *rotator) Close() error {
 }
 
 // closeDir closes the file and lets go of the directory: the next open
-// opens the directory by its path again.
-func (r *rotator) closeDir() {
-	_ = r.Close()
+// opens the directory by its path again (making it if it is missing).
+func (r *rotator) closeDir() error {
+	err := r.Close()
 	if r.dirfd >= 0 {
 		unix.Close(r.dirfd)
 		r.dirfd = -1
 	}
+	return err
+}
+
+// dropRemovedDir lets go of the held directory if it has been removed (no
+// link left: nothing can be created in it again) and reports whether it
+// did. A directory renamed away keeps its link and is kept.
+func (r *rotator) dropRemovedDir() bool {
+	if r.dirfd < 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(r.dirfd, &st); err != nil || st.Nlink > 0 {
+		return false
+	}
+	unix.Close(r.dirfd)
+	r.dirfd = -1
+	return true
 }
 
 const backupTimeFormat = "2006-01-02T15-04-05.000"

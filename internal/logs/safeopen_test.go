@@ -227,3 +227,60 @@ func TestOpenLogForReadRefuses(t *testing.T) {
 	}
 	f.Close()
 }
+
+// An operator removes the log directory and makes it again (clean-up, a
+// remounted volume), then asks for a reopen: the next lines land in a new
+// file in the new directory, not in the dead one the old descriptor holds.
+func TestReopenAfterDirectoryMadeAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	path := filepath.Join(dir, "app.log")
+	s := NewSink(&syncBuffer{}, Options{})
+	f := s.File(FileOptions{Path: path, MaxSize: 1 << 20, MaxFiles: 2})
+	src := s.newSource("app", "stdout", 0)
+	s.writeFile(f, lineBatch(s, src, "one"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	s.Reopen()
+	s.writeFile(f, lineBatch(s, src, "two"))
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "two\n" {
+		t.Errorf("after the reopen %s holds %q (%v), want %q", path, got, err, "two\n")
+	}
+	if n := droppedFor(s, ReasonError); n != 0 {
+		t.Errorf("%d lines dropped", n)
+	}
+}
+
+// The directory is removed (not made again) while the file is open: lines
+// go on into the open, unlinked file until it rotates; the rotation sees
+// its directory is gone, makes it again by its path, and the next lines
+// land there, without a reopen.
+func TestRotationAfterDirectoryRemoved(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	path := filepath.Join(dir, "app.log")
+	s := NewSink(&syncBuffer{}, Options{})
+	f := s.File(FileOptions{Path: path, MaxSize: 1, MaxFiles: 2})
+	src := s.newSource("app", "stdout", 0)
+	s.writeFile(f, lineBatch(s, src, "one"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	s.writeFile(f, lineBatch(s, src, "two")) // rotates: max_size 1
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "two\n" {
+		t.Errorf("after the rotation %s holds %q (%v), want %q", path, got, err, "two\n")
+	}
+	var all uint64
+	s.DroppedLines(func(_, _ string, c uint64) { all += c })
+	if all != 0 {
+		t.Errorf("%d lines dropped", all)
+	}
+}
