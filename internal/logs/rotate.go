@@ -317,6 +317,7 @@ func (r *rotator) mill(dfd int) {
 
 func (r *rotator) millOnce(dfd int) {
 	_, prefix, ext := r.split()
+	removeStaleTemps(dfd, prefix, ext)
 	bs, err := listBackups(dfd, prefix, ext)
 	if err != nil {
 		return
@@ -350,8 +351,7 @@ func gzipAt(dfd int, name string) error {
 	if err != nil {
 		return err
 	}
-	tmp := "." + name + ".gz." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
-	out, err := openAt(dfd, tmp, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, uint32(info.Mode().Perm()))
+	tmp, out, err := createTemp(dfd, name, uint32(info.Mode().Perm()))
 	if err != nil {
 		return err
 	}
@@ -360,15 +360,120 @@ func gzipAt(dfd int, name string) error {
 	if err == nil {
 		err = zw.Close()
 	}
+	if err == nil {
+		// Renamed while its lock is held: once the lock is free, a
+		// temporary under the name is stale.
+		err = unix.Renameat(dfd, tmp, dfd, name+".gz")
+		if err != nil {
+			_ = unix.Unlinkat(dfd, tmp, 0)
+		}
+	} else {
+		_ = unix.Unlinkat(dfd, tmp, 0)
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = unix.Renameat(dfd, tmp, dfd, name+".gz")
-	}
 	if err != nil {
-		_ = unix.Unlinkat(dfd, tmp, 0)
 		return err
 	}
 	return unix.Unlinkat(dfd, name, 0)
+}
+
+// createTemp creates a temporary file for name.gz in dfd under a random
+// name (O_EXCL: never a file planted in advance) and holds its lock while
+// it is written, which tells removeStaleTemps it is not stale. A cleaner
+// may take the name between the create and the lock: then the file has no
+// link left once the lock is ours, and another name is tried.
+func createTemp(dfd int, name string, perm uint32) (string, *os.File, error) {
+	for {
+		tmp := "." + name + ".gz." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+		out, err := openAt(dfd, tmp, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, perm)
+		if err != nil {
+			return "", nil, err
+		}
+		var st unix.Stat_t
+		if err = unix.Flock(int(out.Fd()), unix.LOCK_EX); err == nil {
+			err = unix.Fstat(int(out.Fd()), &st)
+		}
+		if err != nil {
+			out.Close()
+			_ = unix.Unlinkat(dfd, tmp, 0)
+			return "", nil, &os.PathError{Op: "lock", Path: tmp, Err: err}
+		}
+		if st.Nlink > 0 {
+			return tmp, out, nil
+		}
+		out.Close()
+	}
+}
+
+// removeStaleTemps removes the temporaries of this log's rotated files
+// (.PREFIX-STAMP[-SEQ]EXT.gz.RANDOM.tmp) that a crash left in dfd. A
+// symlink is unlinked, never followed; a regular file only if its lock is
+// free (no compression writes it: gzipAt holds the lock until the file is
+// renamed into place), and while the lock is held, so a compression that
+// created it a moment ago sees it unlinked and takes another name. Other
+// kinds of file are left alone. Errors are ignored: the next round tries
+// again.
+func removeStaleTemps(dfd int, prefix, ext string) {
+	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(fd), ".")
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if isTempOf(n, prefix, ext) {
+			removeStaleTemp(dfd, n)
+		}
+	}
+}
+
+// isTempOf recognises .PREFIX-STAMP[-SEQ]EXT.gz.RANDOM.tmp.
+func isTempOf(name, prefix, ext string) bool {
+	rest, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutSuffix(rest, ".tmp"); !ok {
+		return false
+	}
+	i := strings.LastIndex(rest, ".gz.")
+	if i < 0 || i+len(".gz.") == len(rest) {
+		return false
+	}
+	_, ok = parseBackup(rest[:i], prefix, ext)
+	return ok
+}
+
+func removeStaleTemp(dfd int, name string) {
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		_ = unix.Unlinkat(dfd, name, 0)
+		return
+	case unix.S_IFREG:
+	default:
+		return
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var now unix.Stat_t
+	if unix.Fstat(fd, &now) != nil || now.Mode&unix.S_IFMT != unix.S_IFREG || now.Ino != st.Ino || now.Dev != st.Dev {
+		return
+	}
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return // a compression writes it
+	}
+	_ = unix.Unlinkat(dfd, name, 0)
 }

@@ -284,3 +284,65 @@ func TestRotationAfterDirectoryRemoved(t *testing.T) {
 		t.Errorf("%d lines dropped", all)
 	}
 }
+
+// Temporaries a crash left mid-compression (random names, so never
+// overwritten) are removed by the mill of their file: a regular file, and
+// a symlink as a link (its target untouched). A temporary a compression
+// still writes (it holds the file's lock), another file's temporaries and
+// names that only look like one are left alone.
+func TestMillRemovesStaleTemporaries(t *testing.T) {
+	victim := plantVictim(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	old := "app-2026-01-01T00-00-00.000.log"
+	stale := []string{"." + old + ".gz.3k9x1.tmp", "." + old + ".gz.zz.tmp"}
+	kept := []string{
+		".db-2026-01-01T00-00-00.000.log.gz.3k9x1.tmp", // another file's
+		"." + old + ".gz.busy.tmp",                     // still written: locked below
+		".app.log.gz.x.tmp",                            // not a rotated name
+		"." + old + ".gz.fifo.tmp",                     // not a regular file
+	}
+	if err := os.WriteFile(filepath.Join(dir, stale[0]), []byte("half a gzip"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, stale[1])); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kept[:3] {
+		if err := os.WriteFile(filepath.Join(dir, k), nil, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, kept[3]), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := os.Open(filepath.Join(dir, kept[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if err := unix.Flock(int(busy.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSink(&syncBuffer{}, Options{})
+	f := s.File(FileOptions{Path: path, MaxSize: 1, MaxFiles: 5, Compress: true})
+	src := s.newSource("app", "stdout", 0)
+	for _, l := range []string{"one", "two"} {
+		s.writeFile(f, lineBatch(s, src, l))
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.rot.millWG.Wait()
+	wantVictim(t, victim)
+	for _, name := range stale {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("stale temporary %s is left", name)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+}
