@@ -346,3 +346,35 @@ func TestMillRemovesStaleTemporaries(t *testing.T) {
 		}
 	}
 }
+
+// The explicit reopen looks the directory up again as the first open does:
+// a symlink put where the directory was is refused, not followed.
+func TestReopenRefusesSymlinkedDirectory(t *testing.T) {
+	base := t.TempDir()
+	dir, elsewhere := filepath.Join(base, "logs"), filepath.Join(base, "elsewhere")
+	path := filepath.Join(dir, "app.log")
+	s := NewSink(&syncBuffer{}, Options{})
+	f := s.File(FileOptions{Path: path, MaxSize: 1 << 20, MaxFiles: 2})
+	src := s.newSource("app", "stdout", 0)
+	s.writeFile(f, lineBatch(s, src, "one"))
+	if err := os.Rename(dir, filepath.Join(base, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(elsewhere, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, dir); err != nil {
+		t.Fatal(err)
+	}
+	s.Reopen()
+	s.writeFile(f, lineBatch(s, src, "two"))
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Errorf("written through the symlinked directory: %v", ents)
+	}
+	if n := droppedFor(s, ReasonRefused); n != 1 {
+		t.Errorf("dropped as file_refused: %d, want 1", n)
+	}
+}
