@@ -381,30 +381,37 @@ func gzipAt(dfd int, name string) error {
 
 // createTemp creates a temporary file for name.gz in dfd under a random
 // name (O_EXCL: never a file planted in advance) and holds its lock while
-// it is written, which tells removeStaleTemps it is not stale. A cleaner
-// may take the name between the create and the lock: then the file has no
-// link left once the lock is ours, and another name is tried.
+// it is written, which tells removeStaleTemps it is not stale. The lock is
+// taken without waiting: someone else holding it (a cleaner between its
+// check and its unlink, or a process that can open files in the
+// directory) costs this name, never a wait. A cleaner may also take the
+// name between the create and the lock: then the file has no link left
+// once the lock is ours. Either way another name is tried, a few times.
 func createTemp(dfd int, name string, perm uint32) (string, *os.File, error) {
-	for {
+	var err error
+	for try := 0; try < 3; try++ {
 		tmp := "." + name + ".gz." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
-		out, err := openAt(dfd, tmp, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, perm)
+		var out *os.File
+		out, err = openAt(dfd, tmp, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, perm)
 		if err != nil {
 			return "", nil, err
 		}
 		var st unix.Stat_t
-		if err = unix.Flock(int(out.Fd()), unix.LOCK_EX); err == nil {
+		if err = unix.Flock(int(out.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
 			err = unix.Fstat(int(out.Fd()), &st)
 		}
-		if err != nil {
-			out.Close()
-			_ = unix.Unlinkat(dfd, tmp, 0)
-			return "", nil, &os.PathError{Op: "lock", Path: tmp, Err: err}
-		}
-		if st.Nlink > 0 {
+		if err == nil && st.Nlink > 0 {
 			return tmp, out, nil
 		}
+		if err == nil {
+			err = unix.ENOENT // removed by a cleaner
+		} else {
+			_ = unix.Unlinkat(dfd, tmp, 0)
+		}
 		out.Close()
+		err = &os.PathError{Op: "lock", Path: tmp, Err: err}
 	}
+	return "", nil, err
 }
 
 // removeStaleTemps removes the temporaries of this log's rotated files
