@@ -192,8 +192,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	tl, oomDetector := observers(cfg, log)
 	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
-	fdStore := supervisor.NewFDStore(log)     // fds processes hand over (FDSTORE=1)
-	hosts := server.NewHosts(cfg.ListenHosts) // the Host names served (DNS rebinding)
+	fdStore := supervisor.NewFDStore(log)           // fds processes hand over (FDSTORE=1)
+	self, _ := os.Hostname()                        // served by default, as names that are not public
+	hosts := server.NewHosts(self, cfg.ListenHosts) // the Host names served (DNS rebinding)
 	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl, StoredFDs: fdStore.Count, Hosts: hosts}, log: log}
 	defer fdStore.Close()
 	var current atomic.Pointer[config.Config] // for `podvisor logs`

@@ -78,9 +78,12 @@ func (s *Sink) File(o FileOptions) *File {
 	return f
 }
 
-// Reopen closes every log file, so that the next line opens its path again:
-// for an external logrotate, which renames a file and then asks for this
-// (SIGUSR1, `podvisor logs --reopen`). It returns how many files were open.
+// Reopen closes every log file and lets go of its directory, so that the
+// next line opens the path again, its directory included (made if
+// missing): for an external logrotate, which renames a file and then asks
+// for this (SIGUSR1, `podvisor logs --reopen`), and for an operator who
+// removed and made the log directory again. It returns how many files were
+// closed without error.
 func (s *Sink) Reopen() int {
 	s.files.mu.Lock()
 	fs := make([]*File, 0, len(s.files.by))
@@ -91,7 +94,7 @@ func (s *Sink) Reopen() int {
 	n := 0
 	for _, f := range fs {
 		f.mu.Lock()
-		if err := f.rot.Close(); err == nil {
+		if err := f.rot.closeDir(); err == nil {
 			n++
 		}
 		f.mu.Unlock()
@@ -114,7 +117,7 @@ func (s *Sink) RetainFiles(keep func(path string) bool) {
 	s.files.mu.Unlock()
 	for _, f := range gone {
 		f.mu.Lock()
-		f.rot.closeDir()
+		_ = f.rot.closeDir()
 		f.mu.Unlock()
 	}
 }
@@ -128,7 +131,7 @@ func (s *Sink) closeFiles() {
 	for _, f := range s.files.by {
 		f.rot.millWG.Wait()
 		f.mu.Lock()
-		f.rot.closeDir()
+		_ = f.rot.closeDir()
 		f.mu.Unlock()
 	}
 }

@@ -79,8 +79,11 @@ func (r *rotator) ensureOpen() error {
 }
 
 // open opens the file for appending, creating it and its directory, in
-// the directory held open (safeopen.go).
+// the directory held open (safeopen.go). A held directory that has been
+// removed (rm -rf of the log directory) is let go of first, so the path's
+// directory is opened, or made, again.
 func (r *rotator) open() error {
+	r.dropRemovedDir()
 	if r.dirfd < 0 {
 		fd, err := openDir(filepath.Dir(r.path))
 		if err != nil {
@@ -108,6 +111,11 @@ func (r *rotator) open() error {
 func (r *rotator) rotate() error {
 	r.f.Close()
 	r.f = nil
+	if r.dropRemovedDir() {
+		// Nothing to rename in a removed directory: a new file in
+		// the directory made again.
+		return r.open()
+	}
 	name, err := r.backupName()
 	if err != nil {
 		return err
@@ -144,13 +152,30 @@ func (r *rotator) Close() error {
 }
 
 // closeDir closes the file and lets go of the directory: the next open
-// opens the directory by its path again.
-func (r *rotator) closeDir() {
-	_ = r.Close()
+// opens the directory by its path again (making it if it is missing).
+func (r *rotator) closeDir() error {
+	err := r.Close()
 	if r.dirfd >= 0 {
 		unix.Close(r.dirfd)
 		r.dirfd = -1
 	}
+	return err
+}
+
+// dropRemovedDir lets go of the held directory if it has been removed (no
+// link left: nothing can be created in it again) and reports whether it
+// did. A directory renamed away keeps its link and is kept.
+func (r *rotator) dropRemovedDir() bool {
+	if r.dirfd < 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(r.dirfd, &st); err != nil || st.Nlink > 0 {
+		return false
+	}
+	unix.Close(r.dirfd)
+	r.dirfd = -1
+	return true
 }
 
 const backupTimeFormat = "2006-01-02T15-04-05.000"
@@ -292,6 +317,7 @@ func (r *rotator) mill(dfd int) {
 
 func (r *rotator) millOnce(dfd int) {
 	_, prefix, ext := r.split()
+	removeStaleTemps(dfd, prefix, ext)
 	bs, err := listBackups(dfd, prefix, ext)
 	if err != nil {
 		return
@@ -325,8 +351,7 @@ func gzipAt(dfd int, name string) error {
 	if err != nil {
 		return err
 	}
-	tmp := "." + name + ".gz." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
-	out, err := openAt(dfd, tmp, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, uint32(info.Mode().Perm()))
+	tmp, out, err := createTemp(dfd, name, uint32(info.Mode().Perm()))
 	if err != nil {
 		return err
 	}
@@ -335,15 +360,127 @@ func gzipAt(dfd int, name string) error {
 	if err == nil {
 		err = zw.Close()
 	}
+	if err == nil {
+		// Renamed while its lock is held: once the lock is free, a
+		// temporary under the name is stale.
+		err = unix.Renameat(dfd, tmp, dfd, name+".gz")
+		if err != nil {
+			_ = unix.Unlinkat(dfd, tmp, 0)
+		}
+	} else {
+		_ = unix.Unlinkat(dfd, tmp, 0)
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = unix.Renameat(dfd, tmp, dfd, name+".gz")
-	}
 	if err != nil {
-		_ = unix.Unlinkat(dfd, tmp, 0)
 		return err
 	}
 	return unix.Unlinkat(dfd, name, 0)
+}
+
+// createTemp creates a temporary file for name.gz in dfd under a random
+// name (O_EXCL: never a file planted in advance) and holds its lock while
+// it is written, which tells removeStaleTemps it is not stale. The lock is
+// taken without waiting: someone else holding it (a cleaner between its
+// check and its unlink, or a process that can open files in the
+// directory) costs this name, never a wait. A cleaner may also take the
+// name between the create and the lock: then the file has no link left
+// once the lock is ours. Either way another name is tried, a few times.
+func createTemp(dfd int, name string, perm uint32) (string, *os.File, error) {
+	var err error
+	for try := 0; try < 3; try++ {
+		tmp := "." + name + ".gz." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+		var out *os.File
+		out, err = openAt(dfd, tmp, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, perm)
+		if err != nil {
+			return "", nil, err
+		}
+		var st unix.Stat_t
+		if err = unix.Flock(int(out.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
+			err = unix.Fstat(int(out.Fd()), &st)
+		}
+		if err == nil && st.Nlink > 0 {
+			return tmp, out, nil
+		}
+		if err == nil {
+			err = unix.ENOENT // removed by a cleaner
+		} else {
+			_ = unix.Unlinkat(dfd, tmp, 0)
+		}
+		out.Close()
+		err = &os.PathError{Op: "lock", Path: tmp, Err: err}
+	}
+	return "", nil, err
+}
+
+// removeStaleTemps removes the temporaries of this log's rotated files
+// (.PREFIX-STAMP[-SEQ]EXT.gz.RANDOM.tmp) that a crash left in dfd. A
+// symlink is unlinked, never followed; a regular file only if its lock is
+// free (no compression writes it: gzipAt holds the lock until the file is
+// renamed into place), and while the lock is held, so a compression that
+// created it a moment ago sees it unlinked and takes another name. Other
+// kinds of file are left alone. Errors are ignored: the next round tries
+// again.
+func removeStaleTemps(dfd int, prefix, ext string) {
+	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(fd), ".")
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if isTempOf(n, prefix, ext) {
+			removeStaleTemp(dfd, n)
+		}
+	}
+}
+
+// isTempOf recognises .PREFIX-STAMP[-SEQ]EXT.gz.RANDOM.tmp.
+func isTempOf(name, prefix, ext string) bool {
+	rest, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutSuffix(rest, ".tmp"); !ok {
+		return false
+	}
+	i := strings.LastIndex(rest, ".gz.")
+	if i < 0 || i+len(".gz.") == len(rest) {
+		return false
+	}
+	_, ok = parseBackup(rest[:i], prefix, ext)
+	return ok
+}
+
+func removeStaleTemp(dfd int, name string) {
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		_ = unix.Unlinkat(dfd, name, 0)
+		return
+	case unix.S_IFREG:
+	default:
+		return
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var now unix.Stat_t
+	if unix.Fstat(fd, &now) != nil || now.Mode&unix.S_IFMT != unix.S_IFREG || now.Ino != st.Ino || now.Dev != st.Dev {
+		return
+	}
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return // a compression writes it
+	}
+	_ = unix.Unlinkat(dfd, name, 0)
 }

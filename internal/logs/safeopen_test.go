@@ -227,3 +227,154 @@ func TestOpenLogForReadRefuses(t *testing.T) {
 	}
 	f.Close()
 }
+
+// An operator removes the log directory and makes it again (clean-up, a
+// remounted volume), then asks for a reopen: the next lines land in a new
+// file in the new directory, not in the dead one the old descriptor holds.
+func TestReopenAfterDirectoryMadeAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	path := filepath.Join(dir, "app.log")
+	s := NewSink(&syncBuffer{}, Options{})
+	f := s.File(FileOptions{Path: path, MaxSize: 1 << 20, MaxFiles: 2})
+	src := s.newSource("app", "stdout", 0)
+	s.writeFile(f, lineBatch(s, src, "one"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	s.Reopen()
+	s.writeFile(f, lineBatch(s, src, "two"))
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "two\n" {
+		t.Errorf("after the reopen %s holds %q (%v), want %q", path, got, err, "two\n")
+	}
+	if n := droppedFor(s, ReasonError); n != 0 {
+		t.Errorf("%d lines dropped", n)
+	}
+}
+
+// The directory is removed (not made again) while the file is open: lines
+// go on into the open, unlinked file until it rotates; the rotation sees
+// its directory is gone, makes it again by its path, and the next lines
+// land there, without a reopen.
+func TestRotationAfterDirectoryRemoved(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	path := filepath.Join(dir, "app.log")
+	s := NewSink(&syncBuffer{}, Options{})
+	f := s.File(FileOptions{Path: path, MaxSize: 1, MaxFiles: 2})
+	src := s.newSource("app", "stdout", 0)
+	s.writeFile(f, lineBatch(s, src, "one"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	s.writeFile(f, lineBatch(s, src, "two")) // rotates: max_size 1
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "two\n" {
+		t.Errorf("after the rotation %s holds %q (%v), want %q", path, got, err, "two\n")
+	}
+	var all uint64
+	s.DroppedLines(func(_, _ string, c uint64) { all += c })
+	if all != 0 {
+		t.Errorf("%d lines dropped", all)
+	}
+}
+
+// Temporaries a crash left mid-compression (random names, so never
+// overwritten) are removed by the mill of their file: a regular file, and
+// a symlink as a link (its target untouched). A temporary a compression
+// still writes (it holds the file's lock), another file's temporaries and
+// names that only look like one are left alone.
+func TestMillRemovesStaleTemporaries(t *testing.T) {
+	victim := plantVictim(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	old := "app-2026-01-01T00-00-00.000.log"
+	stale := []string{"." + old + ".gz.3k9x1.tmp", "." + old + ".gz.zz.tmp"}
+	kept := []string{
+		".db-2026-01-01T00-00-00.000.log.gz.3k9x1.tmp", // another file's
+		"." + old + ".gz.busy.tmp",                     // still written: locked below
+		".app.log.gz.x.tmp",                            // not a rotated name
+		"." + old + ".gz.fifo.tmp",                     // not a regular file
+	}
+	if err := os.WriteFile(filepath.Join(dir, stale[0]), []byte("half a gzip"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, stale[1])); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kept[:3] {
+		if err := os.WriteFile(filepath.Join(dir, k), nil, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, kept[3]), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := os.Open(filepath.Join(dir, kept[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if err := unix.Flock(int(busy.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSink(&syncBuffer{}, Options{})
+	f := s.File(FileOptions{Path: path, MaxSize: 1, MaxFiles: 5, Compress: true})
+	src := s.newSource("app", "stdout", 0)
+	for _, l := range []string{"one", "two"} {
+		s.writeFile(f, lineBatch(s, src, l))
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.rot.millWG.Wait()
+	wantVictim(t, victim)
+	for _, name := range stale {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("stale temporary %s is left", name)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+}
+
+// The explicit reopen looks the directory up again as the first open does:
+// a symlink put where the directory was is refused, not followed.
+func TestReopenRefusesSymlinkedDirectory(t *testing.T) {
+	base := t.TempDir()
+	dir, elsewhere := filepath.Join(base, "logs"), filepath.Join(base, "elsewhere")
+	path := filepath.Join(dir, "app.log")
+	s := NewSink(&syncBuffer{}, Options{})
+	f := s.File(FileOptions{Path: path, MaxSize: 1 << 20, MaxFiles: 2})
+	src := s.newSource("app", "stdout", 0)
+	s.writeFile(f, lineBatch(s, src, "one"))
+	if err := os.Rename(dir, filepath.Join(base, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(elsewhere, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, dir); err != nil {
+		t.Fatal(err)
+	}
+	s.Reopen()
+	s.writeFile(f, lineBatch(s, src, "two"))
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Errorf("written through the symlinked directory: %v", ents)
+	}
+	if n := droppedFor(s, ReasonRefused); n != 1 {
+		t.Errorf("dropped as file_refused: %d, want 1", n)
+	}
+}

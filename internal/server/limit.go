@@ -27,7 +27,8 @@ import (
 //  3. else the newcomer is let in beyond the cap, as one of ProbeConns
 //     connections that answer only /readyz and /livez (others get 503
 //     and Retry-After), each closed after one answer; when those are all
-//     taken the oldest of them is closed.
+//     taken the oldest of them not answering a probe yet is closed, and
+//     only if every one is, the oldest.
 //
 // So a probe is answered whatever the other clients do, and connections
 // being served are never shed while their writes make progress.
@@ -99,7 +100,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 				l.mu.Unlock()
 				return lc, nil
 			}
-			victim = l.probes[0]
+			victim = l.probeVictimLocked()
 		}
 		l.mu.Unlock()
 		victim.Close() // gives its slot back before returning
@@ -123,6 +124,20 @@ func (l *limitListener) victimLocked() *limitConn {
 		}
 	}
 	return stuck
+}
+
+// probeVictimLocked picks the probe-only connection to close when all are
+// taken: the oldest not inside a handler (it has not sent its request
+// yet), else the oldest. A probe being answered keeps its connection
+// while there is another to close, so a flood of connections within a
+// probe's round trip does not cut the kubelet's probe off.
+func (l *limitListener) probeVictimLocked() *limitConn {
+	for _, p := range l.probes {
+		if p.serving.Load() == 0 {
+			return p
+		}
+	}
+	return l.probes[0]
 }
 
 // release takes c out of the open set.

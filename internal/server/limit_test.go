@@ -333,3 +333,52 @@ func TestSlowClientsDoNotStarveProbes(t *testing.T) {
 		t.Error("the oldest slow client is still connected")
 	}
 }
+
+// When every probe-only connection is taken, a newcomer takes the place of
+// one that is not answering a probe (it has not sent its request yet), even
+// if a newer one: a flood of connections within a probe's round trip must
+// not close the kubelet's connection while its probe is being answered.
+// Only when all are inside a handler is the oldest closed.
+func TestProbeOnlyEvictsIdleFirst(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newLimitListener(raw, 1, time.Now)
+	ln.reserve = 2
+	defer ln.Close()
+	accepted := acceptAll(ln)
+	addr := raw.Addr().String()
+	next := func() (net.Conn, *limitConn) {
+		c := dial(t, addr)
+		return c, (<-accepted).(*limitConn)
+	}
+	// probes returns the probe-only connections still open (a victim is
+	// closed before Accept returns the newcomer).
+	probes := func() []*limitConn {
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		return append([]*limitConn(nil), ln.probes...)
+	}
+	_, s0 := next()
+	s0.serving.Add(1) // the one slot is being served
+	_, p1 := next()
+	c2, p2 := next()
+	if !p1.probeOnly || !p2.probeOnly {
+		t.Fatal("connections beyond the cap are not probe-only")
+	}
+	p1.serving.Add(1) // the oldest answers a probe; p2 has sent nothing
+	_, p3 := next()
+	if got := probes(); len(got) != 2 || got[0] != p1 || got[1] != p3 {
+		t.Fatalf("probe-only connections after the flood: %v, want p1 (being served) and the newcomer, p2 (idle) closed", got)
+	}
+	if !closedByPeer(c2) {
+		t.Fatal("the idle probe-only connection's client is still connected")
+	}
+	// Now both are inside a handler: the oldest goes.
+	p3.serving.Add(1)
+	_, p4 := next()
+	if got := probes(); len(got) != 2 || got[0] != p3 || got[1] != p4 {
+		t.Fatalf("with every probe-only connection served, want the oldest closed; left: %v", got)
+	}
+}

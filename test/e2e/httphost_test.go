@@ -28,7 +28,8 @@ func hostGet(t *testing.T, r *Run, path, host string) (int, string) {
 
 // Issue 34 item 13 end to end: with ui.logs on, a request naming a foreign
 // host (a DNS-rebinding page) reads nothing; the probes answer it; a name
-// in listen_hosts is served, and a reload changes the names.
+// in listen_hosts is served, and a reload changes the names. Names that
+// are not public DNS (one label, .svc, the host name) are served by default.
 func TestHTTP_ForeignHostRefused(t *testing.T) {
 	const yaml = "listen_hosts: [pod.example]\nui: {logs: true}\nprocesses:\n  a:\n    command: \"echo secret-line; exec sleep 1000\"\n"
 	r := startPodvisor(t, yaml, withHTTP())
@@ -46,6 +47,21 @@ func TestHTTP_ForeignHostRefused(t *testing.T) {
 	}, "the output served for a name in listen_hosts")
 	if code, _ := hostGet(t, r, "/status", r.Addr); code != http.StatusOK {
 		t.Errorf("GET /status by IP address: %d", code)
+	}
+	// Names no public DNS resolves are served without listen_hosts: one
+	// label (a sidecar's `curl http://app:9464/metrics`, a compose
+	// service), Kubernetes's in-cluster names, and the machine's host name.
+	self, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"app:9464", "app.ns.svc:9464", "app.ns.svc.cluster.local", "podvisor.internal", self + ":9464"} {
+		if code, body := hostGet(t, r, "/status", host); code != http.StatusOK {
+			t.Errorf("GET /status with Host %s: %d %q, want 200 (not a public name)", host, code, body)
+		}
+	}
+	if _, body := hostGet(t, r, "/status", "rebind.attacker.example"); !strings.Contains(body, "listen_hosts") || !strings.Contains(body, "one label") {
+		t.Errorf("the 421 does not say what is served and the fix: %q", body)
 	}
 	if err := os.WriteFile(r.Config, []byte(strings.Replace(yaml, "pod.example", "other.example", 1)), 0o644); err != nil {
 		t.Fatal(err)
