@@ -58,7 +58,7 @@ test: deps
 IMAGE_DEBS := podman runc netavark aardvark-dns iptables catatonit mmdebstrap
 test-image:
 	@./scripts/deps.sh $(IMAGE_DEBS)
-	PODVISOR_IMAGE_TESTS=1 PODVISOR_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 10m -v ./test/image/
+	PODVISOR_IMAGE_TESTS=1 PODVISOR_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 30m -v ./test/image/
 
 # Runs only the examples end to end, against the real Debian packages.
 test-examples: deps

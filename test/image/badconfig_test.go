@@ -65,7 +65,7 @@ func TestBadConfigFailsBuild(t *testing.T) {
 		"Dockerfile": "FROM " + baseImage + "\nCOPY procs.yaml /etc/podvisor/\nRUN [\"podvisor\", \"check\"]\n",
 	})
 	tag := "localhost/podvisor-it/" + uniqueName("badbuild") + ":test"
-	out, code := podman("build", "--format", "docker", "-t", tag, ctx)
+	out, code := podmanWithin(buildTimeout, "build", "--format", "docker", "-t", tag, ctx)
 	if code == 0 {
 		podman("rmi", tag)
 		t.Fatalf("podman build of a bad procs.yaml succeeded:\n%s", out)

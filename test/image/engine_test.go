@@ -108,7 +108,7 @@ func buildImages() string {
 // keeps HEALTHCHECK (the OCI format has no field for it).
 func buildImage(file, tag string, args ...string) (out string, code int, replaced string) {
 	old, _ := podman("image", "inspect", "--format", "{{.Id}}", tag)
-	out, code = podman(append(append([]string{"build", "--format", "docker", "-f", file, "-t", tag}, args...), repoRoot)...)
+	out, code = podmanWithin(buildTimeout, append(append([]string{"build", "--format", "docker", "-f", file, "-t", tag}, args...), repoRoot)...)
 	now, _ := podman("image", "inspect", "--format", "{{.Id}}", tag)
 	if old, now = strings.TrimSpace(old), strings.TrimSpace(now); code == 0 && isID(old) && old != now {
 		replaced = old
@@ -157,9 +157,20 @@ func eventually(t *testing.T, timeout time.Duration, cond func() bool, msg func(
 }
 
 // podman runs scripts/podman.sh with args and returns its stdout and stderr
-// together, and its exit code (-1 when it could not run).
+// together, and its exit code (-1 when it could not run, or still ran after
+// 3 minutes).
 func podman(args ...string) (string, int) {
-	ctx, cancel := context.WithTimeout(context.Background(), scaled(3*time.Minute))
+	return podmanWithin(3*time.Minute, args...)
+}
+
+// buildTimeout bounds one podman build: only a guard against a hang. A cold
+// build compiles podvisor and its modules inside the container, which on a
+// busy machine (CI with stress-ng beside it) took longer than 3 minutes.
+const buildTimeout = 15 * time.Minute
+
+// podmanWithin is podman with its own bound (scaled like every deadline).
+func podmanWithin(timeout time.Duration, args ...string) (string, int) {
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(timeout))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, podmanSh, args...)
 	cmd.Dir = repoRoot
