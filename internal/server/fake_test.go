@@ -99,7 +99,7 @@ func do(t testing.TB, h http.Handler, method, target string) *httptest.ResponseR
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {

@@ -14,7 +14,7 @@ import (
 )
 
 // scaled stretches a deadline by PODVISOR_TEST_SLOWDOWN.
-func scaled(t *testing.T, d time.Duration) time.Duration {
+func scaled(t testing.TB, d time.Duration) time.Duration {
 	t.Helper()
 	f, err := testharness.Slowdown()
 	if err != nil {
@@ -46,46 +46,7 @@ func dialSmall(addr string) (net.Conn, error) {
 // the pod was restarted. Probes must still be answered, and a client that
 // is not a probe must get in too once a stuck writer has been shed.
 func TestPipelinedNonReadersDoNotStarveProbes(t *testing.T) {
-	ln, err := Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	big := strings.Repeat("x", 1<<20)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	mux.HandleFunc("/livez", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}\n") })
-	srv := NewHTTPServer(mux, Options{})
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close(); <-done })
-	addr := ln.Addr().String()
-
-	pipelined := strings.Repeat("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 8)
-	for i := range MaxConns {
-		c, err := dialSmall(addr)
-		if err != nil {
-			t.Fatalf("dial %d: %v", i, err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if _, err := io.WriteString(c, pipelined); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Every slot is taken by a handler that cannot finish its write.
-	l := ln.(*limitListener)
-	eventually(t, scaled(t, 10*time.Second), "every slot held by a blocked handler", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		n := 0
-		for _, c := range l.open {
-			if c.serving.Load() > 0 {
-				n++
-			}
-		}
-		return n == MaxConns
-	})
+	addr := probedServer(t, true)
 
 	// Probes one after another, as a prober does. Generous: before the fix
 	// they were never answered at all while the attack lasted.
@@ -129,5 +90,87 @@ func TestPipelinedNonReadersDoNotStarveProbes(t *testing.T) {
 	}
 	if !served {
 		t.Errorf("GET /status was not served during the attack; last answer: %s", last)
+	}
+}
+
+// probedServer serves /readyz, /livez, /status and a 1 MiB /big through
+// the limit listener and returns its address. With attack, MaxConns
+// clients with a small receive window have pipelined requests for /big and
+// never read, and every slot is held by a handler blocked in its write.
+func probedServer(tb testing.TB, attack bool) string {
+	tb.Helper()
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	big := strings.Repeat("x", 1<<20)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/livez", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}\n") })
+	srv := NewHTTPServer(mux, Options{})
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	tb.Cleanup(func() { srv.Close(); <-done })
+	addr := ln.Addr().String()
+	if !attack {
+		return addr
+	}
+	pipelined := strings.Repeat("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 8)
+	for i := range MaxConns {
+		c, err := dialSmall(addr)
+		if err != nil {
+			tb.Fatalf("dial %d: %v", i, err)
+		}
+		tb.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, pipelined); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	l := ln.(*limitListener)
+	eventually(tb, scaled(tb, 10*time.Second), "every slot held by a blocked handler", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		n := 0
+		for _, c := range l.open {
+			if c.serving.Load() > 0 {
+				n++
+			}
+		}
+		return n == MaxConns
+	})
+	return addr
+}
+
+// BenchmarkProbe times one probe (a new connection, GET /readyz, the
+// answer read), as the kubelet sends it: alone (the floor), and while
+// MaxConns clients hold every slot with writes they never read (issue 34
+// item 1; before the fix such a probe was never answered).
+func BenchmarkProbe(b *testing.B) {
+	for _, attack := range []bool{false, true} {
+		name := "quiet"
+		if attack {
+			name = "pipelined-non-readers"
+		}
+		b.Run(name, func(b *testing.B) {
+			addr := probedServer(b, attack)
+			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+			var slowest time.Duration
+			for b.Loop() {
+				start := time.Now()
+				resp, err := client.Get("http://" + addr + "/readyz")
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatalf("/readyz: %d", resp.StatusCode)
+				}
+				slowest = max(slowest, time.Since(start))
+			}
+			b.ReportMetric(float64(slowest.Microseconds()), "max-us")
+		})
 	}
 }
