@@ -65,7 +65,7 @@ func runFlags(fs *flag.FlagSet) (path, listen, logFormat, control *string) {
 	return path, listen, logFormat, control
 }
 
-// cmdRun supervises the processes of a config. The order matters (STYLE.md):
+// cmdRun supervises the processes of a config. The order matters (docs/architecture.md):
 // load the config, become a subreaper, start the reaper, bind the HTTP port
 // (so "address in use" fails before any child exists), run the supervisor,
 // and only after it returns stop the HTTP server and sweep what is left.

@@ -11,7 +11,7 @@ import (
 	"github.com/podvisor/podvisor/internal/graph"
 )
 
-// Defaults, as ../shared/SPEC.md section 2 gives them.
+// Defaults, as docs/reference.md gives them.
 const (
 	DefaultListen           = ":9464"
 	DefaultShutdownTimeout  = 30 * time.Second

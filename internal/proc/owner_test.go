@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// TestOnlyProcWaits enforces the single-wait-owner rule (STYLE.md, FAULTS G2):
+// TestOnlyProcWaits enforces the single-wait-owner rule (docs/architecture.md,
+// the reaper):
 // outside internal/proc (and bench/, tools that are not podvisor) no non-test
 // code may call exec.Cmd's Wait, Run,
 // Output or CombinedOutput, which would race the reaper's wait4(-1). It flags

@@ -12,7 +12,7 @@ import (
 )
 
 // TestPID1 re-runs TestPID1Inner with this test binary as PID 1 of a fresh pid
-// namespace (STYLE.md: the same works with
+// namespace (the same works with
 // go test -exec 'unshare --pid --fork --mount-proc' -run PID1).
 func TestPID1(t *testing.T) {
 	if os.Getpid() == 1 {

@@ -102,7 +102,8 @@ type Outcome struct {
 	Deadline time.Time
 }
 
-// ExitCode maps an outcome to podvisor's exit status as SPEC.md defines it.
+// ExitCode maps an outcome to podvisor's exit status as docs/reference.md
+// (Exit codes) defines it.
 func (o Outcome) ExitCode() int {
 	switch {
 	case o.Reason == ReasonRule && o.Code >= 0:

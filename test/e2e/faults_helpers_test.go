@@ -1,6 +1,6 @@
 package e2e
 
-// Helpers of the fault-catalogue suite (FAULTS.md, docs/reliability.md).
+// Helpers of the fault-catalogue suite (docs/reliability.md).
 // Every name is prefixed ff so it cannot collide with the shared harness or
 // another file's helpers. The tests themselves are named TestFault_<ID>_...
 // so that `go test -run TestFault ./test/e2e/` selects them.
