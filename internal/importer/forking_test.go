@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,27 +11,10 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// importForking imports a Type=forking unit and loads the procs.yaml it
-// wrote as podvisor does; it returns process x.
+// importForking imports a Type=forking unit; it returns process x.
 func importForking(t *testing.T, unit string) *config.Process {
 	t.Helper()
-	m, r, err := ConvertSystemd([]Source{{Path: "x.service", Data: []byte(unit)}}, Options{})
-	if err != nil || r.Failed() {
-		var rep bytes.Buffer
-		if r != nil {
-			r.WriteReport(&rep)
-		}
-		t.Fatalf("import failed: %v\n%s\n--- unit\n%s", err, rep.String(), unit)
-	}
-	out := Write(m)
-	cfg, _, err := config.ParsePortable(filepath.Join(t.TempDir(), "procs.yaml"), out, func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatalf("import wrote a file that does not load: %v\n%s", err, out)
-	}
-	p := cfg.Processes["x"]
-	if p == nil {
-		t.Fatalf("no process x in\n%s", out)
-	}
+	p, _ := importUnit(t, unit, "x")
 	return p
 }
 

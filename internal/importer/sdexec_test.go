@@ -105,23 +105,7 @@ const printfLine = `/usr/bin/printf %%s\\0 BEGIN `
 // in env. It returns the arguments after BEGIN.
 func runImported(t *testing.T, unit, name string, stop bool, env map[string]string) []string {
 	t.Helper()
-	m, r, err := ConvertSystemd([]Source{{Path: "x.service", Data: []byte(unit)}}, Options{})
-	if err != nil || r.Failed() {
-		var rep bytes.Buffer
-		if r != nil {
-			r.WriteReport(&rep)
-		}
-		t.Fatalf("import failed: %v\n%s\n--- unit\n%s", err, rep.String(), unit)
-	}
-	out := Write(m)
-	cfg, _, err := config.ParsePortable(filepath.Join(t.TempDir(), "procs.yaml"), out, func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatalf("import wrote a file that does not load: %v\n%s", err, out)
-	}
-	p := cfg.Processes[name]
-	if p == nil {
-		t.Fatalf("no process %s in\n%s", name, out)
-	}
+	p, out := importUnit(t, unit, name)
 	argv := p.Command
 	if stop {
 		argv = p.Stop.Command
@@ -257,4 +241,28 @@ func FuzzSystemdExec(f *testing.F) {
 		}
 		checkExecWords(t, words, map[string]string{"A": a})
 	})
+}
+
+// importUnit imports the systemd unit x.service and loads the procs.yaml it
+// wrote as podvisor does; it returns process name and the file's text.
+func importUnit(t *testing.T, unit, name string) (*config.Process, string) {
+	t.Helper()
+	m, r, err := ConvertSystemd([]Source{{Path: "x.service", Data: []byte(unit)}}, Options{})
+	if err != nil || r.Failed() {
+		var rep bytes.Buffer
+		if r != nil {
+			r.WriteReport(&rep)
+		}
+		t.Fatalf("import failed: %v\n%s\n--- unit\n%s", err, rep.String(), unit)
+	}
+	out := Write(m)
+	cfg, _, err := config.ParsePortable(filepath.Join(t.TempDir(), "procs.yaml"), out, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("import wrote a file that does not load: %v\n%s", err, out)
+	}
+	p := cfg.Processes[name]
+	if p == nil {
+		t.Fatalf("no process %s in\n%s", name, out)
+	}
+	return p, string(out)
 }
