@@ -52,17 +52,7 @@ func fdStoreHelper() {
 		os.Exit(1)
 	}
 	unix.Write(mem, []byte("pid-"+strconv.Itoa(pid)))
-	sock, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		os.Exit(1)
-	}
-	to := &unix.SockaddrUnix{Name: os.Getenv("NOTIFY_SOCKET")}
-	send := func(msg string, oob []byte) {
-		if err := unix.Sendmsg(sock, []byte(msg), oob, to, 0); err != nil {
-			fmt.Fprintln(os.Stderr, "sendmsg:", err)
-			os.Exit(1)
-		}
-	}
+	send := notifySender()
 	send("FDSTOREREMOVE=1\nFDNAME=state", nil)
 	send("FDSTORE=1\nFDNAME=state", unix.UnixRights(mem))
 	send("READY=1", nil)

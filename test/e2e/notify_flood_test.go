@@ -30,23 +30,33 @@ func init() {
 func notifyFloodHelper() {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
-	sock, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		os.Exit(1)
-	}
-	to := &unix.SockaddrUnix{Name: os.Getenv("NOTIFY_SOCKET")}
+	send := notifySender()
 	for i := range notifyFlood + 1 {
 		msg := "no key-value line " + strconv.Itoa(i) // malformed: no '='
 		if i == notifyFlood {
 			msg = "READY=1"
 		}
-		if err := unix.Sendmsg(sock, []byte(msg), nil, to, 0); err != nil {
+		send(msg, nil)
+	}
+	<-term
+	os.Exit(0)
+}
+
+// notifySender returns a function that sends one datagram (with oob, such
+// as fds) to $NOTIFY_SOCKET, for the helper children of this package; a
+// failure ends the child with exit 1.
+func notifySender() func(msg string, oob []byte) {
+	sock, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		os.Exit(1)
+	}
+	to := &unix.SockaddrUnix{Name: os.Getenv("NOTIFY_SOCKET")}
+	return func(msg string, oob []byte) {
+		if err := unix.Sendmsg(sock, []byte(msg), oob, to, 0); err != nil {
 			fmt.Fprintln(os.Stderr, "sendmsg:", err)
 			os.Exit(1)
 		}
 	}
-	<-term
-	os.Exit(0)
 }
 
 // TestNotifyRejectsThrottled: 3,000 refused sd_notify datagrams made 3,000
