@@ -28,7 +28,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 func compile(t testing.TB) *jsonschema.Schema {

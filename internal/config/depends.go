@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/podvisor/podvisor/internal/graph"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // depRef is a depends_on entry before it is checked against the other

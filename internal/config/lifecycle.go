@@ -3,7 +3,7 @@ package config
 import (
 	"slices"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // restart decodes the short form (a policy word) or the long form.

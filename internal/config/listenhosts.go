@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxListenHosts bounds listen_hosts: each request is matched against all.

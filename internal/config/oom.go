@@ -1,6 +1,6 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // The range of /proc/<pid>/oom_score_adj.
 const (

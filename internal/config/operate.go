@@ -3,7 +3,7 @@ package config
 import (
 	"path/filepath"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // DefaultLogTail is how many recent lines of each process's output podvisor

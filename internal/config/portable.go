@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // LoadPortable is Load for a file written on one machine and run on another

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/podvisor/podvisor/internal/graph"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The keys each mapping accepts, in the order hints list them.

@@ -7,7 +7,7 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // RuleAction is what an exit rule does with the exit it matches.

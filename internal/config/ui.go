@@ -1,6 +1,6 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // UI is the `ui` key: the web page on the HTTP listener (docs/ui.md).
 type UI struct {

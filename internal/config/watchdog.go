@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // MinWatchdog is the shortest `watchdog:` accepted: below it the loop's own

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // ConvertProcessCompose converts a process-compose.yaml.

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Error is one problem in a manifest, at a position.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/podvisor/podvisor/internal/config"
 )
@@ -63,7 +63,7 @@ func Generate(cfg *config.Config, opts GenerateOptions) (*Generated, error) {
 // off, true, false, in any of their spellings), a null (~, null), a number
 // (decimal, octal 017, hex 0x1F, binary 0b1, base 60 1:20, .inf, .nan, with
 // _ separators), a timestamp, or the merge and value keys << and =.
-// gopkg.in/yaml.v3 writes YAML 1.2 and quotes only some of these. Saying
+// go.yaml.in/yaml/v3 writes YAML 1.2 and quotes only some of these. Saying
 // yes too often costs two quotes, too rarely a manifest the API refuses.
 func yaml11NonString(s string) bool {
 	switch strings.ToLower(s) {
