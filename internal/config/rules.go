@@ -6,8 +6,8 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/sys/unix"
 )
 
 // RuleAction is what an exit rule does with the exit it matches.
