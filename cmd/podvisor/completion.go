@@ -67,7 +67,7 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 			suggestion(what, shellNames(), ""), strings.Join(shellNames(), ", "))
 		return exitUsage
 	}
-	write(stdout, compCommands(commands()))
+	write(stdout, compCommands(commands))
 	return exitOK
 }
 
