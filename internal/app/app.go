@@ -117,6 +117,7 @@ type run struct {
 // left and stop the HTTP server. The error is ErrNotStarted.
 func Run(e *Early, o Options) (int, error) {
 	r := &run{opts: o}
+	r.current.Store(o.Config)
 	// The processes' sockets, all bound or none before anything starts, and
 	// kept for the run (supervisor/sockets.go).
 	r.sockets = supervisor.NewSockets()
@@ -128,6 +129,9 @@ func Run(e *Early, o Options) (int, error) {
 	defer r.sockets.Close()
 	r.startLog()
 	defer r.drainLog()
+	// The children's pipes in one growth of the fd table, made while the
+	// rest of the set-up goes on.
+	go reserveFDs(o.Config, r.log)
 	if e.sanitizeErr != nil {
 		r.log.Warn("signal dispositions", "err", e.sanitizeErr)
 	}
@@ -191,8 +195,6 @@ func (r *run) startLog() {
 	}
 	r.sink = logs.NewSink(out, logs.Options{Format: format, Width: width, Timestamps: cfg.Log.Timestamps})
 	r.log = r.sink.Logger()
-	r.current.Store(cfg)
-	go reserveFDs(cfg, r.log)
 }
 
 // drainLog waits for the sink to write what it holds, within logDrain and
