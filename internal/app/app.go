@@ -36,9 +36,9 @@ const (
 	// (proc.SpareThreads), the runtime's own included, made while the config
 	// is parsed: before any child exists, since a child's fork bomb at a
 	// pids limit must not leave the runtime without a thread it needs
-	// (FAULTS D7). Under stress-ng TestFault_D7_PidsLimit saw the runtime
-	// abort wanting a 12th thread with a total of 8, and an 18th with 16
-	// made after the first spawn; 24 is what it always had.
+	// (D7 in docs/reliability.md). Under stress-ng TestFault_D7_PidsLimit
+	// saw the runtime abort wanting a 12th thread with a total of 8, and an
+	// 18th with 16 made after the first spawn; 24 is what it always had.
 	minThreads = 24
 	// httpShutdown bounds the HTTP server's graceful shutdown at exit.
 	httpShutdown = 2 * time.Second

@@ -12,7 +12,7 @@ import (
 // start-up's garbage goes back to the OS (a forced GC; 1.4 MB of RSS with
 // 200 processes). Not at once: that GC stopped the world while the first
 // children were still being exec'd, and a job that ends within this never
-// pays for it (BENCHMARKS.md section 20).
+// pays for it (docs/BENCHMARKS.md section 20).
 const freeMemoryAfter = time.Second
 
 // newSupervisor builds the supervisor and its launcher from the run's
