@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/podvisor/podvisor/internal/app"
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
@@ -44,7 +45,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		// The token file as run judges it. --portable: one that is not
 		// here, or not readable here, is a note (as an env_file is).
-		if _, terr := uiToken(cfg); terr != nil {
+		if _, terr := app.UIToken(cfg); terr != nil {
 			if *portable && (errors.Is(terr, os.ErrNotExist) || errors.Is(terr, os.ErrPermission)) {
 				tokenNote = terr
 			} else {

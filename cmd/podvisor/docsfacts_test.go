@@ -15,7 +15,7 @@ import (
 func TestHelpShowsEachDefaultOnce(t *testing.T) {
 	appended := regexp.MustCompile(` \(default [^)]*\)$`)
 	own := regexp.MustCompile(`default|, else `)
-	for _, c := range commands() {
+	for _, c := range commands {
 		for _, f := range flagHelp(c) {
 			if loc := appended.FindStringIndex(f.usage); loc != nil && own.MatchString(f.usage[:loc[0]]) {
 				t.Errorf("podvisor %s --help: %s states its default twice: %q", c.name, f.names, f.usage)
@@ -25,14 +25,20 @@ func TestHelpShowsEachDefaultOnce(t *testing.T) {
 }
 
 // TestReferenceEnvironmentTable: every PODVISOR_ variable the commands read
-// (a literal in os.Getenv or os.LookupEnv in this package) has a row in the
-// reference's environment table.
+// (a literal in os.Getenv or os.LookupEnv in this package, or in
+// internal/app, which composes `run`) has a row in the reference's
+// environment table.
 func TestReferenceEnvironmentTable(t *testing.T) {
 	table := chapter(t, readReference(t), "Environment variables")
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
+	appFiles, err := filepath.Glob("../../internal/app/*.go")
+	if err != nil || len(appFiles) == 0 {
+		t.Fatalf("internal/app's files: %v", err)
+	}
+	files = append(files, appFiles...)
 	read := regexp.MustCompile(`os\.(?:Getenv|LookupEnv)\("(PODVISOR_[A-Z0-9_]+)"\)`)
 	var vars []string
 	for _, f := range files {

@@ -20,7 +20,7 @@ import (
 // dispatch runs the command args name, handling what every command shares:
 // --help, unknown commands and unknown flags (with a suggestion, exit 2).
 func dispatch(args []string, stdout, stderr io.Writer) int {
-	cmds := commands()
+	cmds := commands
 	cmd, rest, ok := findCommand(cmds, args)
 	if !ok {
 		if group := groupOf(cmds, args[0]); len(group) > 0 {
@@ -186,7 +186,7 @@ func cmdHelp(args []string, stdout, stderr io.Writer) int {
 		writeOverview(stdout)
 		return exitOK
 	}
-	cmd, rest, ok := findCommand(commands(), args)
+	cmd, rest, ok := findCommand(commands, args)
 	if !ok || len(rest) > 0 {
 		fmt.Fprintf(stderr, "podvisor help: unknown command %q%s\nRun 'podvisor help' for the list of commands.\n",
 			strings.Join(args, " "), suggestion(args[0], commandNames(), ""))
@@ -200,7 +200,7 @@ func cmdHelp(args []string, stdout, stderr io.Writer) int {
 func writeOverview(w io.Writer) {
 	fmt.Fprint(w, "podvisor: an in-pod process supervisor\n\nUsage:\n  podvisor COMMAND [flags] [arguments]\n\nCommands:\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, c := range commands() {
+	for _, c := range commands {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
 	tw.Flush()

@@ -30,7 +30,7 @@ func runMain(args ...string) (code int, stdout, stderr string) {
 // every flag with its default, at least two examples and its exit codes,
 // on stdout with exit 0, without running the command.
 func TestCommandHelp(t *testing.T) {
-	for _, c := range commands() {
+	for _, c := range commands {
 		t.Run(c.name, func(t *testing.T) {
 			if len(c.examples) < 2 || len(c.exits) == 0 || c.summary == "" {
 				t.Fatalf("table entry needs a summary, two examples and exit codes: %+v", c)
@@ -75,7 +75,7 @@ func TestCommandHelp(t *testing.T) {
 // cannot drift from what the command accepts.
 func TestCommandFlagsMatchTable(t *testing.T) {
 	flagLine := regexp.MustCompile(`(?m)^  -(\S+)`)
-	for _, c := range commands() {
+	for _, c := range commands {
 		if c.name == "help" {
 			continue // takes no flags and prints the command list
 		}
@@ -140,7 +140,7 @@ func TestOverview(t *testing.T) {
 		if code != exitOK {
 			t.Errorf("%v: exit %d", args, code)
 		}
-		for _, c := range commands() {
+		for _, c := range commands {
 			if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(c.name) + ` +` + regexp.QuoteMeta(c.summary) + `$`).MatchString(out) {
 				t.Errorf("%v: command %q missing from\n%s", args, c.name, out)
 			}
@@ -184,5 +184,20 @@ func TestSchemaCommand(t *testing.T) {
 	}
 	if doc["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$schema is %v", doc["$schema"])
+	}
+}
+
+// TestTableComplete: every entry of the table can run, init included the
+// two entries it completes (help, completion).
+func TestTableComplete(t *testing.T) {
+	for _, c := range commands {
+		if c.run == nil {
+			t.Errorf("%s: no run function", c.name)
+		}
+	}
+	for _, name := range []string{"help", "completion"} {
+		if tableEntry(name).argWords == nil {
+			t.Errorf("%s: no words to complete", name)
+		}
 	}
 }

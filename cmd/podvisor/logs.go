@@ -8,14 +8,10 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
-	"github.com/podvisor/podvisor/internal/logs"
-	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // logsOptions are logs' flags.
@@ -111,30 +107,3 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
-
-// logsBackend is the control socket's backend: the supervisor, plus what
-// `logs` needs of the log set-up (control.LogBackend).
-type logsBackend struct {
-	*supervisor.Supervisor
-	sink *logs.Sink
-	cfg  *atomic.Pointer[config.Config] // the config in effect (reloads replace it)
-}
-
-var _ control.LogBackend = logsBackend{}
-
-func (b logsBackend) LogNames() []string { return b.cfg.Load().Names }
-
-func (b logsBackend) LogFile(name string) (string, bool) {
-	p := b.cfg.Load().Processes[name]
-	if p == nil {
-		return "", false
-	}
-	o := p.Log
-	path := o.File
-	if path == "" {
-		path = o.StderrFile // stdout does not go to a file; stderr may
-	}
-	return path, o.Format == "json" || o.Timestamps
-}
-
-func (b logsBackend) ReopenLogs() int { return b.sink.Reopen() }

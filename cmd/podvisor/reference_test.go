@@ -8,7 +8,7 @@ package main
 //     which are the key lists the loader itself checks with;
 //   - metrics come from what /metrics serves (server.Metrics).
 //
-// To add a command: add its entry to commands() and a section headed
+// To add a command: add its entry to commands and a section headed
 // "### `podvisor NAME`" under "## Commands" in docs/reference.md that names
 // each of its flags in backticks (`--flag`, `-c`).
 // To add a config key: add it to the loader's key list (internal/config),
@@ -76,7 +76,7 @@ func TestReferenceCommands(t *testing.T) {
 		}
 		documented[strings.TrimSuffix(name, "`")] = true
 	}
-	for _, c := range commands() {
+	for _, c := range commands {
 		body, ok := secs["`podvisor "+c.name+"`"]
 		if !ok {
 			t.Errorf("command %q has no section \"### `podvisor %s`\" in docs/reference.md", c.name, c.name)

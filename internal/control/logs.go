@@ -187,84 +187,14 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, Response{Error: msg})
 		return
 	}
-	f := filter{since: q.Since, until: q.Until, re: re}
-	lb, _ := s.backend.(LogBackend)
-	var names []string
-	if q.Name == "" {
-		if lb == nil {
-			writeJSON(w, http.StatusBadRequest, Response{Error: "logs needs a process name here"})
-			return
-		}
-		names = lb.LogNames()
-	} else {
-		names = []string{q.Name}
-	}
-	// One process's file, when it writes one that can answer the query.
-	var file string
-	var timed bool
-	if q.Name != "" && lb != nil {
-		if file, timed = lb.LogFile(q.Name); f.timed() && !timed {
-			file = "" // a text file without times: the tail answers
-		}
-	}
-	tails := make([]*logs.Tail, 0, len(names))
-	for _, n := range names {
-		t, err := s.backend.Tail(n)
-		if err != nil {
-			if q.Name != "" && file == "" { // a known process has its file
-
-				writeJSON(w, http.StatusNotFound, Response{Error: err.Error()})
-				return
-			}
-			tails = append(tails, nil) // log.tail: 0 (or gone since LogNames)
-			continue
-		}
-		tails = append(tails, t)
+	st, status, msg := s.openLogStream(q, filter{since: q.Since, until: q.Until, re: re})
+	if msg != "" {
+		writeJSON(w, status, Response{Error: msg})
+		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	bw := bufio.NewWriter(w)
-	flusher, _ := w.(http.Flusher)
-	width := 0
-	if q.Name == "" {
-		for _, n := range names {
-			width = max(width, len(n))
-		}
-	}
-
-	// What is there now: the file, or the tails.
-	next := make([]uint64, len(tails))
-	if file != "" {
-		if tails[0] != nil {
-			_, next[0] = tails[0].Last(0) // follow from here
-		}
-		if err := writeFileLines(bw, file, q.Tail, f, timed); err != nil {
-			fmt.Fprintf(bw, "podvisor: reading %s: %v\n", file, err)
-		}
-		if tails[0] == nil && q.Follow {
-			fmt.Fprintf(bw, "podvisor: cannot follow %s: no output is kept in memory (log.tail is 0)\n", q.Name)
-			q.Follow = false
-		}
-	} else {
-		var all []named
-		for i, t := range tails {
-			if t == nil {
-				continue
-			}
-			var lines []logs.TailLine
-			lines, next[i] = t.Last(-1)
-			for _, l := range lines {
-				if f.keep(l.Time, l.Line) {
-					all = append(all, named{names[i], l})
-				}
-			}
-		}
-		slices.SortStableFunc(all, func(a, b named) int { return a.Time.Compare(b.Time) })
-		if q.Tail >= 0 && len(all) > q.Tail {
-			all = all[len(all)-q.Tail:]
-		}
-		writeNamed(bw, all, width)
-	}
-	if !q.Follow {
+	if !st.writeNow(bw, q) {
 		_ = bw.Flush()
 		return
 	}
@@ -272,6 +202,97 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.closed, cancel)()
+	flusher, _ := w.(http.Flusher)
+	st.follow(ctx, bw, flusher)
+}
+
+// logStream is what a logs query reads: the processes' tails and, for one
+// process writing a file that can answer the query, that file.
+type logStream struct {
+	names []string
+	tails []*logs.Tail // nil for a process that keeps no tail
+	next  []uint64     // each tail's first line not yet written
+	file  string
+	timed bool // the file's lines carry their times
+	f     filter
+	width int // the width of the name column (0: one process, no names)
+}
+
+// openLogStream finds the query's processes, their tails and file. A
+// message is returned, with its HTTP status, when the query cannot be
+// answered.
+func (s *Server) openLogStream(q LogsQuery, f filter) (st *logStream, status int, msg string) {
+	st = &logStream{f: f}
+	lb, _ := s.backend.(LogBackend)
+	if q.Name == "" {
+		if lb == nil {
+			return nil, http.StatusBadRequest, "logs needs a process name here"
+		}
+		st.names = lb.LogNames()
+		for _, n := range st.names {
+			st.width = max(st.width, len(n))
+		}
+	} else {
+		st.names = []string{q.Name}
+	}
+	// One process's file, when it writes one that can answer the query.
+	if q.Name != "" && lb != nil {
+		if st.file, st.timed = lb.LogFile(q.Name); f.timed() && !st.timed {
+			st.file = "" // a text file without times: the tail answers
+		}
+	}
+	st.tails = make([]*logs.Tail, 0, len(st.names))
+	for _, n := range st.names {
+		t, err := s.backend.Tail(n)
+		if err != nil {
+			if q.Name != "" && st.file == "" { // a known process has its file
+				return nil, http.StatusNotFound, err.Error()
+			}
+			st.tails = append(st.tails, nil) // log.tail: 0 (or gone since LogNames)
+			continue
+		}
+		st.tails = append(st.tails, t)
+	}
+	st.next = make([]uint64, len(st.tails))
+	return st, 0, ""
+}
+
+// writeNow writes what is there now: the file, or the tails. It reports
+// whether the query follows what comes next.
+func (st *logStream) writeNow(bw *bufio.Writer, q LogsQuery) (follow bool) {
+	if st.file == "" {
+		var all []named
+		for i, t := range st.tails {
+			if t == nil {
+				continue
+			}
+			var lines []logs.TailLine
+			lines, st.next[i] = t.Last(-1)
+			all = st.keep(all, st.names[i], lines)
+		}
+		slices.SortStableFunc(all, func(a, b named) int { return a.Time.Compare(b.Time) })
+		if q.Tail >= 0 && len(all) > q.Tail {
+			all = all[len(all)-q.Tail:]
+		}
+		writeNamed(bw, all, st.width)
+		return q.Follow
+	}
+	if st.tails[0] != nil {
+		_, st.next[0] = st.tails[0].Last(0) // follow from here
+	}
+	if err := writeFileLines(bw, st.file, q.Tail, st.f, st.timed); err != nil {
+		fmt.Fprintf(bw, "podvisor: reading %s: %v\n", st.file, err)
+	}
+	if st.tails[0] == nil && q.Follow {
+		fmt.Fprintf(bw, "podvisor: cannot follow %s: no output is kept in memory (log.tail is 0)\n", q.Name)
+		return false
+	}
+	return q.Follow
+}
+
+// follow writes the tails' new lines as they come, until ctx ends or the
+// client stops reading.
+func (st *logStream) follow(ctx context.Context, bw *bufio.Writer, flusher http.Flusher) {
 	for {
 		if bw.Flush() != nil {
 			return
@@ -280,30 +301,36 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 		var fresh []named
-		wakes := make([]<-chan struct{}, 0, len(tails))
-		for i, t := range tails {
+		wakes := make([]<-chan struct{}, 0, len(st.tails))
+		for i, t := range st.tails {
 			if t == nil {
 				continue
 			}
 			var lines []logs.TailLine
 			var wake <-chan struct{}
-			lines, next[i], wake = t.Since(next[i])
+			lines, st.next[i], wake = t.Since(st.next[i])
 			wakes = append(wakes, wake)
-			for _, l := range lines {
-				if f.keep(l.Time, l.Line) {
-					fresh = append(fresh, named{names[i], l})
-				}
-			}
+			fresh = st.keep(fresh, st.names[i], lines)
 		}
 		if len(fresh) > 0 {
 			slices.SortStableFunc(fresh, func(a, b named) int { return a.Time.Compare(b.Time) })
-			writeNamed(bw, fresh, width)
+			writeNamed(bw, fresh, st.width)
 			continue
 		}
 		if !waitAny(ctx, wakes) {
 			return
 		}
 	}
+}
+
+// keep appends to dst the lines of process name that pass the filter.
+func (st *logStream) keep(dst []named, name string, lines []logs.TailLine) []named {
+	for _, l := range lines {
+		if st.f.keep(l.Time, l.Line) {
+			dst = append(dst, named{name, l})
+		}
+	}
+	return dst
 }
 
 // waitAny waits until one of wakes is closed (true) or ctx ends (false).

@@ -41,6 +41,17 @@ type walker struct {
 // walk reads /proc once and sums each root's tree.
 func (s *Sampler) walk(roots []Root) map[string]Usage {
 	w := &s.scratch
+	if !w.readAll(s.proc, s.self) {
+		return map[string]Usage{}
+	}
+	s.assignOwners(w, roots)
+	sums, ticks := s.sum(w, roots)
+	return s.figures(roots, sums, ticks)
+}
+
+// readAll reads the stat of every process in /proc but podvisor and kernel
+// threads into w.stats.
+func (w *walker) readAll(proc string, self int) bool {
 	if w.buf == nil {
 		w.buf = make([]byte, 4096)
 		w.dents = make([]byte, 8192)
@@ -51,22 +62,27 @@ func (s *Sampler) walk(roots []Root) map[string]Usage {
 	clear(w.owner)
 	w.stats = w.stats[:0]
 
-	pids, err := w.readPids(s.proc)
+	pids, err := w.readPids(proc)
 	if err != nil {
-		return map[string]Usage{}
+		return false
 	}
 	for _, pid := range pids {
-		if pid == s.self {
+		if pid == self {
 			continue
 		}
-		st, ok := w.readStat(s.proc, pid)
+		st, ok := w.readStat(proc, pid)
 		if !ok || st.flags&pfKthread != 0 {
 			continue
 		}
 		w.index[pid] = len(w.stats)
 		w.stats = append(w.stats, st)
 	}
+	return true
+}
 
+// assignOwners fills w.owner: for each process, the index of the root
+// whose tree it is in, or -1.
+func (s *Sampler) assignOwners(w *walker, roots []Root) {
 	byPgid := make(map[int]int, len(roots))
 	for i, r := range roots {
 		if r.Pid > 0 {
@@ -125,9 +141,13 @@ func (s *Sampler) walk(roots []Root) map[string]Usage {
 			w.owner[pid] = owner
 		}
 	}
+}
 
-	sums := make([]Usage, len(roots))
-	ticks := make([]uint64, len(roots))
+// sum adds up each root's processes, and records who was a member of which
+// tree for the next walk.
+func (s *Sampler) sum(w *walker, roots []Root) (sums []Usage, ticks []uint64) {
+	sums = make([]Usage, len(roots))
+	ticks = make([]uint64, len(roots))
 	live := make(map[procID]string, len(s.sticky))
 	members := make(map[procID]member, len(s.members))
 	memberOf := make(map[int]rootID, len(s.members)) // pid -> incarnation
@@ -163,6 +183,12 @@ func (s *Sampler) walk(roots []Root) map[string]Usage {
 		}
 	}
 	s.members = members
+	return sums, ticks
+}
+
+// figures are each root's usage, its CPU time never below what was shown;
+// it forgets the roots that are gone.
+func (s *Sampler) figures(roots []Root, sums []Usage, ticks []uint64) map[string]Usage {
 	current := make(map[rootID]bool, len(roots))
 	out := make(map[string]Usage, len(roots))
 	for i, r := range roots {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/mattn/go-runewidth"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/server"
@@ -58,13 +58,13 @@ func TestViewFitsTheScreen(t *testing.T) {
 					t.Errorf("%v color %v keys %q: %d lines, want %d", size, color, keys, len(lines), size[1])
 				}
 				for _, l := range lines {
-					if w := runewidth.StringWidth(stripANSI(l)); w > size[0] {
+					if w := width(ansi.Strip(l)); w > size[0] {
 						t.Errorf("%v keys %q: line %d columns wide: %q", size, keys, w, l)
 					}
 					if !color && strings.Contains(l, "\x1b") {
 						t.Errorf("NO_COLOR: escape sequence in %q", l)
 					}
-					if strings.Contains(stripANSI(l), "[31m") {
+					if strings.Contains(ansi.Strip(l), "[31m") {
 						t.Errorf("an escape from the server reached the screen: %q", l)
 					}
 				}

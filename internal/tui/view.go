@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/mattn/go-runewidth"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/podvisor/podvisor/internal/server"
 	"github.com/podvisor/podvisor/internal/timeline"
@@ -80,32 +79,11 @@ func fit(ls []string, n int) []string {
 // clip cuts a line to w columns, keeping escape sequences whole (they
 // take no width) and closing any style left open.
 func (m *Model) clip(s string, w int) string {
-	var b strings.Builder
-	width, styled := 0, false
-	for i := 0; i < len(s); {
-		if s[i] == 0x1b {
-			j := strings.IndexByte(s[i:], 'm')
-			if j < 0 {
-				break
-			}
-			b.WriteString(s[i : i+j+1])
-			styled = s[i:i+j+1] != ansiReset
-			i += j + 1
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		rw := runewidth.RuneWidth(r)
-		if width+rw > w {
-			break
-		}
-		b.WriteRune(r)
-		width += rw
-		i += size
+	s = ansi.Truncate(s, w, "")
+	if i := strings.LastIndex(s, "\x1b["); i >= 0 && !strings.HasPrefix(s[i:], ansiReset) {
+		s += ansiReset
 	}
-	if styled {
-		b.WriteString(ansiReset)
-	}
-	return b.String()
+	return s
 }
 
 func (m *Model) style(code, s string) string {
@@ -144,7 +122,7 @@ func (m *Model) title(w int) string {
 		left += ", filter " + clean(m.filter)
 	}
 	right := clean(m.conn) + " " + m.src.Where()
-	pad := w - runewidth.StringWidth(left) - runewidth.StringWidth(right)
+	pad := w - width(left) - width(right)
 	if pad < 1 {
 		return m.style(ansiBold, left)
 	}
@@ -162,7 +140,7 @@ func (m *Model) table(w, h int) []string {
 	sel := m.selected(rows)
 	nameW := len("NAME")
 	for _, n := range rows {
-		nameW = max(nameW, runewidth.StringWidth(n))
+		nameW = max(nameW, width(n))
 	}
 	nameW = min(nameW, max(12, w/5))
 	cols := []column{{"NAME", nameW}, {"STATE", 9}, {"RDY", 3}, {"PID", 7}, {"UPTIME", 6}, {"RST", 3}, {"EXIT", 4}, {"CPU%", 5}, {"RSS", 6}}
@@ -204,11 +182,11 @@ func (m *Model) table(w, h int) []string {
 			pad(server.ExitText(p.ExitCode), 4),
 			pad(m.cpuText(p), 5),
 			pad(memText(p), 6),
-			runewidth.Truncate(detail(p), detailW, "…"),
+			ansi.Truncate(detail(p), detailW, "…"),
 		}
 		line := mark + strings.Join(cells, " ")
 		if rows[i] == sel && m.color {
-			line = ansiReverse + stripANSI(line) + strings.Repeat(" ", max(0, w-runewidth.StringWidth(stripANSI(line)))) + ansiReset
+			line = ansiReverse + ansi.Strip(line) + strings.Repeat(" ", max(0, w-width(ansi.Strip(line)))) + ansiReset
 		}
 		out = append(out, line)
 	}
@@ -222,23 +200,15 @@ func (m *Model) table(w, h int) []string {
 	return fit(out, h)
 }
 
-func stripANSI(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0x1b {
-			if j := strings.IndexByte(s[i:], 'm'); j >= 0 {
-				i += j
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// width is how many columns s takes, escape sequences excluded. Like
+// clip, pad and the renderer (unless the terminal asks for grapheme
+// clusters, mode 2027), it counts wcwidth per rune: East Asian wide
+// characters and emoji take two columns, combining marks none.
+func width(s string) int { return ansi.StringWidth(s) }
 
 func pad(s string, w int) string {
-	s = runewidth.Truncate(s, w, "…")
-	return s + strings.Repeat(" ", max(0, w-runewidth.StringWidth(s)))
+	s = ansi.Truncate(s, w, "…")
+	return s + strings.Repeat(" ", max(0, w-width(s)))
 }
 
 func padRight(s string, w int) string { return pad(s, max(w, 0)) }
@@ -310,7 +280,7 @@ func (m *Model) logPane(w, h int) []string {
 		head += " (search: " + m.search + ")"
 	}
 	head += " "
-	out := []string{head + strings.Repeat("─", max(0, w-runewidth.StringWidth(head)))}
+	out := []string{head + strings.Repeat("─", max(0, w-width(head)))}
 	var ls []string
 	for _, l := range m.logLines {
 		if m.search == "" || strings.Contains(l, m.search) {

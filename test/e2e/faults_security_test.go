@@ -272,7 +272,7 @@ processes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 0711 by design (cmd/podvisor/run.go): children running as another
+	// 0711 by design (internal/app/rundir.go): children running as another
 	// user must reach their socket by its unguessable name, but nobody else
 	// may list or create anything there.
 	if perm := fi.Mode().Perm(); perm&0o066 != 0 || perm&0o700 != 0o700 {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -14,17 +14,17 @@ import (
 // webUI builds the page's handler from the config's ui key: the token, if
 // actions are on, is read now, so a bad token file fails the start.
 func webUI(cfg *config.Config, backend control.Backend, tl server.TimelineSource, log *slog.Logger) (http.Handler, error) {
-	tok, err := uiToken(cfg)
+	tok, err := UIToken(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return webui.New(webui.Options{Backend: backend, Logs: cfg.UI.Logs, Timeline: tl, Logger: log, Token: tok}), nil
 }
 
-// uiToken reads the token of the page's actions (nil when they are off).
+// UIToken reads the token of the page's actions (nil when they are off).
 // run and check both call it, so check refuses exactly the token files run
 // refuses, in the same words.
-func uiToken(cfg *config.Config) ([]byte, error) {
+func UIToken(cfg *config.Config) ([]byte, error) {
 	if !cfg.UI.Enabled || !cfg.UI.Actions {
 		return nil, nil
 	}

@@ -1,9 +1,11 @@
-package main
+package app
 
 import (
 	"fmt"
 	"os"
 	"sync"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // runtimeDir is podvisor's runtime directory, made on first use (a notify
@@ -63,4 +65,15 @@ func makeRuntimeDir() (string, error) {
 			"on a read-only root filesystem mount a tmpfs or an emptyDir volume there)", err)
 	}
 	return dir, nil
+}
+
+// needsRuntimeDir reports whether a process of cfg gets a notify socket:
+// systemd readiness, or an fd store (see ProcLauncher.notifySocket).
+func needsRuntimeDir(cfg *config.Config) bool {
+	for _, p := range cfg.Processes {
+		if p.Ready != nil && p.Ready.Kind == config.ProbeNotifySystemd || p.FDStoreMax > 0 {
+			return true
+		}
+	}
+	return false
 }
