@@ -257,92 +257,8 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 	}
 	var logLine string
 	for _, kv := range pairs(body) {
-		k, v := kv[0], kv[1]
-		what := key.Value + "." + k.Value
-		switch k.Value {
-		case "command":
-			p.Shell = pcString(scalar(v))
-			r.AsIs(c.pos(k), what)
-		case "entrypoint":
-			if v.Kind == yaml.SequenceNode {
-				for _, it := range v.Content {
-					p.Argv = append(p.Argv, pcString(it.Value))
-				}
-			}
-			r.AsIs(c.pos(k), what)
-		case "working_dir":
-			p.WorkingDir = pcString(scalar(v))
-			r.AsIs(c.pos(k), what)
-		case "environment":
-			env, err := c.environment(v)
-			if err != nil {
-				return err
-			}
-			p.Env = append(env, p.Env...)
-			r.AsIs(c.pos(k), what)
-		case "env_file":
-			p.EnvFile = append(p.EnvFile, scalar(v))
-			r.AsIs(c.pos(k), what)
-		case "depends_on":
-			if err := c.dependsOn(p, v, what); err != nil {
-				return err
-			}
-		case "readiness_probe":
-			pr, err := c.probe(v, what)
-			if err != nil {
-				return err
-			}
-			if p.Ready == nil {
-				p.Ready = pr
-			}
-		case "liveness_probe":
-			pr, err := c.probe(v, what)
-			if err != nil {
-				return err
-			}
-			p.Live = pr
-		case "ready_log_line":
-			logLine = scalar(v)
-		case "availability":
-			if err := c.availability(p, v, what); err != nil {
-				return err
-			}
-		case "shutdown":
-			if err := c.shutdown(p, v, what); err != nil {
-				return err
-			}
-		case "is_daemon":
-			if b, _ := parseBool(scalar(v)); b {
-				p.Type = "oneshot"
-				p.note(r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
-			}
-		case "disabled", "replicas":
-		case "namespace":
-			r.Drop(c.pos(k), what, "podvisor has no namespaces; the process keeps its name")
-		case "success_exit_codes":
-			for _, it := range v.Content {
-				n, err := strconv.Atoi(it.Value)
-				if err != nil {
-					return perr(c.src.Path, it.Line, "success_exit_codes: %q is not a number", it.Value)
-				}
-				p.SuccessExitCodes = append(p.SuccessExitCodes, n)
-			}
-			r.AsIs(c.pos(k), what)
-		case "description":
-			r.Drop(c.pos(k), what, "kept only in the report")
-		case "log_location":
-			file := strings.ReplaceAll(scalar(v), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
-			if strings.TrimSpace(file) == "" || dirLike(file) {
-				r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
-				continue
-			}
-			l := p.log()
-			l.Stdout, l.Stderr, l.File = "file", "file", pcString(file)
-			r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
-		case "log_configuration":
-			p.note(r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
-		default:
-			r.Drop(c.pos(k), what, "no podvisor equivalent")
+		if err := c.processKey(p, key, kv[0], kv[1], replica, &logLine); err != nil {
+			return err
 		}
 	}
 	if logLine != "" {
@@ -363,6 +279,99 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 		return nil
 	}
 	c.m.Processes = append(c.m.Processes, p)
+	return nil
+}
+
+// processKey converts the key k (value v) of the process key; a
+// ready_log_line is kept in logLine, for after the readiness_probe.
+func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLine *string) error {
+	r := c.r
+	what := key.Value + "." + k.Value
+	switch k.Value {
+	case "command":
+		p.Shell = pcString(scalar(v))
+		r.AsIs(c.pos(k), what)
+	case "entrypoint":
+		if v.Kind == yaml.SequenceNode {
+			for _, it := range v.Content {
+				p.Argv = append(p.Argv, pcString(it.Value))
+			}
+		}
+		r.AsIs(c.pos(k), what)
+	case "working_dir":
+		p.WorkingDir = pcString(scalar(v))
+		r.AsIs(c.pos(k), what)
+	case "environment":
+		env, err := c.environment(v)
+		if err != nil {
+			return err
+		}
+		p.Env = append(env, p.Env...)
+		r.AsIs(c.pos(k), what)
+	case "env_file":
+		p.EnvFile = append(p.EnvFile, scalar(v))
+		r.AsIs(c.pos(k), what)
+	case "depends_on":
+		if err := c.dependsOn(p, v, what); err != nil {
+			return err
+		}
+	case "readiness_probe":
+		pr, err := c.probe(v, what)
+		if err != nil {
+			return err
+		}
+		if p.Ready == nil {
+			p.Ready = pr
+		}
+	case "liveness_probe":
+		pr, err := c.probe(v, what)
+		if err != nil {
+			return err
+		}
+		p.Live = pr
+	case "ready_log_line":
+		*logLine = scalar(v)
+	case "availability":
+		if err := c.availability(p, v, what); err != nil {
+			return err
+		}
+	case "shutdown":
+		if err := c.shutdown(p, v, what); err != nil {
+			return err
+		}
+	case "is_daemon":
+		if b, _ := parseBool(scalar(v)); b {
+			p.Type = "oneshot"
+			p.note(r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
+		}
+	case "disabled", "replicas":
+	case "namespace":
+		r.Drop(c.pos(k), what, "podvisor has no namespaces; the process keeps its name")
+	case "success_exit_codes":
+		for _, it := range v.Content {
+			n, err := strconv.Atoi(it.Value)
+			if err != nil {
+				return perr(c.src.Path, it.Line, "success_exit_codes: %q is not a number", it.Value)
+			}
+			p.SuccessExitCodes = append(p.SuccessExitCodes, n)
+		}
+		r.AsIs(c.pos(k), what)
+	case "description":
+		r.Drop(c.pos(k), what, "kept only in the report")
+	case "log_location":
+		file := strings.ReplaceAll(scalar(v), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
+		if strings.TrimSpace(file) == "" || dirLike(file) {
+			r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
+			return nil
+		}
+		l := p.log()
+		l.Stdout, l.Stderr, l.File = "file", "file", pcString(file)
+		r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
+	case "log_configuration":
+		p.note(r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
+	default:
+		r.Drop(c.pos(k), what, "no podvisor equivalent")
+	}
 	return nil
 }
 

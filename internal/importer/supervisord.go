@@ -409,6 +409,16 @@ func (c *svConv) program(s *iniSection, name string) {
 
 // programKeys converts one copy of a program; false when it failed.
 func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
+	if !c.programRun(s, name, e, p, cmdKey) || !c.programRestart(s, name, p) || !c.programStop(s, name, p) {
+		return false
+	}
+	c.programRest(s, name, e, p)
+	return true
+}
+
+// programRun converts the command and what it runs with: directory, user,
+// environment.
+func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
 	r := c.r
 	sec := "[program:" + name + "] "
 	where := func(k iniKey) string { return at(s.File, k.Line) }
@@ -446,6 +456,16 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 		}
 		r.AsIs(where(k), sec+"environment")
 	}
+	return true
+}
+
+// programRestart converts exitcodes, autorestart, startretries and
+// startsecs.
+func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
+	r := c.r
+	sec := "[program:" + name + "] "
+	where := func(k iniKey) string { return at(s.File, k.Line) }
+	get := func(key string) (iniKey, bool) { return s.get(key) }
 	// autorestart, exitcodes
 	codes := []int{0}
 	if k, ok := get("exitcodes"); ok {
@@ -498,6 +518,16 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 			p.note(r, where(k), "ready", fmt.Sprintf("startsecs=%s: ready once it has stayed up %s (a probe that always succeeds, first run after %s)", strings.TrimSpace(k.Value), dur(d), dur(d)))
 		}
 	}
+	return true
+}
+
+// programStop converts stopsignal, stopwaitsecs, stopasgroup and
+// killasgroup.
+func (c *svConv) programStop(s *iniSection, name string, p *Process) bool {
+	r := c.r
+	sec := "[program:" + name + "] "
+	where := func(k iniKey) string { return at(s.File, k.Line) }
+	get := func(key string) (iniKey, bool) { return s.get(key) }
 	if k, ok := get("stopsignal"); ok {
 		sig := signalName(k.Value)
 		switch sig {
@@ -530,6 +560,16 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 			}
 		}
 	}
+	return true
+}
+
+// programRest converts priority and the log keys, and reports the keys
+// podvisor has no use for.
+func (c *svConv) programRest(s *iniSection, name string, e svExpand, p *Process) {
+	r := c.r
+	sec := "[program:" + name + "] "
+	where := func(k iniKey) string { return at(s.File, k.Line) }
+	get := func(key string) (iniKey, bool) { return s.get(key) }
 	if k, ok := get("priority"); ok && !c.opt.PriorityOrder {
 		r.Drop(where(k), sec+"priority", "start order comes from depends_on; --priority-order turns priorities into started dependencies")
 	} else if ok {
@@ -549,7 +589,6 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 			r.Drop(where(k), sec+key, why)
 		}
 	}
-	return true
 }
 
 // logKeys converts the log settings: a file becomes the process's log
