@@ -497,6 +497,28 @@ spec:
 	if len(res.Volumes) != 3 || res.Volumes[0].Name != "conf" || res.Volumes[0].Files["sub/file.conf"].Mode != 0o600 {
 		t.Errorf("volumes %+v", res.Volumes)
 	}
+	// PlaceVolumes: kube play chooses the volume directory from the
+	// mounts; hostPath volumes stay where they are.
+	var asked []string
+	res = play(t, pod, Options{PlaceVolumes: func(mounts []Mount) (string, error) {
+		for _, m := range mounts {
+			asked = append(asked, m.Target)
+		}
+		return "/run/x", nil
+	}})
+	if want := []string{"/data", "/etc/app", "/opt/workspace"}; !slices.Equal(asked, want) {
+		t.Errorf("PlaceVolumes asked with %q, want %q", asked, want)
+	}
+	got = nil
+	for _, m := range res.Mounts {
+		got = append(got, m.sourcePath())
+	}
+	if want := []string{"/srv/data/part", "/run/x/conf", "/run/x/work"}; !slices.Equal(got, want) {
+		t.Errorf("placed mounts %q, want %q", got, want)
+	}
+	if res.Volumes[0].Source != "/run/x/conf" || res.Volumes[1].Source != "/srv/data" {
+		t.Errorf("placed volumes %+v", res.Volumes)
+	}
 	// --volume-root: paths are rewritten, whole components only.
 	res = play(t, pod, Options{VolumeRoot: "/tmp/root"})
 	cfg := load(t, res)
