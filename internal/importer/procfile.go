@@ -48,7 +48,7 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 			r.Fail(at(src.Path, n), name, "has no command; write one after the colon")
 			continue
 		}
-		p := &Process{Name: sanitizeName(name), Shell: escapeDollar(cmd), Origin: at(src.Path, n)}
+		p := &Process{Name: sanitizeName(name), Shell: config.Literal(cmd), Origin: at(src.Path, n)}
 		if p.Name != name {
 			p.note(r, at(src.Path, n), "name", "renamed from "+name)
 		}

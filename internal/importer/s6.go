@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // ConvertS6 converts an s6-overlay layout: v3 s6-rc.d service directories
@@ -369,7 +371,7 @@ func (c *s6Conv) up(p *Process, file, text string) {
 		p.Argv = escapeAll(words)
 		return
 	}
-	p.Argv = []string{"execlineb", "-Pc", escapeDollar(text)}
+	p.Argv = []string{"execlineb", "-Pc", config.Literal(text)}
 	c.noteExecline(p, file, "up")
 }
 
@@ -442,7 +444,7 @@ func (c *s6Conv) script(p *Process, file string) bool {
 			line = strings.TrimSpace(after[strings.Index(after, words[1])+len(words[1]):])
 			c.r.AsIs(file, p.Name+": s6-setuidgid "+words[1]+" (user: "+words[1]+")")
 		}
-		p.Shell = "exec " + escapeDollar(line)
+		p.Shell = "exec " + config.Literal(line)
 		if path.Base(interp[0]) == "bash" {
 			p.note(c.r, file, "command", "the one-line bash script runs under /bin/sh -c")
 		} else {
@@ -532,7 +534,7 @@ func notifyOnCheck(args []string, dir string) ([]string, *Probe, time.Duration, 
 		case "-3":
 			ok = true // the notification fd: podvisor needs none for an exec probe
 		case "-c":
-			pr.Argv, pr.Shell, ok = nil, escapeDollar(v), v != ""
+			pr.Argv, pr.Shell, ok = nil, config.Literal(v), v != ""
 		}
 		if !ok {
 			return nil, nil, 0, false

@@ -396,8 +396,8 @@ func (c *sdConv) startCommand(f *unitFile, p *Process, starts []iniKey, cmdSpec 
 		sh = "set -f; " + sh
 		daemon = "set -f; " + daemon
 	}
-	p.Shell = escapeDollar(sh)
-	daemon = escapeDollar(daemon) // same $ as sh: escaped alike
+	p.Shell = config.Literal(sh)
+	daemon = config.Literal(daemon) // same $ as sh: escaped alike
 	var once []string
 	for _, w := range why {
 		if !slices.Contains(once, w) {
@@ -424,10 +424,10 @@ func (c *sdConv) forking(f *unitFile, p *Process, svc []iniKey, daemon string, s
 	}
 	// The path is one literal word for /bin/sh, and its $ are not
 	// podvisor's ${VAR} either.
-	qpf := escapeDollar(shQuote(pf))
+	qpf := config.Literal(shQuote(pf))
 	p.Argv = nil
 	p.Shell = cmd + " && while kill -0 \"$(cat " + qpf + ")\" 2>/dev/null; do sleep 1; done"
-	p.Ready = &Probe{Kind: "file", Target: escapeDollar(pf)}
+	p.Ready = &Probe{Kind: "file", Target: config.Literal(pf)}
 	if p.Stop.Shell == "" && p.Stop.Argv == nil {
 		p.Stop.Shell = "kill -TERM \"$(cat " + qpf + ")\""
 	}
@@ -512,7 +512,7 @@ func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 		if x.split {
 			sh = "set -f; " + sh
 		}
-		*shell = escapeDollar(sh)
+		*shell = config.Literal(sh)
 	}
 	return true
 }
@@ -533,7 +533,7 @@ func execPrefix(s string) (string, bool) {
 func escapeAll(words []string) []string {
 	out := make([]string, len(words))
 	for i, w := range words {
-		out[i] = escapeDollar(w)
+		out[i] = config.Literal(w)
 	}
 	return out
 }
@@ -685,7 +685,7 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 			p.note(r, pos, "working_dir", "WorkingDirectory=~ is the user's home; podvisor has no such shorthand, left at the config's directory")
 			return
 		}
-		p.WorkingDir = escapeDollar(spec(k, wd))
+		p.WorkingDir = config.Literal(spec(k, wd))
 		r.AsIs(pos, what)
 	case "TimeoutStartSec", "TimeoutStopSec", "TimeoutSec", "KillSignal", "KillMode":
 		c.serviceStop(f, p, k)
@@ -746,7 +746,7 @@ func (c *sdConv) serviceEnv(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 			r.Fail(pos, what, fmt.Sprintf("%q is not KEY=value", w))
 			continue
 		}
-		p.Env = append(p.Env, KV{kk, escapeDollar(spec(k, vv))})
+		p.Env = append(p.Env, KV{kk, config.Literal(spec(k, vv))})
 	}
 	r.AsIs(pos, what)
 }
@@ -836,9 +836,9 @@ func (c *sdConv) serviceOutput(f *unitFile, p *Process, k iniKey) {
 	case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file):
 		l := p.log()
 		if stdout {
-			l.Stdout, l.File = "file", escapeDollar(file)
+			l.Stdout, l.File = "file", config.Literal(file)
 		} else if l.Stderr = "file"; file != l.File {
-			l.StderrFile = escapeDollar(file)
+			l.StderrFile = config.Literal(file)
 		}
 		if kind == "append" {
 			r.AsIs(pos, what+" (a log file, appended to)")

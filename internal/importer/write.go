@@ -285,16 +285,6 @@ func dur(d time.Duration) string {
 	return d.String()
 }
 
-// escapeDollar makes literal text safe from podvisor's interpolation: every
-// $ becomes $$ when the text holds "${" or "$$" (the only sequences
-// podvisor interprets); other text is returned as it is.
-func escapeDollar(s string) string {
-	if !strings.Contains(s, "${") && !strings.Contains(s, "$$") {
-		return s
-	}
-	return strings.ReplaceAll(s, "$", "$$")
-}
-
 // size writes a byte count as podvisor reads it: with a binary unit when
 // it divides evenly, else in bytes.
 func size(n int64) string {

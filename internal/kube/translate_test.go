@@ -362,6 +362,11 @@ spec:
 	if got := app.Command; !slices.Equal(got, []string{"sh", "-c", "echo one $(A) one-two late $HOME", "$(LATER)"}) {
 		t.Errorf("command %q", got)
 	}
+	// The written procs.yaml escapes $ by config's one rule: $HOME, which
+	// podvisor keeps, is written as it is.
+	if data := string(res.Procs.Marshal()); !strings.Contains(data, "late $HOME") || strings.Contains(data, "$$HOME") {
+		t.Errorf("$HOME escaped in the written procs.yaml:\n%s", data)
+	}
 
 	bad := strings.Replace(pod, "spec.nodeName", "status.phase", 1)
 	if _, err := playErr(bad, Options{}); err == nil || !strings.Contains(err.Error(), "status.phase") {
