@@ -1037,6 +1037,7 @@ spec:
           preStop: {sleep: {seconds: 99}}
         readinessProbe: {exec: {command: [x]}, terminationGracePeriodSeconds: 3}
         volumeMounts: [{name: info, mountPath: /info}]
+        envFrom: [{prefix: P_}]
 `, Options{})
 	want := []string{
 		`pod.yaml:11:13: spec.volumes[0] (info).downwardAPI.items[0]: path "../x" must not start with '..'`,
@@ -1044,6 +1045,7 @@ spec:
 		`pod.yaml:19:23: containers[0] (app).lifecycle.stopSignal: needs spec.os.name`,
 		`pod.yaml:20:38: containers[0] (app).lifecycle.preStop.sleep.seconds 99`,
 		`pod.yaml:21:79: containers[0] (app).readinessProbe.terminationGracePeriodSeconds: must not be set`,
+		`pod.yaml:23:19: containers[0] (app).envFrom[0]: needs configMapRef or secretRef`,
 	}
 	for _, w := range want {
 		if err == nil || !strings.Contains(err.Error(), w) {
