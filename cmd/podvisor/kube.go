@@ -273,11 +273,7 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 	}
 	if opts.VolumeRoot != "" {
 		b, err := kube.Link(res.Mounts)
-		defer func() {
-			for _, e := range kube.Unbind(b) {
-				fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
-			}
-		}()
+		defer unbind(b, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
@@ -485,16 +481,20 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	bound, err := kube.Bind(st.Mounts, rec)
-	defer func() {
-		for _, e := range kube.Unbind(bound) {
-			fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
-		}
-	}()
+	defer unbind(bound, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
 	}
 	return cmdRun(st.RunArgs, stdout, stderr)
+}
+
+// unbind undoes what kube.Bind or kube.Link made, reporting what it
+// cannot.
+func unbind(b *kube.Bound, stderr io.Writer) {
+	for _, e := range kube.Unbind(b) {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
+	}
 }
 
 // generateFlags are kube generate's flags.

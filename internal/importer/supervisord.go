@@ -416,13 +416,19 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 	return true
 }
 
+// programReaders returns what each step of a program reads its keys with:
+// the section's name for the report, a key's position, a key by name.
+func programReaders(s *iniSection, name string) (sec string, where func(iniKey) string, get func(string) (iniKey, bool)) {
+	sec = "[program:" + name + "] "
+	where = func(k iniKey) string { return at(s.File, k.Line) }
+	return sec, where, s.get
+}
+
 // programRun converts the command and what it runs with: directory, user,
 // environment.
 func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
 	r := c.r
-	sec := "[program:" + name + "] "
-	where := func(k iniKey) string { return at(s.File, k.Line) }
-	get := func(key string) (iniKey, bool) { return s.get(key) }
+	sec, where, get := programReaders(s, name)
 	cmd, err := e.expand(cmdKey.Value)
 	if err == nil {
 		p.Argv, err = splitWords(cmd)
@@ -463,9 +469,7 @@ func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, 
 // startsecs.
 func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 	r := c.r
-	sec := "[program:" + name + "] "
-	where := func(k iniKey) string { return at(s.File, k.Line) }
-	get := func(key string) (iniKey, bool) { return s.get(key) }
+	sec, where, get := programReaders(s, name)
 	// autorestart, exitcodes
 	codes := []int{0}
 	if k, ok := get("exitcodes"); ok {
@@ -525,9 +529,7 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 // killasgroup.
 func (c *svConv) programStop(s *iniSection, name string, p *Process) bool {
 	r := c.r
-	sec := "[program:" + name + "] "
-	where := func(k iniKey) string { return at(s.File, k.Line) }
-	get := func(key string) (iniKey, bool) { return s.get(key) }
+	sec, where, get := programReaders(s, name)
 	if k, ok := get("stopsignal"); ok {
 		sig := signalName(k.Value)
 		switch sig {
@@ -567,9 +569,7 @@ func (c *svConv) programStop(s *iniSection, name string, p *Process) bool {
 // podvisor has no use for.
 func (c *svConv) programRest(s *iniSection, name string, e svExpand, p *Process) {
 	r := c.r
-	sec := "[program:" + name + "] "
-	where := func(k iniKey) string { return at(s.File, k.Line) }
-	get := func(key string) (iniKey, bool) { return s.get(key) }
+	sec, where, get := programReaders(s, name)
 	if k, ok := get("priority"); ok && !c.opt.PriorityOrder {
 		r.Drop(where(k), sec+"priority", "start order comes from depends_on; --priority-order turns priorities into started dependencies")
 	} else if ok {

@@ -672,8 +672,16 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		}
 		st.restartDelay = d
 	case "Environment":
+		if strings.TrimSpace(v) == "" { // an empty assignment resets the list
+			p.Env = nil
+			return
+		}
 		c.serviceEnv(f, p, k, spec)
 	case "EnvironmentFile":
+		if strings.TrimSpace(v) == "" {
+			p.EnvFile = nil
+			return
+		}
 		c.serviceEnvFile(f, p, k, spec)
 	case "User":
 		st.user = v
@@ -727,14 +735,10 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 	}
 }
 
-// serviceEnv converts Environment=.
+// serviceEnv converts a non-empty Environment=.
 func (c *sdConv) serviceEnv(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string) {
 	r := c.r
 	pos, what := kpos(f, k), f.name+": "+k.Name
-	if strings.TrimSpace(k.Value) == "" { // an empty assignment resets the list
-		p.Env = nil
-		return
-	}
 	words, err := splitWords(k.Value)
 	if err != nil {
 		r.Fail(pos, what, err.Error())
@@ -751,14 +755,10 @@ func (c *sdConv) serviceEnv(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 	r.AsIs(pos, what)
 }
 
-// serviceEnvFile converts EnvironmentFile=.
+// serviceEnvFile converts a non-empty EnvironmentFile=.
 func (c *sdConv) serviceEnvFile(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string) {
 	r := c.r
 	pos, what := kpos(f, k), f.name+": "+k.Name
-	if strings.TrimSpace(k.Value) == "" { // an empty assignment resets the list
-		p.EnvFile = nil
-		return
-	}
 	file := spec(k, k.Value)
 	if !path.IsAbs(strings.TrimPrefix(file, "-")) {
 		r.Fail(pos, what, fmt.Sprintf("%q is not an absolute path (systemd refuses it too)", k.Value))
