@@ -228,7 +228,7 @@ func (c *sdConv) unit(f *unitFile) {
 	name := sanitizeName(f.name)
 	p := &Process{Name: name, Origin: f.src.Path}
 	if name != f.name {
-		p.note(r, f.src.Path, "name", "renamed from "+f.name)
+		note(p, r, f.src.Path, "name", "renamed from "+f.name)
 	}
 	spec, cmdSpec := c.specifiers(f, p)
 	svc := f.sec["Service"]
@@ -286,7 +286,7 @@ func (c *sdConv) specifiers(f *unitFile, p *Process) (spec, cmdSpec func(iniKey,
 				return f.prefix
 			case "%i", "%I":
 				if f.instance == "" {
-					p.note(r, kpos(f, k), "command", "template unit without an instance: "+m+" left empty (import name@instance.service to set it)")
+					note(p, r, kpos(f, k), "command", "template unit without an instance: "+m+" left empty (import name@instance.service to set it)")
 				}
 				return f.instance
 			case "%t":
@@ -298,7 +298,7 @@ func (c *sdConv) specifiers(f *unitFile, p *Process) (spec, cmdSpec func(iniKey,
 				}
 				return "$" + v
 			}
-			p.note(r, kpos(f, k), "command", "specifier "+m+" kept as it is; systemd would replace it")
+			note(p, r, kpos(f, k), "command", "specifier "+m+" kept as it is; systemd would replace it")
 			return m
 		})
 	}
@@ -334,7 +334,7 @@ func (c *sdConv) unitType(f *unitFile, p *Process) bool {
 	case "simple", "exec":
 		r.AsIs(f.src.Path, f.name+": Type="+f.typ)
 	case "idle", "dbus":
-		p.note(r, f.src.Path, "command", "Type="+f.typ+" run as Type=simple")
+		note(p, r, f.src.Path, "command", "Type="+f.typ+" run as Type=simple")
 	case "notify", "notify-reload":
 		p.Ready = &Probe{Kind: "notify", Target: "systemd"}
 		r.AsIs(f.src.Path, f.name+": Type="+f.typ+" (ready: {notify: systemd})")
@@ -404,7 +404,7 @@ func (c *sdConv) startCommand(f *unitFile, p *Process, starts []iniKey, cmdSpec 
 			once = append(once, w)
 		}
 	}
-	p.note(c.r, kpos(f, starts[0]), "command", "run by /bin/sh -c: "+strings.Join(once, "; "))
+	note(p, c.r, kpos(f, starts[0]), "command", "run by /bin/sh -c: "+strings.Join(once, "; "))
 	return daemon, true
 }
 
@@ -431,7 +431,7 @@ func (c *sdConv) forking(f *unitFile, p *Process, svc []iniKey, daemon string, s
 	if p.Stop.Shell == "" && p.Stop.Argv == nil {
 		p.Stop.Shell = "kill -TERM \"$(cat " + qpf + ")\""
 	}
-	p.note(c.r, kpos(f, pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
+	note(p, c.r, kpos(f, pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
 	return true
 }
 
@@ -499,7 +499,7 @@ func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 		return false
 	}
 	if cv := x.caveats(); len(cv) > 0 {
-		p.note(c.r, kpos(f, k), key, strings.Join(cv, "; "))
+		note(p, c.r, kpos(f, k), key, strings.Join(cv, "; "))
 	}
 	switch {
 	case !x.env && !ignore:
@@ -565,13 +565,13 @@ func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, 
 	}
 	if pre {
 		p.DependsOn = append(p.DependsOn, Dep{Name: name, Condition: "completed"})
-		h.note(c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
+		note(h, c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
 	} else {
 		h.DependsOn = []Dep{{Name: p.Name, Condition: condFor(f.typ)}}
 		if f.typ == "oneshot" {
 			h.DependsOn[0].Condition = "completed"
 		}
-		h.note(c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot after it; it runs once, not after every restart")
+		note(h, c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot after it; it runs once, not after every restart")
 	}
 	c.m.Processes = append(c.m.Processes, h)
 }
@@ -690,7 +690,7 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 	case "WorkingDirectory":
 		wd := strings.TrimPrefix(v, "-")
 		if wd == "~" {
-			p.note(r, pos, "working_dir", "WorkingDirectory=~ is the user's home; podvisor has no such shorthand, left at the config's directory")
+			note(p, r, pos, "working_dir", "WorkingDirectory=~ is the user's home; podvisor has no such shorthand, left at the config's directory")
 			return
 		}
 		p.WorkingDir = config.Literal(spec(k, wd))
@@ -702,7 +702,7 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		for _, w := range strings.Fields(v) {
 			n, err := strconv.Atoi(w)
 			if err != nil {
-				p.note(r, pos, "success_exit_codes", "SuccessExitStatus "+w+" (a signal) has no podvisor equivalent")
+				note(p, r, pos, "success_exit_codes", "SuccessExitStatus "+w+" (a signal) has no podvisor equivalent")
 				continue
 			}
 			codes = append(codes, n)
@@ -750,7 +750,7 @@ func (c *sdConv) serviceEnv(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 			r.Fail(pos, what, fmt.Sprintf("%q is not KEY=value", w))
 			continue
 		}
-		p.Env = append(p.Env, KV{kk, config.Literal(spec(k, vv))})
+		p.Env = append(p.Env, KV{Key: kk, Value: config.Literal(spec(k, vv))})
 	}
 	r.AsIs(pos, what)
 }
@@ -766,7 +766,7 @@ func (c *sdConv) serviceEnvFile(f *unitFile, p *Process, k iniKey, spec func(ini
 	}
 	if strings.HasPrefix(file, "-") {
 		file = strings.TrimPrefix(file, "-")
-		p.note(r, pos, "env_file", "EnvironmentFile=-"+file+": optional under systemd; podvisor needs the file to exist")
+		note(p, r, pos, "env_file", "EnvironmentFile=-"+file+": optional under systemd; podvisor needs the file to exist")
 	} else {
 		r.AsIs(pos, what)
 	}
@@ -786,7 +786,7 @@ func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey) {
 			r.Fail(pos, what, fmt.Sprintf("%q is not a signal", v))
 		case "SIGKILL":
 			p.Stop.Timed, p.Stop.Timeout = true, 0
-			p.note(r, pos, "stop", "KillSignal=SIGKILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
+			note(p, r, pos, "stop", "KillSignal=SIGKILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
 		default:
 			p.Stop.Signal = sig
 			r.AsIs(pos, what)
@@ -796,7 +796,7 @@ func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey) {
 		case "control-group", "":
 			r.AsIs(pos, what+" (podvisor signals the process group)")
 		default:
-			p.note(r, pos, "stop", "KillMode="+v+": podvisor signals the whole process group")
+			note(p, r, pos, "stop", "KillMode="+v+": podvisor signals the whole process group")
 		}
 	default: // TimeoutStartSec, TimeoutStopSec, TimeoutSec
 		d, ok := parseTimespan(v)
@@ -826,15 +826,15 @@ func (c *sdConv) serviceOutput(f *unitFile, p *Process, k iniKey) {
 		r.AsIs(pos, what+" (podvisor prints the lines on its stdout)")
 	case v == "null":
 		if stdout {
-			p.log().Stdout = "off"
+			p.EnsureLog().Stdout = "off"
 		} else {
-			p.log().Stderr = "off"
+			p.EnsureLog().Stderr = "off"
 		}
 		r.AsIs(pos, what+" (off)")
 	case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file) && dirLike(file):
 		r.Fail(pos, what, fmt.Sprintf("%q is a directory; name the file, such as /var/log/app.log", file))
 	case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file):
-		l := p.log()
+		l := p.EnsureLog()
 		if stdout {
 			l.Stdout, l.File = "file", config.Literal(file)
 		} else if l.Stderr = "file"; file != l.File {
@@ -843,10 +843,10 @@ func (c *sdConv) serviceOutput(f *unitFile, p *Process, k iniKey) {
 		if kind == "append" {
 			r.AsIs(pos, what+" (a log file, appended to)")
 		} else {
-			p.note(r, pos, "log", k.Name+"="+v+": podvisor appends to the file and rotates it by size")
+			note(p, r, pos, "log", k.Name+"="+v+": podvisor appends to the file and rotates it by size")
 		}
 	default:
-		p.note(r, pos, "log", k.Name+"="+v+": podvisor prints the lines on its stdout")
+		note(p, r, pos, "log", k.Name+"="+v+": podvisor prints the lines on its stdout")
 	}
 }
 
@@ -859,7 +859,7 @@ func (c *sdConv) serviceUser(f *unitFile, p *Process, st svcKeys) {
 	case st.user != "":
 		p.User = st.user
 	case st.group != "":
-		p.note(r, f.src.Path, "user", "Group="+st.group+" without User=: podvisor sets a group only with a user (user: root:"+st.group+" if podvisor runs as root)")
+		note(p, r, f.src.Path, "user", "Group="+st.group+" without User=: podvisor sets a group only with a user (user: root:"+st.group+" if podvisor runs as root)")
 	}
 	if st.user != "" || st.group != "" {
 		r.AsIs(f.src.Path, f.name+": User/Group")
@@ -874,7 +874,7 @@ func (c *sdConv) serviceRestart(f *unitFile, p *Process, st svcKeys) {
 	case "", "no":
 		if p.Type == "" {
 			p.Restart = &Restart{Policy: "never"}
-			p.note(r, f.src.Path, "restart", "Restart=no (systemd's default): a failure tears everything down under podvisor, where systemd would leave the unit failed")
+			note(p, r, f.src.Path, "restart", "Restart=no (systemd's default): a failure tears everything down under podvisor, where systemd would leave the unit failed")
 		}
 	case "always":
 		p.Restart = &Restart{Policy: "always"}
@@ -882,16 +882,16 @@ func (c *sdConv) serviceRestart(f *unitFile, p *Process, st svcKeys) {
 		p.Restart = &Restart{Policy: "on-failure"}
 	case "on-abnormal", "on-abort", "on-watchdog":
 		p.Restart = &Restart{Policy: "on-failure"}
-		p.note(r, f.src.Path, "restart", "Restart="+restart+": on-failure also restarts on a non-zero exit code")
+		note(p, r, f.src.Path, "restart", "Restart="+restart+": on-failure also restarts on a non-zero exit code")
 	case "on-success":
 		p.Restart = &Restart{Policy: "always"}
-		p.note(r, f.src.Path, "restart", "Restart=on-success: podvisor has no such policy; always")
+		note(p, r, f.src.Path, "restart", "Restart=on-success: podvisor has no such policy; always")
 	default:
 		r.Fail(f.src.Path, f.name+": Restart", fmt.Sprintf("%q is not a restart policy", restart))
 	}
 	if p.Type == "oneshot" && p.Restart != nil && p.Restart.Policy == "always" {
 		p.Restart.Policy = "on-failure"
-		p.note(r, f.src.Path, "restart", "restart always is not allowed on a oneshot; on-failure")
+		note(p, r, f.src.Path, "restart", "restart always is not allowed on a oneshot; on-failure")
 	}
 	if st.restartDelay > 0 {
 		if p.Restart == nil {
