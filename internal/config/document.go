@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // KV is one environment entry; order is kept as written.
 type KV struct {
@@ -108,10 +111,9 @@ type DocStop struct {
 
 // Process looks a process up by name.
 func (m *Document) Process(name string) *DocProcess {
-	for _, p := range m.Processes {
-		if p.Name == name {
-			return p
-		}
+	i := slices.IndexFunc(m.Processes, func(p *DocProcess) bool { return p.Name == name })
+	if i < 0 {
+		return nil
 	}
-	return nil
+	return m.Processes[i]
 }
