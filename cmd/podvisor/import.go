@@ -113,7 +113,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	if format == importer.Procfile {
 		relocateEnvFiles(m, outDir)
 	}
-	data := importer.Write(m)
+	data := config.Write(m)
 
 	fmt.Fprintf(stderr, "podvisor import: %s, %d processes\n", format, len(m.Processes))
 	rep.WriteReport(stderr)

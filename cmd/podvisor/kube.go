@@ -79,22 +79,95 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		os.Unsetenv(mountedEnv) // not for the children
 		return cmdKubeMounted(state, stdout, stderr)
 	}
-	fs := newFlagSet("kube play", stderr)
-	f := kubePlayFlags(fs)
-	dryRun, ordered, name, fromDir, volumeRoot, listen, logFormat := f.dryRun, f.ordered, f.name, f.fromDir, f.volumeRoot, f.listen, f.logFormat
-	pos, err := parseInterspersed(fs, args)
+	f, file, code := parsePlayArgs(args, stderr)
+	if f == nil {
+		return code
+	}
+	m, w, opts, code := loadPlay(f, file, stderr)
+	if m == nil {
+		return code
+	}
+	// One translation: the run's directory is made once the mounts are
+	// known, outside all of them (makeRunDir).
+	var tmp string
+	if *f.dryRun {
+		opts.VolumeDir = "$TMPDIR/podvisor-kube-XXX/volumes"
+	} else {
+		opts.PlaceVolumes = func(mounts []kube.Mount) (string, error) {
+			var err error
+			tmp, err = makeRunDir(mounts)
+			return filepath.Join(tmp, "volumes"), err
+		}
+	}
+	res, err := kube.Translate(m, w, opts)
+	if tmp != "" {
+		defer os.RemoveAll(tmp)
+	}
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+		fmt.Fprintln(stderr, err)
+		if errors.Is(err, errRunDir) {
+			return exitFail
 		}
 		return exitUsage
 	}
+	if *f.dryRun {
+		warnPlay(res, stderr)
+		procs, _, code := playProcs(res, "procs.yaml", stderr)
+		if procs == nil {
+			return code
+		}
+		stdout.Write(procs)
+		return exitOK
+	}
+	warnPlay(res, stderr)
+	// Relative paths behave as in the directory podvisor was started in,
+	// unless a volume hides it: then /, as in most images.
+	wd, _ := os.Getwd()
+	if underMount(wd, res.Mounts) {
+		wd = "/"
+	}
+	for _, p := range res.Procs.Processes {
+		if p.WorkingDir == "" {
+			p.WorkingDir = wd
+		}
+	}
+	procsPath := filepath.Join(tmp, "procs.yaml")
+	procs, pcfg, code := playProcs(res, procsPath, stderr)
+	if procs == nil {
+		return code
+	}
+	if err := os.WriteFile(procsPath, procs, 0o600); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return exitFail
+	}
+	return runPlay(f, m.File, w, opts, res, pcfg, playRun{tmp: tmp, volDir: filepath.Join(tmp, "volumes"), procsPath: procsPath}, stdout, stderr)
+}
+
+// parsePlayArgs parses kube play's flags and its one FILE argument; f is
+// nil when the command ends here, with code.
+func parsePlayArgs(args []string, stderr io.Writer) (f *playFlags, file string, code int) {
+	fs := newFlagSet("kube play", stderr)
+	f = kubePlayFlags(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, "", exitOK
+		}
+		return nil, "", exitUsage
+	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "podvisor kube play: want one manifest FILE (or - for stdin)\n%s", kubeUsage)
-		return exitUsage
+		return nil, "", exitUsage
 	}
-	file := pos[0]
+	return f, pos[0], exitOK
+}
+
+// loadPlay reads and decodes the manifest, picks the workload and builds
+// the translation's options; m is nil when the command ends here, with
+// code.
+func loadPlay(f *playFlags, file string, stderr io.Writer) (m *kube.Manifest, w *kube.Workload, opts kube.Options, code int) {
 	var data []byte
+	var err error
 	if file == "-" {
 		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxManifest+1))
 		file = "<stdin>"
@@ -106,103 +179,81 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", file, err)
-		return exitUsage
+		return nil, nil, opts, exitUsage
 	}
-	m, err := kube.Decode(file, data)
-	if err != nil {
+	if m, err = kube.Decode(file, data); err != nil {
 		fmt.Fprintln(stderr, err)
-		return exitUsage
+		return nil, nil, opts, exitUsage
 	}
-	w, err := m.Pick(*name)
-	if err != nil {
+	if w, err = m.Pick(*f.name); err != nil {
 		fmt.Fprintln(stderr, err)
-		return exitUsage
+		return nil, nil, opts, exitUsage
 	}
-	opts, err := playOptions(*f.imageCmds, *ordered, *fromDir, *volumeRoot, *f.caFile)
-	if err != nil {
+	if opts, err = playOptions(*f.imageCmds, *f.ordered, *f.fromDir, *f.volumeRoot, *f.caFile); err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
-		return exitUsage
+		return nil, nil, opts, exitUsage
 	}
-	tmp := ""
-	if !*dryRun {
-		// The run's directory must not lie under a mount path: a volume
-		// bound at /tmp would hide procs.yaml from the run.
-		opts.VolumeDir = "/nonexistent"
-		probe, err := kube.Translate(m, w, opts)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return exitUsage
-		}
-		if tmp, err = os.MkdirTemp(tempBase(probe.Mounts), "podvisor-kube-"); err != nil {
-			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
-			return exitFail
-		}
-		// Searchable, not listable: under --volume-root a container with
-		// runAsUser reaches its volumes through here (the mount paths are
-		// links into it); the volumes' own directory is their fence
-		// (kube.VolumeFence); procs.yaml and the state file stay 0600.
-		if err := os.Chmod(tmp, 0o711); err != nil {
-			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
-			return exitFail
-		}
-		defer func() {
-			if tmp != "" {
-				os.RemoveAll(tmp)
-			}
-		}()
-		opts.VolumeDir = filepath.Join(tmp, "volumes")
-	} else {
-		opts.VolumeDir = "$TMPDIR/podvisor-kube-XXX/volumes"
-	}
-	res, err := kube.Translate(m, w, opts)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitUsage
-	}
+	return m, w, opts, exitOK
+}
+
+func warnPlay(res *kube.Result, stderr io.Writer) {
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(stderr, "podvisor kube play: warning: %s\n", warn)
 	}
-	if !*dryRun {
-		// Relative paths behave as in the directory podvisor was started
-		// in, unless a volume hides it: then /, as in most images.
-		wd, _ := os.Getwd()
-		if underMount(wd, res.Mounts) {
-			wd = "/"
-		}
-		for _, p := range res.Procs.Processes {
-			if p.WorkingDir == "" {
-				p.WorkingDir = wd
-			}
-		}
+}
+
+// errRunDir marks a failure to make the run's directory.
+var errRunDir = errors.New("podvisor kube play")
+
+// makeRunDir creates the run's directory, which must not lie under a mount
+// path: a volume bound at /tmp would hide procs.yaml from the run.
+func makeRunDir(mounts []kube.Mount) (string, error) {
+	tmp, err := os.MkdirTemp(tempBase(mounts), "podvisor-kube-")
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errRunDir, err)
 	}
+	// Searchable, not listable: under --volume-root a container with
+	// runAsUser reaches its volumes through here (the mount paths are
+	// links into it); the volumes' own directory is their fence
+	// (kube.VolumeFence); procs.yaml and the state file stay 0600.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("%w: %w", errRunDir, err)
+	}
+	return tmp, nil
+}
+
+// playProcs writes the translation as procs.yaml and loads it back as the
+// run will; procs is nil when it does not load, with code.
+func playProcs(res *kube.Result, procsPath string, stderr io.Writer) (procs []byte, pcfg *config.Config, code int) {
 	for _, mt := range res.Mounts {
 		res.Procs.Header = append(res.Procs.Header, fmt.Sprintf("volume %s: bound at %s", mt.Volume, mt.Target))
 	}
-	procs := res.Procs.Marshal()
-	procsPath := "procs.yaml"
-	if tmp != "" {
-		procsPath = filepath.Join(tmp, "procs.yaml")
-	}
+	procs = res.Procs.Marshal()
 	pcfg, err := config.Parse(procsPath, procs, nil)
 	if err != nil {
 		// A translation podvisor cannot load is podvisor's bug: say so.
 		fmt.Fprintf(stderr, "podvisor kube play: internal error: the generated procs.yaml does not load:\n%v\n%s", err, procs)
-		return exitFail
+		return nil, nil, exitFail
 	}
-	if *dryRun {
-		stdout.Write(procs)
-		return exitOK
+	return procs, pcfg, exitOK
+}
+
+// playRun is where a run of kube play keeps its files.
+type playRun struct {
+	tmp, volDir, procsPath string
+}
+
+// runPlay makes the volumes and runs podvisor on the written procs.yaml:
+// directly without mounts or with --volume-root (links), else in a private
+// mount namespace (execMounted).
+func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res *kube.Result, pcfg *config.Config, run playRun, stdout, stderr io.Writer) int {
+	runArgs := []string{"-c", run.procsPath}
+	if *f.listen != "" {
+		runArgs = append(runArgs, "--listen", *f.listen)
 	}
-	if err := os.WriteFile(procsPath, procs, 0o600); err != nil {
-		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
-		return exitFail
-	}
-	runArgs := []string{"-c", procsPath}
-	if *listen != "" {
-		runArgs = append(runArgs, "--listen", *listen)
-	}
-	if *logFormat != "" {
-		runArgs = append(runArgs, "--log-format", *logFormat)
+	if *f.logFormat != "" {
+		runArgs = append(runArgs, "--log-format", *f.logFormat)
 	}
 	if len(res.Mounts) > 0 && opts.VolumeRoot == "" && !opts.Root {
 		var paths []string
@@ -214,16 +265,43 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 			w.Name, strings.Join(paths, ", "))
 		return exitUsage
 	}
+	if code := makeVolumes(file, opts, res, pcfg, run.volDir, stderr); code != exitOK {
+		return code
+	}
+	if len(res.Mounts) == 0 {
+		return cmdRun(runArgs, stdout, stderr)
+	}
+	if opts.VolumeRoot != "" {
+		b, err := kube.Link(res.Mounts)
+		defer unbind(b, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
+		return cmdRun(runArgs, stdout, stderr)
+	}
+	// The run continues in a private mount namespace: this process execs
+	// itself there (same pid), binds the volumes, runs, and cleans up.
+	// The re-exec stays: unshare(CLONE_NEWNS) moves only the calling
+	// thread of a multi-threaded Go process; after execve the whole
+	// process is in the namespace. It passes the translation on (the
+	// written procs.yaml and the mounts), translating nothing again.
+	return execMounted(mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs}, pcfg, stderr)
+}
+
+// makeVolumes materialises the volumes in volDir behind their fence.
+func makeVolumes(file string, opts kube.Options, res *kube.Result, pcfg *config.Config, volDir string, stderr io.Writer) int {
 	// The volumes' parent is their fence against the other users of this
 	// machine (see kube.VolumeFence), opened to the containers' users
 	// once the volumes are made.
 	var fence kube.Fence
+	var err error
 	if len(res.Volumes) > 0 {
 		if fence, err = kube.VolumeFence(pcfg, opts.VolumeRoot != "", os.Geteuid(), os.Getegid()); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", file, err)
 			return exitUsage
 		}
-		if err := kube.MakeVolumeDir(opts.VolumeDir); err != nil {
+		if err := kube.MakeVolumeDir(volDir); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
@@ -233,30 +311,12 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	if len(res.Volumes) > 0 {
-		if err := kube.SetFence(opts.VolumeDir, fence); err != nil {
+		if err := kube.SetFence(volDir, fence); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
 	}
-	if len(res.Mounts) == 0 {
-		return cmdRun(runArgs, stdout, stderr)
-	}
-	if opts.VolumeRoot != "" {
-		b, err := kube.Link(res.Mounts)
-		defer func() {
-			for _, e := range kube.Unbind(b) {
-				fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
-			}
-		}()
-		if err != nil {
-			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
-			return exitFail
-		}
-		return cmdRun(runArgs, stdout, stderr)
-	}
-	// The run continues in a private mount namespace: this process execs
-	// itself there (same pid), binds the volumes, runs, and cleans up.
-	return execMounted(mountedState{Mounts: res.Mounts, Tmp: tmp, RunArgs: runArgs}, pcfg, stderr)
+	return exitOK
 }
 
 // tempBase returns the first usual temporary directory outside every mount
@@ -421,16 +481,20 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	bound, err := kube.Bind(st.Mounts, rec)
-	defer func() {
-		for _, e := range kube.Unbind(bound) {
-			fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
-		}
-	}()
+	defer unbind(bound, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
 	}
 	return cmdRun(st.RunArgs, stdout, stderr)
+}
+
+// unbind undoes what kube.Bind or kube.Link made, reporting what it
+// cannot.
+func unbind(b *kube.Bound, stderr io.Writer) {
+	for _, e := range kube.Unbind(b) {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", e)
+	}
 }
 
 // generateFlags are kube generate's flags.

@@ -87,6 +87,24 @@ func FuzzInterpolate(f *testing.F) {
 	})
 }
 
+// FuzzLiteral: interpolation gives back whatever Literal wrote, and text
+// without "${" or "$$" is written as it is.
+func FuzzLiteral(f *testing.F) {
+	for _, s := range []string{"", "plain", "$HOME", "${A}", "$$", "a$", "$", "$${A}", "cost $5 ${", "$$$"} {
+		f.Add(s)
+	}
+	lookup := env(map[string]string{"A": "x"})
+	f.Fuzz(func(t *testing.T, s string) {
+		w := Literal(s)
+		if got, err := interpolate(w, lookup); err != nil || got != s {
+			t.Fatalf("interpolate(Literal(%q) = %q) = %q, %v", s, w, got, err)
+		}
+		if !strings.Contains(s, "${") && !strings.Contains(s, "$$") && w != s {
+			t.Fatalf("Literal(%q) = %q: escaped text that needs none", s, w)
+		}
+	})
+}
+
 // FuzzEnvFile: no panic; errors name the file on every line; accepted
 // entries have valid keys, no NUL, and survive a round trip through
 // single-quoted form when they contain no quote or newline.

@@ -89,3 +89,15 @@ func validEnvName(s string) bool {
 	}
 	return true
 }
+
+// Literal returns s written so that interpolation gives s back: every $
+// doubled when s holds "${" or "$$", the only sequences interpolate reads;
+// any other text as it is, so that $HOME in a shell command stays
+// readable. It is the one escaping rule of every procs.yaml podvisor
+// writes (import, kube play).
+func Literal(s string) string {
+	if !strings.Contains(s, "${") && !strings.Contains(s, "$$") {
+		return s
+	}
+	return strings.ReplaceAll(s, "$", "$$")
+}

@@ -115,3 +115,17 @@ processes:
 		t.Errorf("env_file entries %q, want %q", cfg.Processes["a"].Env, want)
 	}
 }
+
+func TestLiteral(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":         "plain",
+		"echo $HOME $1": "echo $HOME $1", // the shell's: kept readable
+		"${A}":          "$${A}",
+		"$$":            "$$$$",
+		"a $b ${c}":     "a $$b $${c}", // one ${ escapes every $
+	} {
+		if got := Literal(in); got != want {
+			t.Errorf("Literal(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

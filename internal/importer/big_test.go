@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // TestLargeInputsStayFast: the largest inputs the converters accept
@@ -24,6 +26,6 @@ func TestLargeInputsStayFast(t *testing.T) {
 	if len(m.Processes) != 1015 {
 		t.Fatalf("%d processes, want 1015", len(m.Processes))
 	}
-	assertPortable(t, Write(m))
+	assertPortable(t, config.Write(m))
 	t.Logf("1015 processes, 15000 dependencies: converted and checked in %v", time.Since(start))
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // The fuzz tests feed each parser arbitrary input. A converter may refuse
@@ -28,10 +30,10 @@ func checkConverted(t *testing.T, m *Model, r *Report, err error) {
 	if err != nil || r.Failed() {
 		return
 	}
-	out := Write(m)
+	out := config.Write(m)
 	assertPortable(t, out)
 	for _, e := range r.Entries {
-		if e.Kind == Approximated && !bytes.Contains(out, []byte(oneLine(e.Detail))) {
+		if e.Kind == Approximated && !bytes.Contains(out, []byte(config.CommentText(e.Detail))) {
 			t.Errorf("approximation %q (%s) is not in the file", e.Detail, e.What)
 		}
 	}

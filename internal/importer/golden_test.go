@@ -118,7 +118,7 @@ func TestGolden(t *testing.T) {
 			if r.Failed() {
 				t.Errorf("a real-world fixture did not convert:\n%s", reportText(r))
 			}
-			compareGolden(t, "testdata/golden/"+fx.name+".yaml", Write(m))
+			compareGolden(t, "testdata/golden/"+fx.name+".yaml", config.Write(m))
 			compareGolden(t, "testdata/golden/"+fx.name+".report", []byte(reportText(r)))
 		})
 	}
@@ -154,11 +154,11 @@ func TestFixturesPassPortableCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := Write(m)
+			out := config.Write(m)
 			assertPortable(t, out)
 			for _, p := range m.Processes {
 				for key, c := range p.Comments {
-					if !bytes.Contains(out, []byte("approximated")) || !bytes.Contains(out, []byte(oneLine(c))) {
+					if !bytes.Contains(out, []byte("approximated")) || !bytes.Contains(out, []byte(config.CommentText(c))) {
 						t.Errorf("%s.%s: comment %q is not in the file", p.Name, key, c)
 					}
 				}
@@ -166,7 +166,7 @@ func TestFixturesPassPortableCheck(t *testing.T) {
 			// Every approximation in the report shows in the file: as a
 			// comment beside its key, or in the header.
 			for _, e := range r.Entries {
-				if e.Kind == Approximated && !bytes.Contains(out, []byte(oneLine(e.Detail))) {
+				if e.Kind == Approximated && !bytes.Contains(out, []byte(config.CommentText(e.Detail))) {
 					t.Errorf("approximation %q (%s) is not in the file", e.Detail, e.What)
 				}
 			}

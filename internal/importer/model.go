@@ -3,9 +3,9 @@
 // procs.yaml.
 //
 // The converters are pure: each takes file contents (a Source per file, read
-// by the caller) and returns a Model and a Report. Reading the files and
-// directory trees is walk.go's job, writing YAML is write.go's; neither
-// knows any format. Every directive a converter meets ends up in the Report:
+// by the caller) and returns a Model (config's document model) and a
+// Report. Reading the files and directory trees is walk.go's job, writing
+// YAML is config.Write's; neither knows any format. Every directive a converter meets ends up in the Report:
 // converted as it is, approximated (and how), or dropped (and why); every
 // approximation is also a comment beside the key in the written file.
 package importer
@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // Format names a supported input format, as --from spells it.
@@ -41,111 +43,22 @@ type Source struct {
 	Data []byte
 }
 
-// KV is one environment entry; order is kept as written.
-type KV struct {
-	Key, Value string
-}
-
-// Model is a procs.yaml before it is written. String values are already
-// in podvisor's syntax: a literal $ that podvisor would interpolate is
-// escaped as $$, and ${VAR} stands for a variable taken from podvisor's
-// environment at load.
-type Model struct {
-	Env             []KV
-	ShutdownTimeout time.Duration // 0: podvisor's default
-	Processes       []*Process    // in the order of the input
-	Header          []string      // comment lines after the schema line
-}
-
-// Process is one entry of processes.
-type Process struct {
-	Name string
-	// Command: Argv is exec'd directly; Shell, when Argv is nil, is run by
-	// /bin/sh -c.
-	Argv  []string
-	Shell string
-	Type  string // "", "oneshot" or "job"
-
-	Env        []KV
-	EnvFile    []string
-	WorkingDir string
-	User       string
-
-	DependsOn    []Dep
-	Ready        *Probe
-	StartTimeout time.Duration
-	Live         *Probe
-
-	Restart          *Restart
-	SuccessExitCodes []int
-	Stop             Stop
-	OOMScoreAdj      *int
-	Log              *Log // nil: the defaults (both streams on podvisor's stdout)
-
-	// Comments by key (command, ready, restart, stop, ...): why the value
-	// only approximates the original. Written beside the key.
-	Comments map[string]string
-	// Origin is where the process was defined (file:line), written as a
-	// comment above it.
-	Origin string
-}
-
-// Dep is one depends_on entry.
-type Dep struct {
-	Name      string
-	Condition string // started | ready | completed
-	Restart   bool
-}
-
-// Probe is a ready or live block.
-type Probe struct {
-	Kind             string // http | tcp | exec | file | log | notify
-	Target           string // URL, host:port, path, regex, "systemd" or "fd:N"
-	Argv             []string
-	Shell            string // exec probe in shell form, when Argv is nil
-	StartInterval    time.Duration
-	Interval         time.Duration
-	Timeout          time.Duration
-	InitialDelay     time.Duration
-	SuccessThreshold int
-	FailureThreshold int
-}
-
-// Log is a process's log block; empty fields are left out.
-type Log struct {
-	Stdout, Stderr   string // inherit | file | off
-	File, StderrFile string
-	MaxSize          int64 // bytes; 0: podvisor's default
-	MaxFiles         int   // 0: podvisor's default
-}
-
-// log returns p's log block, creating it.
-func (p *Process) log() *Log {
-	if p.Log == nil {
-		p.Log = &Log{}
-	}
-	return p.Log
-}
-
-// Restart is the long form of restart.
-type Restart struct {
-	Policy     string // always | on-failure | never
-	Backoff    time.Duration
-	MaxBackoff time.Duration
-	Limit      int
-}
-
-// Stop is the stop block; zero values are left out.
-type Stop struct {
-	Signal  string
-	Timeout time.Duration
-	Timed   bool // Timeout was given (0s means SIGKILL at once)
-	Argv    []string
-	Shell   string
-}
+// The converters build config's document model and write it with
+// config.Write (the one writer of procs.yaml); these are the importer's
+// names for its types.
+type (
+	Model   = config.Document
+	Process = config.DocProcess
+	KV      = config.KV
+	Dep     = config.DocDep
+	Probe   = config.DocProbe
+	Log     = config.DocLog
+	Restart = config.DocRestart
+	Stop    = config.DocStop
+)
 
 // note records an approximation: a comment beside key, and a report entry.
-func (p *Process) note(r *Report, pos, key, how string) {
+func note(p *Process, r *Report, pos, key, how string) {
 	if p.Comments == nil {
 		p.Comments = map[string]string{}
 	}
@@ -154,16 +67,6 @@ func (p *Process) note(r *Report, pos, key, how string) {
 	}
 	p.Comments[key] = how
 	r.Approx(pos, p.Name+"."+key, how)
-}
-
-// Process looks a process up by name.
-func (m *Model) Process(name string) *Process {
-	for _, p := range m.Processes {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
 }
 
 // Kind classifies a report entry.
@@ -462,7 +365,7 @@ const maxDuration = 24 * time.Hour
 func clampDurations(p *Process, r *Report) {
 	clamp := func(key string, d *time.Duration) {
 		if *d > maxDuration {
-			p.note(r, p.Origin, key, fmt.Sprintf("%s is longer than podvisor's maximum; 24h", dur(*d)))
+			note(p, r, p.Origin, key, fmt.Sprintf("%s is longer than podvisor's maximum; 24h", config.FormatDuration(*d)))
 			*d = maxDuration
 		}
 	}
@@ -531,7 +434,7 @@ func shareNoLogFile(m *Model, r *Report) {
 			if o, taken := owner[name]; taken && o != p.Name {
 				ext := path.Ext(*f)
 				*f = strings.TrimSuffix(*f, ext) + ".{name}" + ext
-				p.note(r, p.Origin, "log", "the log file is also "+o+"'s; podvisor gives each process its own: "+*f)
+				note(p, r, p.Origin, "log", "the log file is also "+o+"'s; podvisor gives each process its own: "+*f)
 				name = strings.ReplaceAll(*f, "{name}", p.Name)
 			}
 			owner[name] = p.Name

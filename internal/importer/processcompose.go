@@ -228,14 +228,14 @@ func (c *pcConv) environment(n *yaml.Node) ([]KV, error) {
 			if !ok || !config.ValidEnvName(k) {
 				return nil, perr(c.src.Path, item.Line, "environment entry %q is not KEY=value", item.Value)
 			}
-			out = append(out, KV{k, pcString(v)})
+			out = append(out, KV{Key: k, Value: pcString(v)})
 		}
 	case yaml.MappingNode:
 		for _, kv := range pairs(n) {
 			if !config.ValidEnvName(kv[0].Value) {
 				return nil, perr(c.src.Path, kv[0].Line, "environment key %q is not a variable name", kv[0].Value)
 			}
-			out = append(out, KV{kv[0].Value, pcString(kv[1].Value)})
+			out = append(out, KV{Key: kv[0].Value, Value: pcString(kv[1].Value)})
 		}
 	default:
 		return nil, perr(c.src.Path, n.Line, "environment: want a list of KEY=value")
@@ -247,108 +247,24 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 	r := c.r
 	p := &Process{Name: name, Origin: fmt.Sprintf("%s process %s", c.pos(key), key.Value)}
 	if name != key.Value && !replicated {
-		p.note(r, c.pos(key), "name", "renamed from "+key.Value)
+		note(p, r, c.pos(key), "name", "renamed from "+key.Value)
 	}
 	if replicated {
-		p.Env = append(p.Env, KV{"PC_REPLICA_NUM", strconv.Itoa(replica)})
+		p.Env = append(p.Env, KV{Key: "PC_REPLICA_NUM", Value: strconv.Itoa(replica)})
 		if replica == 0 {
 			r.AsIs(c.pos(key), key.Value+".replicas (one process per replica, PC_REPLICA_NUM set)")
 		}
 	}
 	var logLine string
 	for _, kv := range pairs(body) {
-		k, v := kv[0], kv[1]
-		what := key.Value + "." + k.Value
-		switch k.Value {
-		case "command":
-			p.Shell = pcString(scalar(v))
-			r.AsIs(c.pos(k), what)
-		case "entrypoint":
-			if v.Kind == yaml.SequenceNode {
-				for _, it := range v.Content {
-					p.Argv = append(p.Argv, pcString(it.Value))
-				}
-			}
-			r.AsIs(c.pos(k), what)
-		case "working_dir":
-			p.WorkingDir = pcString(scalar(v))
-			r.AsIs(c.pos(k), what)
-		case "environment":
-			env, err := c.environment(v)
-			if err != nil {
-				return err
-			}
-			p.Env = append(env, p.Env...)
-			r.AsIs(c.pos(k), what)
-		case "env_file":
-			p.EnvFile = append(p.EnvFile, scalar(v))
-			r.AsIs(c.pos(k), what)
-		case "depends_on":
-			if err := c.dependsOn(p, v, what); err != nil {
-				return err
-			}
-		case "readiness_probe":
-			pr, err := c.probe(v, what)
-			if err != nil {
-				return err
-			}
-			if p.Ready == nil {
-				p.Ready = pr
-			}
-		case "liveness_probe":
-			pr, err := c.probe(v, what)
-			if err != nil {
-				return err
-			}
-			p.Live = pr
-		case "ready_log_line":
-			logLine = scalar(v)
-		case "availability":
-			if err := c.availability(p, v, what); err != nil {
-				return err
-			}
-		case "shutdown":
-			if err := c.shutdown(p, v, what); err != nil {
-				return err
-			}
-		case "is_daemon":
-			if b, _ := parseBool(scalar(v)); b {
-				p.Type = "oneshot"
-				p.note(r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
-			}
-		case "disabled", "replicas":
-		case "namespace":
-			r.Drop(c.pos(k), what, "podvisor has no namespaces; the process keeps its name")
-		case "success_exit_codes":
-			for _, it := range v.Content {
-				n, err := strconv.Atoi(it.Value)
-				if err != nil {
-					return perr(c.src.Path, it.Line, "success_exit_codes: %q is not a number", it.Value)
-				}
-				p.SuccessExitCodes = append(p.SuccessExitCodes, n)
-			}
-			r.AsIs(c.pos(k), what)
-		case "description":
-			r.Drop(c.pos(k), what, "kept only in the report")
-		case "log_location":
-			file := strings.ReplaceAll(scalar(v), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
-			if strings.TrimSpace(file) == "" || dirLike(file) {
-				r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
-				continue
-			}
-			l := p.log()
-			l.Stdout, l.Stderr, l.File = "file", "file", pcString(file)
-			r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
-		case "log_configuration":
-			p.note(r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
-		default:
-			r.Drop(c.pos(k), what, "no podvisor equivalent")
+		if err := c.processKey(p, key, kv[0], kv[1], replica, &logLine); err != nil {
+			return err
 		}
 	}
 	if logLine != "" {
 		lp := &Probe{Kind: "log", Target: regexp.QuoteMeta(logLine)}
 		if p.Ready != nil {
-			p.note(r, c.pos(body), "ready", "ready_log_line and readiness_probe both given; podvisor takes one readiness check: the readiness_probe is kept")
+			note(p, r, c.pos(body), "ready", "ready_log_line and readiness_probe both given; podvisor takes one readiness check: the readiness_probe is kept")
 		} else {
 			p.Ready = lp
 			r.AsIs(c.pos(body), key.Value+".ready_log_line (ready: {log: ...})")
@@ -356,13 +272,106 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 	}
 	if p.Restart == nil && p.Type == "" {
 		p.Restart = &Restart{Policy: "never"}
-		p.note(r, c.pos(key), "restart", "no availability: process-compose does not restart it; podvisor tears everything down if it fails")
+		note(p, r, c.pos(key), "restart", "no availability: process-compose does not restart it; podvisor tears everything down if it fails")
 	}
 	if p.Shell == "" && p.Argv == nil {
 		r.Fail(c.pos(key), key.Value, "has no command; add command:")
 		return nil
 	}
 	c.m.Processes = append(c.m.Processes, p)
+	return nil
+}
+
+// processKey converts the key k (value v) of the process key; a
+// ready_log_line is kept in logLine, for after the readiness_probe.
+func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLine *string) error {
+	r := c.r
+	what := key.Value + "." + k.Value
+	switch k.Value {
+	case "command":
+		p.Shell = pcString(scalar(v))
+		r.AsIs(c.pos(k), what)
+	case "entrypoint":
+		if v.Kind == yaml.SequenceNode {
+			for _, it := range v.Content {
+				p.Argv = append(p.Argv, pcString(it.Value))
+			}
+		}
+		r.AsIs(c.pos(k), what)
+	case "working_dir":
+		p.WorkingDir = pcString(scalar(v))
+		r.AsIs(c.pos(k), what)
+	case "environment":
+		env, err := c.environment(v)
+		if err != nil {
+			return err
+		}
+		p.Env = append(env, p.Env...)
+		r.AsIs(c.pos(k), what)
+	case "env_file":
+		p.EnvFile = append(p.EnvFile, scalar(v))
+		r.AsIs(c.pos(k), what)
+	case "depends_on":
+		if err := c.dependsOn(p, v, what); err != nil {
+			return err
+		}
+	case "readiness_probe":
+		pr, err := c.probe(v, what)
+		if err != nil {
+			return err
+		}
+		if p.Ready == nil {
+			p.Ready = pr
+		}
+	case "liveness_probe":
+		pr, err := c.probe(v, what)
+		if err != nil {
+			return err
+		}
+		p.Live = pr
+	case "ready_log_line":
+		*logLine = scalar(v)
+	case "availability":
+		if err := c.availability(p, v, what); err != nil {
+			return err
+		}
+	case "shutdown":
+		if err := c.shutdown(p, v, what); err != nil {
+			return err
+		}
+	case "is_daemon":
+		if b, _ := parseBool(scalar(v)); b {
+			p.Type = "oneshot"
+			note(p, r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
+		}
+	case "disabled", "replicas":
+	case "namespace":
+		r.Drop(c.pos(k), what, "podvisor has no namespaces; the process keeps its name")
+	case "success_exit_codes":
+		for _, it := range v.Content {
+			n, err := strconv.Atoi(it.Value)
+			if err != nil {
+				return perr(c.src.Path, it.Line, "success_exit_codes: %q is not a number", it.Value)
+			}
+			p.SuccessExitCodes = append(p.SuccessExitCodes, n)
+		}
+		r.AsIs(c.pos(k), what)
+	case "description":
+		r.Drop(c.pos(k), what, "kept only in the report")
+	case "log_location":
+		file := strings.ReplaceAll(scalar(v), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
+		if strings.TrimSpace(file) == "" || dirLike(file) {
+			r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
+			return nil
+		}
+		l := p.EnsureLog()
+		l.Stdout, l.Stderr, l.File = "file", "file", pcString(file)
+		r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
+	case "log_configuration":
+		note(p, r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
+	default:
+		r.Drop(c.pos(k), what, "no podvisor equivalent")
+	}
 	return nil
 }
 
@@ -436,7 +445,7 @@ func setOneshot(p *Process, r *Report, pos string) {
 	p.Type = "oneshot"
 	if p.Restart != nil && p.Restart.Policy == "always" {
 		p.Restart.Policy = "on-failure"
-		p.note(r, pos, "restart", "restart always is not allowed on a oneshot; on-failure")
+		note(p, r, pos, "restart", "restart always is not allowed on a oneshot; on-failure")
 	}
 	r.AsIs(pos, p.Name+": type oneshot (others wait for it to complete)")
 }
@@ -530,7 +539,7 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 				c.r.AsIs(c.pos(k), what+".restart=exit_on_failure (restart: never; a failure tears everything down)")
 			case "no", "":
 				rs.Policy = "never"
-				p.note(c.r, c.pos(k), "restart", "restart: no; process-compose leaves a failed process exited, podvisor tears everything down when it fails")
+				note(p, c.r, c.pos(k), "restart", "restart: no; process-compose leaves a failed process exited, podvisor tears everything down when it fails")
 			default:
 				return perr(c.src.Path, v.Line, "%s.restart: unknown policy %q", what, scalar(v))
 			}
@@ -550,7 +559,7 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 		case "exit_on_end":
 			if b, _ := parseBool(scalar(v)); b {
 				p.Type = "job"
-				p.note(c.r, c.pos(k), "type", "exit_on_end: a job; podvisor tears everything down once every job has completed (successfully), or at once when one fails")
+				note(p, c.r, c.pos(k), "type", "exit_on_end: a job; podvisor tears everything down once every job has completed (successfully), or at once when one fails")
 			}
 		case "exit_on_skipped":
 			c.r.Drop(c.pos(k), what+".exit_on_skipped", "podvisor never skips a process")
@@ -560,7 +569,7 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 	}
 	if p.Type == "job" && rs.Policy == "always" {
 		rs.Policy = "on-failure"
-		p.note(c.r, c.pos(n), "restart", "restart always is not allowed on a job; on-failure")
+		note(p, c.r, c.pos(n), "restart", "restart always is not allowed on a job; on-failure")
 	}
 	p.Restart = rs
 	return nil
@@ -580,7 +589,7 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 			}
 			if sig == "SIGKILL" {
 				p.Stop.Timed, p.Stop.Timeout = true, 0
-				p.note(c.r, c.pos(k), "stop", "signal 9: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
+				note(p, c.r, c.pos(k), "stop", "signal 9: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
 				continue
 			}
 			p.Stop.Signal = sig
@@ -596,7 +605,7 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 			c.r.AsIs(c.pos(k), what+".timeout_seconds")
 		case "parent_only":
 			if b, _ := parseBool(scalar(v)); b {
-				p.note(c.r, c.pos(k), "stop", "parent_only: podvisor signals the whole process group")
+				note(p, c.r, c.pos(k), "stop", "parent_only: podvisor signals the whole process group")
 			}
 		default:
 			c.r.Drop(c.pos(k), what+"."+k.Value, "no podvisor equivalent")

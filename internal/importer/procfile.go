@@ -48,22 +48,22 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 			r.Fail(at(src.Path, n), name, "has no command; write one after the colon")
 			continue
 		}
-		p := &Process{Name: sanitizeName(name), Shell: escapeDollar(cmd), Origin: at(src.Path, n)}
+		p := &Process{Name: sanitizeName(name), Shell: config.Literal(cmd), Origin: at(src.Path, n)}
 		if p.Name != name {
-			p.note(r, at(src.Path, n), "name", "renamed from "+name)
+			note(p, r, at(src.Path, n), "name", "renamed from "+name)
 		}
 		r.AsIs(at(src.Path, n), name+" (run by /bin/sh -c, as foreman and honcho run it)")
 		if env != nil {
 			p.EnvFile = []string{env.Path}
 		}
 		if strings.Contains(cmd, "PORT") {
-			p.Env = []KV{{"PORT", fmt.Sprint(port)}}
-			p.note(r, at(src.Path, n), "env", fmt.Sprintf("PORT=%d as foreman and honcho would set it for this line", port))
+			p.Env = []KV{{Key: "PORT", Value: fmt.Sprint(port)}}
+			note(p, r, at(src.Path, n), "env", fmt.Sprintf("PORT=%d as foreman and honcho would set it for this line", port))
 		}
 		port += 100
 		if name == "release" {
 			p.Type = "oneshot"
-			p.note(r, at(src.Path, n), "type", "release runs once (as on Heroku); a oneshot")
+			note(p, r, at(src.Path, n), "type", "release runs once (as on Heroku); a oneshot")
 		}
 		m.Processes = append(m.Processes, p)
 	}

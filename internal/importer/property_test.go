@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // TestPropertyRandomInputs generates inputs from the directives each
@@ -104,12 +106,12 @@ func TestPropertyRandomInputs(t *testing.T) {
 		if err != nil || r.Failed() {
 			continue
 		}
-		out := Write(m)
+		out := config.Write(m)
 		if _, _, cerr := parsePortableHere(t, out); cerr != nil {
 			t.Fatalf("case %d: import wrote a file that fails check --portable:\n%v\n--- input\n%s\n--- output\n%s", i, cerr, b.String(), out)
 		}
 		for _, e := range r.Entries {
-			if e.Kind == Approximated && !strings.Contains(string(out), oneLine(e.Detail)) {
+			if e.Kind == Approximated && !strings.Contains(string(out), config.CommentText(e.Detail)) {
 				t.Fatalf("case %d: approximation %q (%s) is not in the file\n--- input\n%s\n--- output\n%s", i, e.Detail, e.What, b.String(), out)
 			}
 		}

@@ -3,6 +3,8 @@ package importer
 import (
 	"fmt"
 	"io"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // WriteReport prints the report grouped by kind: converted as is,
@@ -22,7 +24,7 @@ func (r *Report) WriteReport(w io.Writer) {
 		fmt.Fprintf(w, "%s (%d):\n", k, n)
 		for _, e := range r.Entries {
 			if e.Kind == k {
-				fmt.Fprintf(w, "  %s\n", oneLine(e.String()))
+				fmt.Fprintf(w, "  %s\n", config.CommentText(e.String()))
 			}
 		}
 	}

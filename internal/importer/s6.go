@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // ConvertS6 converts an s6-overlay layout: v3 s6-rc.d service directories
@@ -333,7 +335,7 @@ func (c *s6Conv) finish(p *Process, dir string) {
 	}
 	if strings.Contains(f, "s6-svscanctl -t") || strings.Contains(f, "/run/s6/basedir/bin/halt") {
 		p.Type = "job"
-		p.note(c.r, dir+"/finish", "type", "the finish script stops the container when it exits: a job (podvisor tears everything down when it ends, with its exit code)")
+		note(p, c.r, dir+"/finish", "type", "the finish script stops the container when it exits: a job (podvisor tears everything down when it ends, with its exit code)")
 		return
 	}
 	c.r.Drop(dir+"/finish", p.Name+": finish", "podvisor runs nothing after a process exits; put the clean-up in the run script (trap) or stop.command")
@@ -355,7 +357,7 @@ func (c *s6Conv) up(p *Process, file, text string) {
 		script := words[0]
 		if found := c.inTree(words[0]); found != "" {
 			script = found
-			p.note(c.r, file, "command", "up names "+words[0]+", found in the tree at "+found+"; run the import inside the image to keep the image's path")
+			note(p, c.r, file, "command", "up names "+words[0]+", found in the tree at "+found+"; run the import inside the image to keep the image's path")
 		}
 		if _, ok := c.files[script]; ok && len(words) == 1 {
 			// A script of the tree: converted like a run script, so that
@@ -369,7 +371,7 @@ func (c *s6Conv) up(p *Process, file, text string) {
 		p.Argv = escapeAll(words)
 		return
 	}
-	p.Argv = []string{"execlineb", "-Pc", escapeDollar(text)}
+	p.Argv = []string{"execlineb", "-Pc", config.Literal(text)}
 	c.noteExecline(p, file, "up")
 }
 
@@ -378,7 +380,7 @@ func (c *s6Conv) noteExecline(p *Process, file, what string) {
 		c.r.AsIs(file, p.Name+": "+what+" (an execline script, run by execlineb as it is)")
 		return
 	}
-	p.note(c.r, file, "command", what+" is an execline script and execlineb is not on this machine: the image that runs this file needs execline")
+	note(p, c.r, file, "command", what+" is an execline script and execlineb is not on this machine: the image that runs this file needs execline")
 }
 
 // script converts a run (or cont-init.d) script. A script whose body is a
@@ -430,7 +432,7 @@ func (c *s6Conv) script(p *Process, file string) bool {
 					if p.StartTimeout == 0 {
 						p.StartTimeout = timeout
 					}
-					p.note(c.r, file, "ready", "s6-notifyoncheck: its check became an exec readiness probe with the same timings")
+					note(p, c.r, file, "ready", "s6-notifyoncheck: its check became an exec readiness probe with the same timings")
 					line = strings.Join(shellQuoteAll(rest), " ")
 				}
 			}
@@ -442,16 +444,16 @@ func (c *s6Conv) script(p *Process, file string) bool {
 			line = strings.TrimSpace(after[strings.Index(after, words[1])+len(words[1]):])
 			c.r.AsIs(file, p.Name+": s6-setuidgid "+words[1]+" (user: "+words[1]+")")
 		}
-		p.Shell = "exec " + escapeDollar(line)
+		p.Shell = "exec " + config.Literal(line)
 		if path.Base(interp[0]) == "bash" {
-			p.note(c.r, file, "command", "the one-line bash script runs under /bin/sh -c")
+			note(p, c.r, file, "command", "the one-line bash script runs under /bin/sh -c")
 		} else {
 			c.r.AsIs(file, p.Name+": run script (its one command)")
 		}
 		return true
 	}
 	if strings.Contains(text, "s6-setuidgid") && shellish {
-		p.note(c.r, file, "command", "the script calls s6-setuidgid itself; the image needs s6-setuidgid (or set user: and remove it)")
+		note(p, c.r, file, "command", "the script calls s6-setuidgid itself; the image needs s6-setuidgid (or set user: and remove it)")
 	}
 	p.Argv = append(append([]string{}, interp...), file)
 	p.Argv = escapeAll(p.Argv)
@@ -532,7 +534,7 @@ func notifyOnCheck(args []string, dir string) ([]string, *Probe, time.Duration, 
 		case "-3":
 			ok = true // the notification fd: podvisor needs none for an exec probe
 		case "-c":
-			pr.Argv, pr.Shell, ok = nil, escapeDollar(v), v != ""
+			pr.Argv, pr.Shell, ok = nil, config.Literal(v), v != ""
 		}
 		if !ok {
 			return nil, nil, 0, false

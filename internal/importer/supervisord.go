@@ -315,7 +315,7 @@ func (c *svConv) environment(v string, e svExpand) ([]KV, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, KV{k, x})
+		out = append(out, KV{Key: k, Value: x})
 	}
 	return out, nil
 }
@@ -391,7 +391,7 @@ func (c *svConv) program(s *iniSection, name string) {
 		}
 		p := &Process{Name: sanitizeName(pname), Origin: fmt.Sprintf("%s:%d [program:%s]", s.File, s.Line, name)}
 		if p.Name != pname {
-			p.note(r, at(s.File, s.Line), "name", "renamed from "+pname+" (podvisor names are A-Za-z0-9_.-)")
+			note(p, r, at(s.File, s.Line), "name", "renamed from "+pname+" (podvisor names are A-Za-z0-9_.-)")
 		}
 		if !c.programKeys(s, name, e, p, cmdKey) {
 			return
@@ -409,10 +409,26 @@ func (c *svConv) program(s *iniSection, name string) {
 
 // programKeys converts one copy of a program; false when it failed.
 func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
+	if !c.programRun(s, name, e, p, cmdKey) || !c.programRestart(s, name, p) || !c.programStop(s, name, p) {
+		return false
+	}
+	c.programRest(s, name, e, p)
+	return true
+}
+
+// programReaders returns what each step of a program reads its keys with:
+// the section's name for the report, a key's position, a key by name.
+func programReaders(s *iniSection, name string) (sec string, where func(iniKey) string, get func(string) (iniKey, bool)) {
+	sec = "[program:" + name + "] "
+	where = func(k iniKey) string { return at(s.File, k.Line) }
+	return sec, where, s.get
+}
+
+// programRun converts the command and what it runs with: directory, user,
+// environment.
+func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
 	r := c.r
-	sec := "[program:" + name + "] "
-	where := func(k iniKey) string { return at(s.File, k.Line) }
-	get := func(key string) (iniKey, bool) { return s.get(key) }
+	sec, where, get := programReaders(s, name)
 	cmd, err := e.expand(cmdKey.Value)
 	if err == nil {
 		p.Argv, err = splitWords(cmd)
@@ -446,6 +462,14 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 		}
 		r.AsIs(where(k), sec+"environment")
 	}
+	return true
+}
+
+// programRestart converts exitcodes, autorestart, startretries and
+// startsecs.
+func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
+	r := c.r
+	sec, where, get := programReaders(s, name)
 	// autorestart, exitcodes
 	codes := []int{0}
 	if k, ok := get("exitcodes"); ok {
@@ -476,7 +500,7 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 		r.AsIs(at(s.File, s.Line), sec+"autorestart=true")
 	case "false":
 		p.Restart = &Restart{Policy: "never"}
-		p.note(r, at(s.File, s.Line), "restart", "autorestart=false; supervisord leaves a failed program exited, podvisor tears the pod down when a restart: never service fails")
+		note(p, r, at(s.File, s.Line), "restart", "autorestart=false; supervisord leaves a failed program exited, podvisor tears the pod down when a restart: never service fails")
 	default:
 		p.Restart = &Restart{Policy: "on-failure"}
 		r.AsIs(at(s.File, s.Line), sec+"autorestart=unexpected")
@@ -485,7 +509,7 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 		p.SuccessExitCodes = codes
 	}
 	if k, ok := get("startretries"); ok {
-		p.note(r, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" has no equivalent: podvisor retries with backoff (500ms doubling to 30s) without a count")
+		note(p, r, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" has no equivalent: podvisor retries with backoff (500ms doubling to 30s) without a count")
 	}
 	if k, ok := get("startsecs"); ok {
 		d, ok := parseSeconds(k.Value)
@@ -495,9 +519,17 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 		}
 		if d > 0 {
 			p.Ready = &Probe{Kind: "exec", Argv: []string{"true"}, InitialDelay: d}
-			p.note(r, where(k), "ready", fmt.Sprintf("startsecs=%s: ready once it has stayed up %s (a probe that always succeeds, first run after %s)", strings.TrimSpace(k.Value), dur(d), dur(d)))
+			note(p, r, where(k), "ready", fmt.Sprintf("startsecs=%s: ready once it has stayed up %s (a probe that always succeeds, first run after %s)", strings.TrimSpace(k.Value), config.FormatDuration(d), config.FormatDuration(d)))
 		}
 	}
+	return true
+}
+
+// programStop converts stopsignal, stopwaitsecs, stopasgroup and
+// killasgroup.
+func (c *svConv) programStop(s *iniSection, name string, p *Process) bool {
+	r := c.r
+	sec, where, get := programReaders(s, name)
 	if k, ok := get("stopsignal"); ok {
 		sig := signalName(k.Value)
 		switch sig {
@@ -506,7 +538,7 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 			return false
 		case "SIGKILL":
 			p.Stop.Timed, p.Stop.Timeout = true, 0
-			p.note(r, where(k), "stop", "stopsignal=KILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
+			note(p, r, where(k), "stop", "stopsignal=KILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
 		default:
 			p.Stop.Signal = sig
 			r.AsIs(where(k), sec+"stopsignal")
@@ -526,10 +558,18 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 			if v, _ := parseBool(k.Value); v {
 				r.AsIs(where(k), sec+key+" (podvisor always signals the process group)")
 			} else {
-				p.note(r, where(k), "stop", key+"=false: podvisor signals the whole process group, not only the program")
+				note(p, r, where(k), "stop", key+"=false: podvisor signals the whole process group, not only the program")
 			}
 		}
 	}
+	return true
+}
+
+// programRest converts priority and the log keys, and reports the keys
+// podvisor has no use for.
+func (c *svConv) programRest(s *iniSection, name string, e svExpand, p *Process) {
+	r := c.r
+	sec, where, get := programReaders(s, name)
 	if k, ok := get("priority"); ok && !c.opt.PriorityOrder {
 		r.Drop(where(k), sec+"priority", "start order comes from depends_on; --priority-order turns priorities into started dependencies")
 	} else if ok {
@@ -549,7 +589,6 @@ func (c *svConv) programKeys(s *iniSection, name string, e svExpand, p *Process,
 			r.Drop(where(k), sec+key, why)
 		}
 	}
-	return true
 }
 
 // logKeys converts the log settings: a file becomes the process's log
@@ -575,14 +614,14 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 		case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
 			r.AsIs(pos, sec+k.Name+"="+v+" (podvisor prints it on its stdout as \"name | line\")")
 		case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2":
-			p.note(r, pos, "log", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
+			note(p, r, pos, "log", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
 		case "auto", "":
-			p.note(r, pos, "log", k.Name+"="+v+": supervisord wrote a file it named itself; podvisor prints the lines on its stdout")
+			note(p, r, pos, "log", k.Name+"="+v+": supervisord wrote a file it named itself; podvisor prints the lines on its stdout")
 		case "none":
 			if stream == "stdout" {
-				p.log().Stdout = "off"
+				p.EnsureLog().Stdout = "off"
 			} else {
-				p.log().Stderr = "off"
+				p.EnsureLog().Stderr = "off"
 			}
 			r.AsIs(pos, sec+k.Name+"=NONE (log."+stream+": off)")
 		default:
@@ -590,7 +629,7 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 				r.Fail(pos, sec+k.Name, fmt.Sprintf("%q is a directory; name the file, such as app.log", v))
 				continue
 			}
-			l := p.log()
+			l := p.EnsureLog()
 			if stream == "stdout" {
 				l.Stdout, l.File = "file", v
 				if redirect {
@@ -612,19 +651,19 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 // has one max_size and max_files per process: stdout's win when both
 // streams set them.
 func (c *svConv) rotation(s *iniSection, stream string, p *Process) {
-	r, l := c.r, p.log()
+	r, l := c.r, p.EnsureLog()
 	if k, ok := s.get(stream + "_logfile_maxbytes"); ok {
 		n, ok := parseByteSize(k.Value)
 		switch {
 		case !ok:
 			r.Fail(at(s.File, k.Line), k.Name, fmt.Sprintf("%q is not a size (want bytes, KB, MB or GB)", k.Value))
 		case l.MaxSize > 0 && l.MaxSize != n:
-			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_size per process; stdout's is kept")
+			note(p, r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_size per process; stdout's is kept")
 		case n == 0:
-			p.note(r, at(s.File, k.Line), "log", k.Name+"=0: supervisord never rotated this file; podvisor rotates at its default max_size (10MiB)")
+			note(p, r, at(s.File, k.Line), "log", k.Name+"=0: supervisord never rotated this file; podvisor rotates at its default max_size (10MiB)")
 		case n < 1<<20:
 			l.MaxSize = 1 << 20
-			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor's smallest max_size is 1MiB")
+			note(p, r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor's smallest max_size is 1MiB")
 		default:
 			l.MaxSize = n
 			r.AsIs(at(s.File, k.Line), k.Name+" (log.max_size)")
@@ -637,13 +676,13 @@ func (c *svConv) rotation(s *iniSection, stream string, p *Process) {
 		case err != nil || n < 0:
 			r.Fail(at(s.File, k.Line), k.Name, fmt.Sprintf("%q is not a number of backups", k.Value))
 		case l.MaxFiles > 0 && l.MaxFiles != files:
-			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_files per process; stdout's is kept")
+			note(p, r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_files per process; stdout's is kept")
 		case files < 2:
 			l.MaxFiles = 2
-			p.note(r, at(s.File, k.Line), "log", k.Name+"=0: supervisord kept no rotated file; podvisor keeps at least one (max_files: 2)")
+			note(p, r, at(s.File, k.Line), "log", k.Name+"=0: supervisord kept no rotated file; podvisor keeps at least one (max_files: 2)")
 		case files > 1000:
 			l.MaxFiles = 1000
-			p.note(r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor keeps at most 1000 files")
+			note(p, r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor keeps at most 1000 files")
 		default:
 			l.MaxFiles = files
 			r.AsIs(at(s.File, k.Line), k.Name+" (log.max_files, the current file counted)")

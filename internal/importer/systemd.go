@@ -225,15 +225,54 @@ var sdSpecifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 
 func (c *sdConv) unit(f *unitFile) {
 	r := c.r
-	pos := func(k iniKey) string { return kpos(f, k) }
 	name := sanitizeName(f.name)
 	p := &Process{Name: name, Origin: f.src.Path}
 	if name != f.name {
-		p.note(r, f.src.Path, "name", "renamed from "+f.name)
+		note(p, r, f.src.Path, "name", "renamed from "+f.name)
 	}
-	// specifiers replaces systemd's % specifiers in s; inCmd says s is a
-	// command line, where the user's home and name become ${HOME} and
-	// ${USER}, expanded from the process's environment.
+	spec, cmdSpec := c.specifiers(f, p)
+	svc := f.sec["Service"]
+	if len(svc) == 0 {
+		r.Fail(f.src.Path, f.name, "no [Service] section")
+		return
+	}
+	starts, pres, posts := execKeys(svc)
+	if len(starts) == 0 {
+		r.Fail(f.src.Path, f.name, "no ExecStart=; add the command")
+		return
+	}
+	if !c.unitType(f, p) {
+		return
+	}
+	if len(starts) > 1 && f.typ != "oneshot" {
+		r.Fail(kpos(f, starts[1]), f.name+": ExecStart", "several ExecStart= are allowed only with Type=oneshot (systemd refuses this too)")
+		return
+	}
+	daemon, ok := c.startCommand(f, p, starts, cmdSpec)
+	if !ok {
+		return
+	}
+	if f.typ == "forking" && !c.forking(f, p, svc, daemon, spec) {
+		return
+	}
+	for i, k := range pres {
+		c.hook(f, p, k, fmt.Sprintf("%s-pre%d", name, i+1), true, cmdSpec)
+	}
+	for i, k := range posts {
+		c.hook(f, p, k, fmt.Sprintf("%s-post%d", name, i+1), false, cmdSpec)
+	}
+	c.deps(f, p)
+	c.service(f, p, svc, spec, cmdSpec)
+	c.dropSections(f)
+	c.m.Processes = append(c.m.Processes, p)
+}
+
+// specifiers returns the functions that replace systemd's % specifiers in
+// a value of f: spec for paths and values, cmdSpec for command lines, where
+// the user's home and name become ${HOME} and ${USER}, expanded from the
+// process's environment.
+func (c *sdConv) specifiers(f *unitFile, p *Process) (spec, cmdSpec func(iniKey, string) string) {
+	r := c.r
 	specifiers := func(k iniKey, s string, inCmd bool) string {
 		return sdSpecifier().ReplaceAllStringFunc(s, func(m string) string {
 			switch m {
@@ -247,7 +286,7 @@ func (c *sdConv) unit(f *unitFile) {
 				return f.prefix
 			case "%i", "%I":
 				if f.instance == "" {
-					p.note(r, pos(k), "command", "template unit without an instance: "+m+" left empty (import name@instance.service to set it)")
+					note(p, r, kpos(f, k), "command", "template unit without an instance: "+m+" left empty (import name@instance.service to set it)")
 				}
 				return f.instance
 			case "%t":
@@ -259,18 +298,18 @@ func (c *sdConv) unit(f *unitFile) {
 				}
 				return "$" + v
 			}
-			p.note(r, pos(k), "command", "specifier "+m+" kept as it is; systemd would replace it")
+			note(p, r, kpos(f, k), "command", "specifier "+m+" kept as it is; systemd would replace it")
 			return m
 		})
 	}
-	spec := func(k iniKey, s string) string { return specifiers(k, s, false) }
-	cmdSpec := func(k iniKey, s string) string { return specifiers(k, s, true) }
-	svc := f.sec["Service"]
-	if len(svc) == 0 {
-		r.Fail(f.src.Path, f.name, "no [Service] section")
-		return
-	}
-	var starts, pres, posts []iniKey
+	spec = func(k iniKey, s string) string { return specifiers(k, s, false) }
+	cmdSpec = func(k iniKey, s string) string { return specifiers(k, s, true) }
+	return spec, cmdSpec
+}
+
+// execKeys picks the ExecStart= (an empty one resets the list),
+// ExecStartPre= and ExecStartPost= keys of svc.
+func execKeys(svc []iniKey) (starts, pres, posts []iniKey) {
 	for _, k := range svc {
 		switch k.Name {
 		case "ExecStart":
@@ -285,15 +324,17 @@ func (c *sdConv) unit(f *unitFile) {
 			posts = append(posts, k)
 		}
 	}
-	if len(starts) == 0 {
-		r.Fail(f.src.Path, f.name, "no ExecStart=; add the command")
-		return
-	}
+	return starts, pres, posts
+}
+
+// unitType converts Type=; false when it is unknown (reported).
+func (c *sdConv) unitType(f *unitFile, p *Process) bool {
+	r := c.r
 	switch f.typ {
 	case "simple", "exec":
 		r.AsIs(f.src.Path, f.name+": Type="+f.typ)
 	case "idle", "dbus":
-		p.note(r, f.src.Path, "command", "Type="+f.typ+" run as Type=simple")
+		note(p, r, f.src.Path, "command", "Type="+f.typ+" run as Type=simple")
 	case "notify", "notify-reload":
 		p.Ready = &Probe{Kind: "notify", Target: "systemd"}
 		r.AsIs(f.src.Path, f.name+": Type="+f.typ+" (ready: {notify: systemd})")
@@ -303,12 +344,16 @@ func (c *sdConv) unit(f *unitFile) {
 	case "forking":
 	default:
 		r.Fail(f.src.Path, f.name, "unknown Type="+f.typ)
-		return
+		return false
 	}
-	if len(starts) > 1 && f.typ != "oneshot" {
-		r.Fail(pos(starts[1]), f.name+": ExecStart", "several ExecStart= are allowed only with Type=oneshot (systemd refuses this too)")
-		return
-	}
+	return true
+}
+
+// startCommand sets p's command from the ExecStart= keys: an argv when one
+// converts as it is, else a shell command. daemon is that shell command
+// without the exec added here (for Type=forking); ok is false when a
+// command cannot be converted (reported).
+func (c *sdConv) startCommand(f *unitFile, p *Process, starts []iniKey, cmdSpec func(iniKey, string) string) (daemon string, ok bool) {
 	var parts, why []string
 	argvOK := len(starts) == 1
 	if !argvOK {
@@ -318,7 +363,7 @@ func (c *sdConv) unit(f *unitFile) {
 	for _, k := range starts {
 		x, ignore, ok := c.command(f, p, k, cmdSpec)
 		if !ok {
-			return
+			return "", false
 		}
 		line := x.sh
 		if ignore {
@@ -337,73 +382,73 @@ func (c *sdConv) unit(f *unitFile) {
 			p.Argv = escapeAll(x.argv)
 		}
 	}
-	daemon := "" // the shell command without the exec added here (Type=forking)
-	if !argvOK {
-		p.Argv = nil
-		sh := strings.Join(parts, " && ")
-		daemon = sh
-		if len(starts) == 1 && !strings.HasSuffix(parts[0], "|| true") {
-			sh = "exec " + sh
-		}
-		if split {
-			sh = "set -f; " + sh
-			daemon = "set -f; " + daemon
-		}
-		p.Shell = escapeDollar(sh)
-		daemon = escapeDollar(daemon) // same $ as sh: escaped alike
-		var once []string
-		for _, w := range why {
-			if !slices.Contains(once, w) {
-				once = append(once, w)
-			}
-		}
-		p.note(r, pos(starts[0]), "command", "run by /bin/sh -c: "+strings.Join(once, "; "))
-	} else {
-		r.AsIs(pos(starts[0]), f.name+": ExecStart")
+	if argvOK {
+		c.r.AsIs(kpos(f, starts[0]), f.name+": ExecStart")
+		return "", true
 	}
-	if f.typ == "forking" {
-		pid, ok := last(svc, "PIDFile")
-		if !ok || strings.TrimSpace(pid.Value) == "" {
-			r.Fail(f.src.Path, f.name, "Type=forking without PIDFile=: podvisor cannot follow the daemon; run it in the foreground (Type=simple) or add PIDFile=")
-			return
-		}
-		pf := spec(pid, pid.Value)
-		// The daemon forks: the shell goes on after it, so no exec.
-		cmd := daemon
-		if cmd == "" {
-			cmd = strings.Join(shellQuoteAll(p.Argv), " ")
-		}
-		// The path is one literal word for /bin/sh, and its $ are not
-		// podvisor's ${VAR} either.
-		qpf := escapeDollar(shQuote(pf))
-		p.Argv = nil
-		p.Shell = cmd + " && while kill -0 \"$(cat " + qpf + ")\" 2>/dev/null; do sleep 1; done"
-		p.Ready = &Probe{Kind: "file", Target: escapeDollar(pf)}
-		if p.Stop.Shell == "" && p.Stop.Argv == nil {
-			p.Stop.Shell = "kill -TERM \"$(cat " + qpf + ")\""
-		}
-		p.note(r, pos(pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
+	p.Argv = nil
+	sh := strings.Join(parts, " && ")
+	daemon = sh
+	if len(starts) == 1 && !strings.HasSuffix(parts[0], "|| true") {
+		sh = "exec " + sh
 	}
-	for i, k := range pres {
-		c.hook(f, p, k, fmt.Sprintf("%s-pre%d", name, i+1), true, cmdSpec)
+	if split {
+		sh = "set -f; " + sh
+		daemon = "set -f; " + daemon
 	}
-	for i, k := range posts {
-		c.hook(f, p, k, fmt.Sprintf("%s-post%d", name, i+1), false, cmdSpec)
+	p.Shell = config.Literal(sh)
+	daemon = config.Literal(daemon) // same $ as sh: escaped alike
+	var once []string
+	for _, w := range why {
+		if !slices.Contains(once, w) {
+			once = append(once, w)
+		}
 	}
-	c.deps(f, p)
-	c.service(f, p, svc, spec, cmdSpec)
+	note(p, c.r, kpos(f, starts[0]), "command", "run by /bin/sh -c: "+strings.Join(once, "; "))
+	return daemon, true
+}
+
+// forking follows a Type=forking daemon through its PIDFile=; false when
+// there is none (reported).
+func (c *sdConv) forking(f *unitFile, p *Process, svc []iniKey, daemon string, spec func(iniKey, string) string) bool {
+	pid, ok := last(svc, "PIDFile")
+	if !ok || strings.TrimSpace(pid.Value) == "" {
+		c.r.Fail(f.src.Path, f.name, "Type=forking without PIDFile=: podvisor cannot follow the daemon; run it in the foreground (Type=simple) or add PIDFile=")
+		return false
+	}
+	pf := spec(pid, pid.Value)
+	// The daemon forks: the shell goes on after it, so no exec.
+	cmd := daemon
+	if cmd == "" {
+		cmd = strings.Join(shellQuoteAll(p.Argv), " ")
+	}
+	// The path is one literal word for /bin/sh, and its $ are not
+	// podvisor's ${VAR} either.
+	qpf := config.Literal(shQuote(pf))
+	p.Argv = nil
+	p.Shell = cmd + " && while kill -0 \"$(cat " + qpf + ")\" 2>/dev/null; do sleep 1; done"
+	p.Ready = &Probe{Kind: "file", Target: config.Literal(pf)}
+	if p.Stop.Shell == "" && p.Stop.Argv == nil {
+		p.Stop.Shell = "kill -TERM \"$(cat " + qpf + ")\""
+	}
+	note(p, c.r, kpos(f, pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
+	return true
+}
+
+// dropSections reports the sections and [Unit] keys podvisor has no use for.
+func (c *sdConv) dropSections(f *unitFile) {
+	r := c.r
 	secNames := make([]string, 0, len(f.sec))
 	for n := range f.sec {
 		secNames = append(secNames, n)
 	}
 	slices.Sort(secNames)
 	for _, secName := range secNames {
-		keys := f.sec[secName]
 		switch secName {
 		case "Unit", "Service":
 		default:
-			for _, k := range keys {
-				r.Drop(pos(k), "["+secName+"] "+k.Name, "podvisor starts every process it lists; installation targets have no meaning here")
+			for _, k := range f.sec[secName] {
+				r.Drop(kpos(f, k), "["+secName+"] "+k.Name, "podvisor starts every process it lists; installation targets have no meaning here")
 			}
 		}
 	}
@@ -411,12 +456,11 @@ func (c *sdConv) unit(f *unitFile) {
 		switch k.Name {
 		case "After", "Before", "Requires", "Wants", "BindsTo":
 		case "Description", "Documentation":
-			r.Drop(pos(k), f.name+": "+k.Name, "kept only in the report")
+			r.Drop(kpos(f, k), f.name+": "+k.Name, "kept only in the report")
 		default:
-			r.Drop(pos(k), f.name+": [Unit] "+k.Name, "no podvisor equivalent")
+			r.Drop(kpos(f, k), f.name+": [Unit] "+k.Name, "no podvisor equivalent")
 		}
 	}
-	c.m.Processes = append(c.m.Processes, p)
 }
 
 // command splits and converts the command line of k (sdexec.go); ok is
@@ -455,7 +499,7 @@ func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 		return false
 	}
 	if cv := x.caveats(); len(cv) > 0 {
-		p.note(c.r, kpos(f, k), key, strings.Join(cv, "; "))
+		note(p, c.r, kpos(f, k), key, strings.Join(cv, "; "))
 	}
 	switch {
 	case !x.env && !ignore:
@@ -468,7 +512,7 @@ func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 		if x.split {
 			sh = "set -f; " + sh
 		}
-		*shell = escapeDollar(sh)
+		*shell = config.Literal(sh)
 	}
 	return true
 }
@@ -489,7 +533,7 @@ func execPrefix(s string) (string, bool) {
 func escapeAll(words []string) []string {
 	out := make([]string, len(words))
 	for i, w := range words {
-		out[i] = escapeDollar(w)
+		out[i] = config.Literal(w)
 	}
 	return out
 }
@@ -521,13 +565,13 @@ func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, 
 	}
 	if pre {
 		p.DependsOn = append(p.DependsOn, Dep{Name: name, Condition: "completed"})
-		h.note(c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
+		note(h, c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
 	} else {
 		h.DependsOn = []Dep{{Name: p.Name, Condition: condFor(f.typ)}}
 		if f.typ == "oneshot" {
 			h.DependsOn[0].Condition = "completed"
 		}
-		h.note(c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot after it; it runs once, not after every restart")
+		note(h, c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot after it; it runs once, not after every restart")
 	}
 	c.m.Processes = append(c.m.Processes, h)
 }
@@ -589,193 +633,248 @@ func (c *sdConv) deps(f *unitFile, p *Process) {
 	}
 }
 
+// svcKeys is what service collects from the [Service] keys that are
+// decided together once all are read.
+type svcKeys struct {
+	user, group, restart string
+	restartDelay         time.Duration
+}
+
 func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec, cmdSpec func(iniKey, string) string) {
-	r := c.r
-	pos := func(k iniKey) string { return kpos(f, k) }
-	what := func(k iniKey) string { return f.name + ": " + k.Name }
-	user, group := "", ""
-	restart := ""
-	var restartDelay time.Duration
+	var st svcKeys
 	for _, k := range svc {
-		v := k.Value
-		switch k.Name {
-		case "Type", "ExecStart", "ExecStartPre", "ExecStartPost", "PIDFile":
-		case "ExecStop":
-			if c.setCommand(f, p, k, cmdSpec, "stop", &p.Stop.Argv, &p.Stop.Shell) {
-				r.AsIs(pos(k), what(k))
-			}
-		case "ExecReload":
-			r.Drop(pos(k), what(k), "podvisor reloads only itself; send the process a signal with podvisor signal NAME HUP")
-		case "Restart":
-			restart = v
-		case "RestartSec":
-			d, ok := parseTimespan(v)
-			if !ok {
-				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not a time span", v))
-				continue
-			}
-			restartDelay = d
-		case "Environment":
-			if strings.TrimSpace(v) == "" { // an empty assignment resets the list
-				p.Env = nil
-				continue
-			}
-			words, err := splitWords(v)
+		c.serviceKey(f, p, k, &st, spec, cmdSpec)
+	}
+	c.serviceUser(f, p, st)
+	c.serviceRestart(f, p, st)
+}
+
+// serviceKey converts one [Service] key, or records it in st.
+func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec, cmdSpec func(iniKey, string) string) {
+	r := c.r
+	pos, what := kpos(f, k), f.name+": "+k.Name
+	v := k.Value
+	switch k.Name {
+	case "Type", "ExecStart", "ExecStartPre", "ExecStartPost", "PIDFile":
+	case "ExecStop":
+		if c.setCommand(f, p, k, cmdSpec, "stop", &p.Stop.Argv, &p.Stop.Shell) {
+			r.AsIs(pos, what)
+		}
+	case "ExecReload":
+		r.Drop(pos, what, "podvisor reloads only itself; send the process a signal with podvisor signal NAME HUP")
+	case "Restart":
+		st.restart = v
+	case "RestartSec":
+		d, ok := parseTimespan(v)
+		if !ok {
+			r.Fail(pos, what, fmt.Sprintf("%q is not a time span", v))
+			return
+		}
+		st.restartDelay = d
+	case "Environment":
+		if strings.TrimSpace(v) == "" { // an empty assignment resets the list
+			p.Env = nil
+			return
+		}
+		c.serviceEnv(f, p, k, spec)
+	case "EnvironmentFile":
+		if strings.TrimSpace(v) == "" {
+			p.EnvFile = nil
+			return
+		}
+		c.serviceEnvFile(f, p, k, spec)
+	case "User":
+		st.user = v
+	case "Group":
+		st.group = v
+	case "WorkingDirectory":
+		wd := strings.TrimPrefix(v, "-")
+		if wd == "~" {
+			note(p, r, pos, "working_dir", "WorkingDirectory=~ is the user's home; podvisor has no such shorthand, left at the config's directory")
+			return
+		}
+		p.WorkingDir = config.Literal(spec(k, wd))
+		r.AsIs(pos, what)
+	case "TimeoutStartSec", "TimeoutStopSec", "TimeoutSec", "KillSignal", "KillMode":
+		c.serviceStop(f, p, k)
+	case "SuccessExitStatus":
+		codes := []int{0}
+		for _, w := range strings.Fields(v) {
+			n, err := strconv.Atoi(w)
 			if err != nil {
-				r.Fail(pos(k), what(k), err.Error())
+				note(p, r, pos, "success_exit_codes", "SuccessExitStatus "+w+" (a signal) has no podvisor equivalent")
 				continue
 			}
-			for _, w := range words {
-				kk, vv, ok := strings.Cut(w, "=")
-				if !ok || !config.ValidEnvName(kk) {
-					r.Fail(pos(k), what(k), fmt.Sprintf("%q is not KEY=value", w))
-					continue
-				}
-				p.Env = append(p.Env, KV{kk, escapeDollar(spec(k, vv))})
-			}
-			r.AsIs(pos(k), what(k))
-		case "EnvironmentFile":
-			if strings.TrimSpace(v) == "" { // an empty assignment resets the list
-				p.EnvFile = nil
-				continue
-			}
-			file := spec(k, v)
-			if !path.IsAbs(strings.TrimPrefix(file, "-")) {
-				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not an absolute path (systemd refuses it too)", v))
-				continue
-			}
-			if strings.HasPrefix(file, "-") {
-				file = strings.TrimPrefix(file, "-")
-				p.note(r, pos(k), "env_file", "EnvironmentFile=-"+file+": optional under systemd; podvisor needs the file to exist")
-			} else {
-				r.AsIs(pos(k), what(k))
-			}
-			p.EnvFile = append(p.EnvFile, file)
-		case "User":
-			user = v
-		case "Group":
-			group = v
-		case "WorkingDirectory":
-			wd := strings.TrimPrefix(v, "-")
-			if wd == "~" {
-				p.note(r, pos(k), "working_dir", "WorkingDirectory=~ is the user's home; podvisor has no such shorthand, left at the config's directory")
-				continue
-			}
-			p.WorkingDir = escapeDollar(spec(k, wd))
-			r.AsIs(pos(k), what(k))
-		case "TimeoutStartSec", "TimeoutStopSec", "TimeoutSec":
-			d, ok := parseTimespan(v)
-			if !ok {
-				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not a time span", v))
-				continue
-			}
-			if k.Name != "TimeoutStopSec" && d > 0 {
-				p.StartTimeout = d
-			}
-			if k.Name != "TimeoutStartSec" && d > 0 {
-				p.Stop.Timed, p.Stop.Timeout = true, d
-			}
-			r.AsIs(pos(k), what(k))
-		case "KillSignal":
-			sig := signalName(v)
-			switch sig {
-			case "":
-				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not a signal", v))
-			case "SIGKILL":
-				p.Stop.Timed, p.Stop.Timeout = true, 0
-				p.note(r, pos(k), "stop", "KillSignal=SIGKILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
-			default:
-				p.Stop.Signal = sig
-				r.AsIs(pos(k), what(k))
-			}
-		case "KillMode":
-			switch v {
-			case "control-group", "":
-				r.AsIs(pos(k), what(k)+" (podvisor signals the process group)")
-			default:
-				p.note(r, pos(k), "stop", "KillMode="+v+": podvisor signals the whole process group")
-			}
-		case "SuccessExitStatus":
-			codes := []int{0}
-			for _, w := range strings.Fields(v) {
-				n, err := strconv.Atoi(w)
-				if err != nil {
-					p.note(r, pos(k), "success_exit_codes", "SuccessExitStatus "+w+" (a signal) has no podvisor equivalent")
-					continue
-				}
-				codes = append(codes, n)
-			}
-			p.SuccessExitCodes = codes
-			r.AsIs(pos(k), what(k))
-		case "RemainAfterExit":
-			r.AsIs(pos(k), what(k)+" (a completed oneshot stays completed)")
-		case "OOMScoreAdjust":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < -1000 || n > 1000 {
-				r.Fail(pos(k), what(k), fmt.Sprintf("%q is not -1000..1000", v))
-				continue
-			}
-			p.OOMScoreAdj = &n
-			r.AsIs(pos(k), what(k))
-		case "StandardOutput", "StandardError":
-			kind, file, _ := strings.Cut(v, ":")
-			stdout := k.Name == "StandardOutput"
-			switch {
-			case v == "journal" || v == "inherit" || v == "journal+console" || v == "tty" || v == "kmsg" || v == "syslog" || v == "":
-				r.AsIs(pos(k), what(k)+" (podvisor prints the lines on its stdout)")
-			case v == "null":
-				if stdout {
-					p.log().Stdout = "off"
-				} else {
-					p.log().Stderr = "off"
-				}
-				r.AsIs(pos(k), what(k)+" (off)")
-			case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file) && dirLike(file):
-				r.Fail(pos(k), what(k), fmt.Sprintf("%q is a directory; name the file, such as /var/log/app.log", file))
-			case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file):
-				l := p.log()
-				if stdout {
-					l.Stdout, l.File = "file", escapeDollar(file)
-				} else if l.Stderr = "file"; file != l.File {
-					l.StderrFile = escapeDollar(file)
-				}
-				if kind == "append" {
-					r.AsIs(pos(k), what(k)+" (a log file, appended to)")
-				} else {
-					p.note(r, pos(k), "log", k.Name+"="+v+": podvisor appends to the file and rotates it by size")
-				}
-			default:
-				p.note(r, pos(k), "log", k.Name+"="+v+": podvisor prints the lines on its stdout")
-			}
-		case "SyslogIdentifier":
-			r.Drop(pos(k), what(k), "podvisor names each line with the process name")
+			codes = append(codes, n)
+		}
+		p.SuccessExitCodes = codes
+		r.AsIs(pos, what)
+	case "RemainAfterExit":
+		r.AsIs(pos, what+" (a completed oneshot stays completed)")
+	case "OOMScoreAdjust":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -1000 || n > 1000 {
+			r.Fail(pos, what, fmt.Sprintf("%q is not -1000..1000", v))
+			return
+		}
+		p.OOMScoreAdj = &n
+		r.AsIs(pos, what)
+	case "StandardOutput", "StandardError":
+		c.serviceOutput(f, p, k)
+	case "SyslogIdentifier":
+		r.Drop(pos, what, "podvisor names each line with the process name")
+	default:
+		switch {
+		case sdSandbox().MatchString(k.Name):
+			r.Drop(pos, what, "sandboxing: podvisor relies on the container's own isolation")
+		case sdResource().MatchString(k.Name):
+			r.Drop(pos, what, "resource control: set limits on the container (resources in Kubernetes)")
 		default:
-			switch {
-			case sdSandbox().MatchString(k.Name):
-				r.Drop(pos(k), what(k), "sandboxing: podvisor relies on the container's own isolation")
-			case sdResource().MatchString(k.Name):
-				r.Drop(pos(k), what(k), "resource control: set limits on the container (resources in Kubernetes)")
-			default:
-				r.Drop(pos(k), what(k), "no podvisor equivalent")
-			}
+			r.Drop(pos, what, "no podvisor equivalent")
 		}
 	}
-	switch {
-	case user != "" && group != "":
-		p.User = user + ":" + group
-	case user != "":
-		p.User = user
-	case group != "":
-		p.note(r, f.src.Path, "user", "Group="+group+" without User=: podvisor sets a group only with a user (user: root:"+group+" if podvisor runs as root)")
+}
+
+// serviceEnv converts a non-empty Environment=.
+func (c *sdConv) serviceEnv(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string) {
+	r := c.r
+	pos, what := kpos(f, k), f.name+": "+k.Name
+	words, err := splitWords(k.Value)
+	if err != nil {
+		r.Fail(pos, what, err.Error())
+		return
 	}
-	if user != "" || group != "" {
+	for _, w := range words {
+		kk, vv, ok := strings.Cut(w, "=")
+		if !ok || !config.ValidEnvName(kk) {
+			r.Fail(pos, what, fmt.Sprintf("%q is not KEY=value", w))
+			continue
+		}
+		p.Env = append(p.Env, KV{Key: kk, Value: config.Literal(spec(k, vv))})
+	}
+	r.AsIs(pos, what)
+}
+
+// serviceEnvFile converts a non-empty EnvironmentFile=.
+func (c *sdConv) serviceEnvFile(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string) {
+	r := c.r
+	pos, what := kpos(f, k), f.name+": "+k.Name
+	file := spec(k, k.Value)
+	if !path.IsAbs(strings.TrimPrefix(file, "-")) {
+		r.Fail(pos, what, fmt.Sprintf("%q is not an absolute path (systemd refuses it too)", k.Value))
+		return
+	}
+	if strings.HasPrefix(file, "-") {
+		file = strings.TrimPrefix(file, "-")
+		note(p, r, pos, "env_file", "EnvironmentFile=-"+file+": optional under systemd; podvisor needs the file to exist")
+	} else {
+		r.AsIs(pos, what)
+	}
+	p.EnvFile = append(p.EnvFile, file)
+}
+
+// serviceStop converts the timeouts and the kill settings.
+func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey) {
+	r := c.r
+	pos, what := kpos(f, k), f.name+": "+k.Name
+	v := k.Value
+	switch k.Name {
+	case "KillSignal":
+		sig := signalName(v)
+		switch sig {
+		case "":
+			r.Fail(pos, what, fmt.Sprintf("%q is not a signal", v))
+		case "SIGKILL":
+			p.Stop.Timed, p.Stop.Timeout = true, 0
+			note(p, r, pos, "stop", "KillSignal=SIGKILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
+		default:
+			p.Stop.Signal = sig
+			r.AsIs(pos, what)
+		}
+	case "KillMode":
+		switch v {
+		case "control-group", "":
+			r.AsIs(pos, what+" (podvisor signals the process group)")
+		default:
+			note(p, r, pos, "stop", "KillMode="+v+": podvisor signals the whole process group")
+		}
+	default: // TimeoutStartSec, TimeoutStopSec, TimeoutSec
+		d, ok := parseTimespan(v)
+		if !ok {
+			r.Fail(pos, what, fmt.Sprintf("%q is not a time span", v))
+			return
+		}
+		if k.Name != "TimeoutStopSec" && d > 0 {
+			p.StartTimeout = d
+		}
+		if k.Name != "TimeoutStartSec" && d > 0 {
+			p.Stop.Timed, p.Stop.Timeout = true, d
+		}
+		r.AsIs(pos, what)
+	}
+}
+
+// serviceOutput converts StandardOutput= and StandardError=.
+func (c *sdConv) serviceOutput(f *unitFile, p *Process, k iniKey) {
+	r := c.r
+	pos, what := kpos(f, k), f.name+": "+k.Name
+	v := k.Value
+	kind, file, _ := strings.Cut(v, ":")
+	stdout := k.Name == "StandardOutput"
+	switch {
+	case v == "journal" || v == "inherit" || v == "journal+console" || v == "tty" || v == "kmsg" || v == "syslog" || v == "":
+		r.AsIs(pos, what+" (podvisor prints the lines on its stdout)")
+	case v == "null":
+		if stdout {
+			p.EnsureLog().Stdout = "off"
+		} else {
+			p.EnsureLog().Stderr = "off"
+		}
+		r.AsIs(pos, what+" (off)")
+	case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file) && dirLike(file):
+		r.Fail(pos, what, fmt.Sprintf("%q is a directory; name the file, such as /var/log/app.log", file))
+	case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file):
+		l := p.EnsureLog()
+		if stdout {
+			l.Stdout, l.File = "file", config.Literal(file)
+		} else if l.Stderr = "file"; file != l.File {
+			l.StderrFile = config.Literal(file)
+		}
+		if kind == "append" {
+			r.AsIs(pos, what+" (a log file, appended to)")
+		} else {
+			note(p, r, pos, "log", k.Name+"="+v+": podvisor appends to the file and rotates it by size")
+		}
+	default:
+		note(p, r, pos, "log", k.Name+"="+v+": podvisor prints the lines on its stdout")
+	}
+}
+
+// serviceUser sets user: from User= and Group=.
+func (c *sdConv) serviceUser(f *unitFile, p *Process, st svcKeys) {
+	r := c.r
+	switch {
+	case st.user != "" && st.group != "":
+		p.User = st.user + ":" + st.group
+	case st.user != "":
+		p.User = st.user
+	case st.group != "":
+		note(p, r, f.src.Path, "user", "Group="+st.group+" without User=: podvisor sets a group only with a user (user: root:"+st.group+" if podvisor runs as root)")
+	}
+	if st.user != "" || st.group != "" {
 		r.AsIs(f.src.Path, f.name+": User/Group")
 	}
+}
+
+// serviceRestart sets restart: from Restart= and RestartSec=.
+func (c *sdConv) serviceRestart(f *unitFile, p *Process, st svcKeys) {
+	r := c.r
+	restart := st.restart
 	switch restart {
 	case "", "no":
 		if p.Type == "" {
 			p.Restart = &Restart{Policy: "never"}
-			p.note(r, f.src.Path, "restart", "Restart=no (systemd's default): a failure tears everything down under podvisor, where systemd would leave the unit failed")
+			note(p, r, f.src.Path, "restart", "Restart=no (systemd's default): a failure tears everything down under podvisor, where systemd would leave the unit failed")
 		}
 	case "always":
 		p.Restart = &Restart{Policy: "always"}
@@ -783,25 +882,25 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec, cmdSpec fu
 		p.Restart = &Restart{Policy: "on-failure"}
 	case "on-abnormal", "on-abort", "on-watchdog":
 		p.Restart = &Restart{Policy: "on-failure"}
-		p.note(r, f.src.Path, "restart", "Restart="+restart+": on-failure also restarts on a non-zero exit code")
+		note(p, r, f.src.Path, "restart", "Restart="+restart+": on-failure also restarts on a non-zero exit code")
 	case "on-success":
 		p.Restart = &Restart{Policy: "always"}
-		p.note(r, f.src.Path, "restart", "Restart=on-success: podvisor has no such policy; always")
+		note(p, r, f.src.Path, "restart", "Restart=on-success: podvisor has no such policy; always")
 	default:
 		r.Fail(f.src.Path, f.name+": Restart", fmt.Sprintf("%q is not a restart policy", restart))
 	}
 	if p.Type == "oneshot" && p.Restart != nil && p.Restart.Policy == "always" {
 		p.Restart.Policy = "on-failure"
-		p.note(r, f.src.Path, "restart", "restart always is not allowed on a oneshot; on-failure")
+		note(p, r, f.src.Path, "restart", "restart always is not allowed on a oneshot; on-failure")
 	}
-	if restartDelay > 0 {
+	if st.restartDelay > 0 {
 		if p.Restart == nil {
 			p.Restart = &Restart{Policy: "always"}
 			if p.Type != "" {
 				p.Restart.Policy = "on-failure"
 			}
 		}
-		p.Restart.Backoff, p.Restart.MaxBackoff = restartDelay, restartDelay
+		p.Restart.Backoff, p.Restart.MaxBackoff = st.restartDelay, st.restartDelay
 		r.AsIs(f.src.Path, f.name+": RestartSec (a fixed backoff)")
 	}
 	if restart != "" && restart != "no" {

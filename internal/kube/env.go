@@ -78,7 +78,7 @@ func objKind(secret bool) string {
 // secrets names the variables whose values came from a Secret (envFrom
 // secretRef, secretKeyRef) and were not overridden since: procs.yaml lists
 // them in secret_env, so that podvisor redacts them whatever their names.
-func (t *translator) env(c *Container, where string) (out [][2]string, secrets []string) {
+func (t *translator) env(c *Container, where place) (out [][2]string, secrets []string) {
 	idx := map[string]int{}
 	fromSecret := map[string]bool{}
 	setFrom := func(k, v string, secret bool) {
@@ -103,14 +103,13 @@ func (t *translator) env(c *Container, where string) (out [][2]string, secrets [
 			secret, ref = true, ef.SecretRef
 		}
 		if ref == nil {
-			t.errorf("%s.envFrom[%d]: needs configMapRef or secretRef", where, i)
+			t.errorAt(where.item("envFrom", i, ""), ": needs configMapRef or secretRef")
 			continue
 		}
 		data, ok := t.allKeys(secret, ref.Name)
 		if !ok {
 			if !ref.Optional {
-				t.errorf("%s.envFrom[%d]: %s %q not found (add it to the file, or pass --from-dir DIR holding DIR/%s/KEY files)",
-					where, i, objKind(secret), ref.Name, ref.Name)
+				t.errorAt(where.item("envFrom", i, ""), ": %s %q not found (add it to the file, or pass --from-dir DIR holding DIR/%s/KEY files)", objKind(secret), ref.Name, ref.Name)
 			}
 			continue
 		}
@@ -124,7 +123,7 @@ func (t *translator) env(c *Container, where string) (out [][2]string, secrets [
 		}
 	}
 	for i, e := range c.Env {
-		at := fmt.Sprintf("%s.env[%d] (%s)", where, i, e.Name)
+		at := where.item("env", i, e.Name)
 		if !validEnvName(e.Name) {
 			// Kubernetes also allows . and -; podvisor's environments do not.
 			t.warnFor(c.Name, fmt.Sprintf("env %q: not a variable name podvisor can set (letters, digits, _): skipped", e.Name))
@@ -152,7 +151,7 @@ func (t *translator) env(c *Container, where string) (out [][2]string, secrets [
 	return out, secrets
 }
 
-func (t *translator) valueFrom(c *Container, vf *EnvVarSource, at string) (string, bool) {
+func (t *translator) valueFrom(c *Container, vf *EnvVarSource, at place) (string, bool) {
 	switch {
 	case vf.FieldRef != nil:
 		return t.fieldRef(vf.FieldRef.FieldPath, at)
@@ -165,20 +164,19 @@ func (t *translator) valueFrom(c *Container, vf *EnvVarSource, at string) (strin
 		}
 		v, ok := t.lookupKey(secret, ref.Name, ref.Key)
 		if !ok && !ref.Optional {
-			t.errorf("%s: key %q of %s %q not found (add the %s to the file, or pass --from-dir DIR holding DIR/%s/%s)",
-				at, ref.Key, objKind(secret), ref.Name, objKind(secret), ref.Name, ref.Key)
+			t.errorAt(at, ": key %q of %s %q not found (add the %s to the file, or pass --from-dir DIR holding DIR/%s/%s)", ref.Key, objKind(secret), ref.Name, objKind(secret), ref.Name, ref.Key)
 		}
 		return v, ok
 	case vf.FileKeyRef != nil:
 		return "", false // read when the container starts: see env and fileKeyRef
 	default:
-		t.errorf("%s: valueFrom needs fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef", at)
+		t.errorAt(at, ": valueFrom needs fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef")
 	}
 	return "", false
 }
 
 // fieldRef answers the downward API for a pod running on this machine.
-func (t *translator) fieldRef(path, at string) (string, bool) {
+func (t *translator) fieldRef(path string, at place) (string, bool) {
 	meta := t.w.Meta
 	if k, ok := bracketKey(path, "metadata.labels"); ok {
 		return meta.Labels[k], true
@@ -206,7 +204,7 @@ func (t *translator) fieldRef(path, at string) (string, bool) {
 	case "status.podIP", "status.podIPs", "status.hostIP", "status.hostIPs":
 		return "127.0.0.1", true // every process of a local pod shares the host's network
 	}
-	t.errorf("%s: fieldRef %q is not supported (metadata.name, namespace, uid, labels['K'], annotations['K'], spec.nodeName, spec.serviceAccountName, status.podIP, status.hostIP are)", at, path)
+	t.errorAt(at, ": fieldRef %q is not supported (metadata.name, namespace, uid, labels['K'], annotations['K'], spec.nodeName, spec.serviceAccountName, status.podIP, status.hostIP are)", path)
 	return "", false
 }
 
@@ -239,18 +237,18 @@ func (t *translator) uid() string {
 // resourceFieldRef gives a container's limit or request divided by the
 // divisor, rounded up; an unset limit is the machine's capacity, an unset
 // request the limit if set, else 0.
-func (t *translator) resourceFieldRef(c *Container, r *ResourceFieldRef, at string) (string, bool) {
+func (t *translator) resourceFieldRef(c *Container, r *ResourceFieldRef, at place) (string, bool) {
 	target := c
 	if r.ContainerName != "" && r.ContainerName != c.Name {
 		target = t.container(r.ContainerName)
 		if target == nil {
-			t.errorf("%s: resourceFieldRef.containerName %q is not a container of this pod", at, r.ContainerName)
+			t.errorAt(at, ": resourceFieldRef.containerName %q is not a container of this pod", r.ContainerName)
 			return "", false
 		}
 	}
 	kind, res, ok := strings.Cut(r.Resource, ".")
 	if !ok || (kind != "limits" && kind != "requests") || (res != "cpu" && res != "memory" && res != "ephemeral-storage") {
-		t.errorf("%s: resourceFieldRef.resource %q is not supported (limits.cpu, limits.memory, limits.ephemeral-storage, requests.* are)", at, r.Resource)
+		t.errorAt(at, ": resourceFieldRef.resource %q is not supported (limits.cpu, limits.memory, limits.ephemeral-storage, requests.* are)", r.Resource)
 		return "", false
 	}
 	get := func(m map[string]Quantity) (float64, bool, error) {
@@ -288,7 +286,7 @@ func (t *translator) resourceFieldRef(c *Container, r *ResourceFieldRef, at stri
 		}
 	}
 	if err != nil {
-		t.errorf("%s: %v", at, err)
+		t.errorAt(at, ": %v", err)
 		return "", false
 	}
 	return strconv.FormatInt(int64(math.Ceil(val/div-1e-9)), 10), true
@@ -351,22 +349,22 @@ type envFromFile struct {
 
 // fileKeyRef checks a fileKeyRef as the API server does and records it for
 // the container's command (withEnvFiles).
-func (t *translator) fileKeyRef(name string, ref *FileKeyRef, at string) {
-	at += ".valueFrom.fileKeyRef"
+func (t *translator) fileKeyRef(name string, ref *FileKeyRef, at place) {
+	at = at.in("valueFrom", "fileKeyRef")
 	p, ok := t.plans[ref.VolumeName]
 	if !ok {
-		t.errorf("%s: volumeName %q is not a volume of the pod", at, ref.VolumeName)
+		t.errorAt(at, ": volumeName %q is not a volume of the pod", ref.VolumeName)
 		return
 	}
 	if prob := localPathProblem(ref.Path, true); ref.Path == "" || prob != "" {
 		if ref.Path == "" {
 			prob = "is empty"
 		}
-		t.errorf("%s: path %q %s: it must be a relative path inside the volume", at, ref.Path, prob)
+		t.errorAt(at, ": path %q %s: it must be a relative path inside the volume", ref.Path, prob)
 		return
 	}
 	if ref.Key == "" || len(ref.Key) > 128 || strings.ContainsFunc(ref.Key, func(r rune) bool { return r == '=' || r < ' ' || r > '~' }) {
-		t.errorf("%s: key %q: want 1-128 printable ASCII characters other than '='", at, ref.Key)
+		t.errorAt(at, ": key %q: want 1-128 printable ASCII characters other than '='", ref.Key)
 		return
 	}
 	t.envFiles = append(t.envFiles, envFromFile{Name: name, File: filepath.Join(p.Source, ref.Path), Key: ref.Key,

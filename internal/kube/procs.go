@@ -6,12 +6,14 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // Procs is the procs.yaml kube play runs: a plain model written out by
 // Marshal and read back by config.Parse, so a --dry-run prints exactly what
-// runs. Strings hold final values: Marshal escapes every $ as $$ so that
-// config interpolation gives them back unchanged.
+// runs. Strings hold final values: Marshal escapes them (config.Literal)
+// so that config interpolation gives them back unchanged.
 type Procs struct {
 	Header          []string // comment lines at the top
 	ShutdownTimeout string
@@ -281,9 +283,10 @@ func scalar(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 }
 
-// text is a scalar that config interpolates: every $ is doubled.
+// text is a scalar that config interpolates, escaped by config's one rule
+// (config.Literal).
 func text(s string) *yaml.Node {
-	n := scalar(strings.ReplaceAll(s, "$", "$$"))
+	n := scalar(config.Literal(s))
 	if strings.Contains(s, "\n") {
 		n.Style = yaml.LiteralStyle
 	}

@@ -3,7 +3,6 @@ package kube
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -36,32 +35,32 @@ func fileMode(m *int32) os.FileMode {
 
 // addFile adds one file, refusing a path the API server refuses and two
 // sources writing the same path.
-func (t *translator) addFile(files map[string]File, p string, f File, where string) {
+func (t *translator) addFile(files map[string]File, p string, f File, where place) {
 	if prob := localPathProblem(p, true); p == "" || prob != "" {
 		if p == "" {
 			prob = "is empty"
 		}
-		t.errorf("%s: path %q %s: it must be a relative path inside the volume", where, p, prob)
+		t.errorAt(where, ": path %q %s: it must be a relative path inside the volume", p, prob)
 		return
 	}
 	if _, dup := files[p]; dup {
-		t.errorf("%s: path %q: conflicting duplicate paths (two sources write it), as the API server refuses", where, p)
+		t.errorAt(where, ": path %q: conflicting duplicate paths (two sources write it), as the API server refuses", p)
 		return
 	}
 	files[p] = f
 }
 
 // downwardFiles adds the files of a downwardAPI volume or projection.
-func (t *translator) downwardFiles(files map[string]File, items []DownwardAPIFile, mode os.FileMode, where string) {
+func (t *translator) downwardFiles(files map[string]File, items []DownwardAPIFile, mode os.FileMode, where place) {
 	for i, it := range items {
-		at := fmt.Sprintf("%s.items[%d]", where, i)
+		at := where.item("items", i, "")
 		if it.User.Kind != 0 {
 			t.warnf("%s: user: ignored, the files belong to podvisor's user", at)
 		}
 		var data string
 		switch {
 		case it.FieldRef != nil && it.ResourceFieldRef != nil:
-			t.errorf("%s: fieldRef and resourceFieldRef: the API allows one", at)
+			t.errorAt(at, ": fieldRef and resourceFieldRef: the API allows one")
 			continue
 		case it.FieldRef != nil:
 			v, ok := t.volumeFieldRef(it.FieldRef.FieldPath, at)
@@ -71,12 +70,12 @@ func (t *translator) downwardFiles(files map[string]File, items []DownwardAPIFil
 			data = v
 		case it.ResourceFieldRef != nil:
 			if it.ResourceFieldRef.ContainerName == "" {
-				t.errorf("%s: resourceFieldRef.containerName is required in a volume, as the API requires", at)
+				t.errorAt(at, ": resourceFieldRef.containerName is required in a volume, as the API requires")
 				continue
 			}
 			c := t.container(it.ResourceFieldRef.ContainerName)
 			if c == nil {
-				t.errorf("%s: resourceFieldRef.containerName %q is not a container of this pod", at, it.ResourceFieldRef.ContainerName)
+				t.errorAt(at, ": resourceFieldRef.containerName %q is not a container of this pod", it.ResourceFieldRef.ContainerName)
 				continue
 			}
 			v, ok := t.resourceFieldRef(c, it.ResourceFieldRef, at)
@@ -85,7 +84,7 @@ func (t *translator) downwardFiles(files map[string]File, items []DownwardAPIFil
 			}
 			data = v
 		default:
-			t.errorf("%s: needs fieldRef or resourceFieldRef", at)
+			t.errorAt(at, ": needs fieldRef or resourceFieldRef")
 			continue
 		}
 		m := mode
@@ -100,7 +99,7 @@ func (t *translator) downwardFiles(files map[string]File, items []DownwardAPIFil
 // volume: metadata.name, namespace, uid, labels and annotations (whole, as
 // the kubelet writes them: sorted key="value" lines), or one label or
 // annotation.
-func (t *translator) volumeFieldRef(path, at string) (string, bool) {
+func (t *translator) volumeFieldRef(path string, at place) (string, bool) {
 	switch path {
 	case "metadata.labels":
 		return formatMap(t.w.Meta.Labels), true
@@ -115,7 +114,7 @@ func (t *translator) volumeFieldRef(path, at string) (string, bool) {
 	if _, ok := bracketKey(path, "metadata.annotations"); ok {
 		return t.fieldRef(path, at)
 	}
-	t.errorf("%s: fieldRef %q is not allowed in a volume (the API allows metadata.name, namespace, uid, labels, annotations, labels['K'], annotations['K'])", at, path)
+	t.errorAt(at, ": fieldRef %q is not allowed in a volume (the API allows metadata.name, namespace, uid, labels, annotations, labels['K'], annotations['K'])", path)
 	return "", false
 }
 
@@ -135,14 +134,14 @@ func formatMap(m map[string]string) string {
 }
 
 // projectedFiles plans a projected volume's files.
-func (t *translator) projectedFiles(v *ProjectedVolume, where string) map[string]File {
+func (t *translator) projectedFiles(v *ProjectedVolume, where place) map[string]File {
 	files := map[string]File{}
 	mode := fileMode(v.DefaultMode)
 	if v.DefaultUser.Kind != 0 {
 		t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
 	}
 	for i, src := range v.Sources {
-		at := fmt.Sprintf("%s.sources[%d]", where, i)
+		at := where.item("sources", i, "")
 		switch {
 		case src.ConfigMap != nil, src.Secret != nil:
 			secret, ref := false, src.ConfigMap
@@ -151,18 +150,18 @@ func (t *translator) projectedFiles(v *ProjectedVolume, where string) map[string
 			}
 			t.projectObject(files, secret, ref, mode, at)
 		case src.DownwardAPI != nil:
-			t.downwardFiles(files, src.DownwardAPI.Items, mode, at+".downwardAPI")
+			t.downwardFiles(files, src.DownwardAPI.Items, mode, at.in("downwardAPI"))
 		case src.ServiceAccountToken != nil:
 			tok := src.ServiceAccountToken
 			if tok.ExpirationSeconds != nil && (*tok.ExpirationSeconds < 600 || *tok.ExpirationSeconds > 1<<32) {
-				t.errorf("%s.serviceAccountToken: expirationSeconds %d: must be at least 10 minutes (600) and at most 2^32, as the API requires", at, *tok.ExpirationSeconds)
+				t.errorAt(at.in("serviceAccountToken"), ": expirationSeconds %d: must be at least 10 minutes (600) and at most 2^32, as the API requires", *tok.ExpirationSeconds)
 				continue
 			}
-			t.addFile(files, tok.Path, File{Data: t.placeholderToken(tok.Audience), Mode: mode}, at+".serviceAccountToken")
+			t.addFile(files, tok.Path, File{Data: t.placeholderToken(tok.Audience), Mode: mode}, at.in("serviceAccountToken"))
 		case src.ClusterTrustBundle.Kind != 0, src.PodCertificate.Kind != 0:
-			t.errorf("%s: clusterTrustBundle and podCertificate sources need a cluster to issue them; a local run has none (mount a secret with the files instead)", at)
+			t.errorAt(at, ": clusterTrustBundle and podCertificate sources need a cluster to issue them; a local run has none (mount a secret with the files instead)")
 		default:
-			t.errorf("%s: needs configMap, secret, downwardAPI or serviceAccountToken", at)
+			t.errorAt(at, ": needs configMap, secret, downwardAPI or serviceAccountToken")
 		}
 	}
 	return files
@@ -171,7 +170,7 @@ func (t *translator) projectedFiles(v *ProjectedVolume, where string) map[string
 // projectObject adds a projected ConfigMap's or Secret's keys. The
 // cluster's CA ConfigMap, when the manifest does not hold it, is the file
 // given with --ca-file, else left out with a warning.
-func (t *translator) projectObject(files map[string]File, secret bool, ref *ObjectProjection, mode os.FileMode, at string) {
+func (t *translator) projectObject(files map[string]File, secret bool, ref *ObjectProjection, mode os.FileMode, at place) {
 	data, ok := t.allKeys(secret, ref.Name)
 	if !ok && !secret && ref.Name == rootCAConfigMap {
 		if t.opts.CACert == "" {
@@ -182,14 +181,14 @@ func (t *translator) projectObject(files map[string]File, secret bool, ref *Obje
 	}
 	if !ok {
 		if !ref.Optional {
-			t.errorf("%s: %s %q not found (add it to the file, or pass --from-dir DIR holding DIR/%s/KEY files)", at, objKind(secret), ref.Name, ref.Name)
+			t.errorAt(at, ": %s %q not found (add it to the file, or pass --from-dir DIR holding DIR/%s/KEY files)", objKind(secret), ref.Name, ref.Name)
 		}
 		return
 	}
 	if len(ref.Items) == 0 {
 		for _, k := range sortedKeys(data) {
 			if prob := keyProblem(k); prob != "" {
-				t.errorf("%s: %s %q: key %q %s, so it cannot be a file name in the volume (map it to a path with items)", at, objKind(secret), ref.Name, k, prob)
+				t.errorAt(at, ": %s %q: key %q %s, so it cannot be a file name in the volume (map it to a path with items)", objKind(secret), ref.Name, k, prob)
 				continue
 			}
 			t.addFile(files, k, File{Data: data[k], Mode: mode}, at)
@@ -200,7 +199,7 @@ func (t *translator) projectObject(files map[string]File, secret bool, ref *Obje
 		v, ok := data[it.Key]
 		if !ok {
 			if !ref.Optional {
-				t.errorf("%s.items[%d]: key %q not in %s %q", at, j, it.Key, objKind(secret), ref.Name)
+				t.errorAt(at.item("items", j, ""), ": key %q not in %s %q", it.Key, objKind(secret), ref.Name)
 			}
 			continue
 		}
@@ -211,7 +210,7 @@ func (t *translator) projectObject(files map[string]File, secret bool, ref *Obje
 		if it.Mode != nil {
 			m = fileMode(it.Mode)
 		}
-		t.addFile(files, it.Path, File{Data: v, Mode: m}, fmt.Sprintf("%s.items[%d]", at, j))
+		t.addFile(files, it.Path, File{Data: v, Mode: m}, at.item("items", j, ""))
 	}
 }
 

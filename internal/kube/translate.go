@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"net"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
 
 // Options steer Translate. They hold everything Translate would otherwise
-// ask the machine, so that it stays a pure function.
+// ask the machine, so that it stays a pure function; PlaceVolumes is the
+// one call out, for a caller that chooses the volume directory from the
+// mounts.
 type Options struct {
 	Ordered       bool              // podvisor's order instead of the kubelet's
 	ImageCommands map[string]string // image -> shell command standing for its entrypoint
@@ -23,12 +23,17 @@ type Options struct {
 	Self          string            // path of the podvisor binary (httpGet hooks)
 	Root          bool              // podvisor runs as root (user:, mount namespace)
 	VolumeDir     string            // where volumes are materialised
-	VolumeRoot    string            // remap mount paths under this directory (no namespace)
-	Hostname      string
-	CACert        string // --ca-file: the cluster CA for kube-root-ca.crt
-	CPUs          int
-	MemoryBytes   int64
-	DiskBytes     int64
+	// PlaceVolumes, when set, is asked for the volume directory (in
+	// VolumeDir's place) once the mounts are known and before any path
+	// of a volume is used: kube play makes its run directory outside
+	// every mount target, so that it translates once.
+	PlaceVolumes func(mounts []Mount) (string, error)
+	VolumeRoot   string // remap mount paths under this directory (no namespace)
+	Hostname     string
+	CACert       string // --ca-file: the cluster CA for kube-root-ca.crt
+	CPUs         int
+	MemoryBytes  int64
+	DiskBytes    int64
 }
 
 // Result is a translated workload.
@@ -72,49 +77,26 @@ type translator struct {
 	envFiles     []envFromFile // fileKeyRefs of the container being built
 }
 
+// errorf records an error about the workload as a whole: it points at
+// the object's start.
 func (t *translator) errorf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	t.addError(nil, fmt.Sprintf(format, args...))
+}
+
+// errorAt records an error about at: the message is at's text followed
+// by the formatted rest, the position at's node.
+func (t *translator) errorAt(at place, format string, args ...any) {
+	t.addError(at.node(t.w.SpecNode), at.text+fmt.Sprintf(format, args...))
+}
+
+func (t *translator) addError(n *yaml.Node, msg string) {
 	e := &Error{File: t.m.File, Msg: msg}
-	if n := locate(t.w.SpecNode, msg); n != nil {
+	if n != nil {
 		e.Line, e.Col = n.Line, n.Column
 	} else if t.w.Line > 0 {
 		e.Line, e.Col = t.w.Line, 1 // the object's start
 	}
 	t.errs = append(t.errs, e)
-}
-
-// wherePath matches the place an error message starts with:
-// "containers[0] (app).lifecycle.postStart", "spec.volumes[2] (data)...",
-// "initContainers[1] (proxy).env[3] (X).valueFrom".
-var wherePath = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:spec\.)?((?:initContainers|containers|volumes)\[\d+\](?: \([^)]*\))?(?:\.[A-Za-z]+(?:\[\d+\](?: \([^)]*\))?)?)*)`)
-})
-
-// locate finds the deepest node of spec that the place at the start of msg
-// names, for the error's line and column; nil when msg names none.
-func locate(spec *yaml.Node, msg string) *yaml.Node {
-	m := wherePath().FindStringSubmatch(msg)
-	if spec == nil || m == nil {
-		return nil
-	}
-	var found *yaml.Node
-	n := spec
-	for _, el := range strings.Split(m[1], ".") {
-		name, rest, _ := strings.Cut(el, "[")
-		if n = mapValue(n, name); n == nil {
-			break
-		}
-		found = n
-		if rest != "" {
-			i, err := strconv.Atoi(rest[:strings.IndexByte(rest, ']')])
-			if err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
-				break
-			}
-			n = n.Content[i]
-			found = n
-		}
-	}
-	return found
 }
 
 func (t *translator) warnf(format string, args ...any) {
@@ -185,6 +167,13 @@ func Translate(m *Manifest, w *Workload, opts Options) (*Result, error) {
 
 	vols := t.volumes(res)
 	t.plans = vols
+	if opts.PlaceVolumes != nil && len(t.errs) == 0 {
+		dir, err := opts.PlaceVolumes(res.Mounts)
+		if err != nil {
+			return nil, err
+		}
+		placeVolumes(vols, res.Mounts, dir)
+	}
 
 	policy := spec.RestartPolicy
 	if policy == "" {
@@ -294,14 +283,14 @@ type builder struct {
 
 func (b *builder) initContainer(c *Container, i int) {
 	t := b.t
-	where := fmt.Sprintf("initContainers[%d] (%s)", i, c.Name)
+	where := specItem(fmt.Sprintf("initContainers[%d] (%s)", i, c.Name), "initContainers", i)
 	sidecar := false
 	switch c.RestartPolicy {
 	case "", "OnFailure", "Never":
 	case "Always":
 		sidecar = true
 	default:
-		t.errorf("%s: restartPolicy %q: want Always (a native sidecar), OnFailure or Never", where, c.RestartPolicy)
+		t.errorAt(where, ": restartPolicy %q: want Always (a native sidecar), OnFailure or Never", c.RestartPolicy)
 	}
 	b.checkRules(c, where)
 	q := b.base(c, where)
@@ -329,7 +318,7 @@ func (b *builder) initContainer(c *Container, i int) {
 		b.applyRules(q, c, policy, where)
 		b.noProbes(c, where, "an init container")
 		if c.Lifecycle != nil && (c.Lifecycle.PostStart != nil || c.Lifecycle.PreStop != nil) {
-			t.errorf("%s: lifecycle hooks are not allowed on an init container", where)
+			t.errorAt(where, ": lifecycle hooks are not allowed on an init container")
 		}
 	}
 	hook := b.add(q, c, where)
@@ -359,7 +348,7 @@ func (b *builder) initContainer(c *Container, i int) {
 
 func (b *builder) regular(c *Container, i int) {
 	t := b.t
-	where := fmt.Sprintf("containers[%d] (%s)", i, c.Name)
+	where := specItem(fmt.Sprintf("containers[%d] (%s)", i, c.Name), "containers", i)
 	policy := b.policy
 	switch c.RestartPolicy {
 	case "":
@@ -367,7 +356,7 @@ func (b *builder) regular(c *Container, i int) {
 		// KEP-5307 (1.35): the container's own policy overrides the pod's.
 		policy = c.RestartPolicy
 	default:
-		t.errorf("%s: restartPolicy %q: want Always, OnFailure or Never", where, c.RestartPolicy)
+		t.errorAt(where, ": restartPolicy %q: want Always, OnFailure or Never", c.RestartPolicy)
 	}
 	b.checkRules(c, where)
 	q := b.base(c, where)
@@ -464,17 +453,17 @@ func setDep(deps []Dep, d Dep) []Dep {
 
 // add appends q, and its postStart hook as a process of its own; it
 // returns the hook's name, or "".
-func (b *builder) add(q *Proc, c *Container, where string) string {
+func (b *builder) add(q *Proc, c *Container, where place) string {
 	b.p.Processes = append(b.p.Processes, q)
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return ""
 	}
-	argv := b.hook(c, c.Lifecycle.PostStart, where+".lifecycle.postStart")
+	argv := b.hook(c, c.Lifecycle.PostStart, where.in("lifecycle", "postStart"))
 	if argv == nil {
 		return ""
 	}
 	if len(c.Name+postStartSuffix) > 63 {
-		b.t.errorf("%s: the container name is too long for its postStart hook's process name %q (podvisor names have at most 63 characters; shorten it to 52)", where, c.Name+postStartSuffix)
+		b.t.errorAt(where, ": the container name is too long for its postStart hook's process name %q (podvisor names have at most 63 characters; shorten it to 52)", c.Name+postStartSuffix)
 		return ""
 	}
 	h := &Proc{
@@ -496,7 +485,7 @@ func (b *builder) add(q *Proc, c *Container, where string) string {
 
 // base fills what every kind of container shares: command, env, user,
 // working directory, stop.
-func (b *builder) base(c *Container, where string) *Proc {
+func (b *builder) base(c *Container, where place) *Proc {
 	t := b.t
 	q := &Proc{Name: c.Name}
 	t.envFiles = nil
@@ -535,15 +524,15 @@ func (b *builder) base(c *Container, where string) *Proc {
 	if lc := c.Lifecycle; lc != nil {
 		if lc.StopSignal != "" {
 			if os := t.w.Spec.OS; os == nil || os.Name == "" {
-				t.errorf("%s.lifecycle.stopSignal: needs spec.os.name (linux), as the API requires", where)
+				t.errorAt(where.in("lifecycle", "stopSignal"), ": needs spec.os.name (linux), as the API requires")
 			}
 			if !validSignal(lc.StopSignal) {
-				t.errorf("%s.lifecycle.stopSignal %q: not a signal name podvisor can send (SIGKILL and SIGSTOP cannot be caught)", where, lc.StopSignal)
+				t.errorAt(where.in("lifecycle", "stopSignal"), " %q: not a signal name podvisor can send (SIGKILL and SIGSTOP cannot be caught)", lc.StopSignal)
 			}
 			stop.Signal = lc.StopSignal
 		}
 		if lc.PreStop != nil {
-			stop.Command = b.hook(c, lc.PreStop, where+".lifecycle.preStop")
+			stop.Command = b.hook(c, lc.PreStop, where.in("lifecycle", "preStop"))
 			// The kubelet starts every preStop when termination begins;
 			// sidecars then wait for their turn.
 			stop.CommandFirst = stop.Command != nil && !t.opts.Ordered
@@ -576,7 +565,7 @@ func validSignal(s string) bool {
 
 // service sets the type, restart policy and probes of a long-running
 // container (regular under restartPolicy Always, or a native sidecar).
-func (b *builder) service(q *Proc, c *Container, where, policy string) {
+func (b *builder) service(q *Proc, c *Container, where place, policy string) {
 	switch policy {
 	case "Always":
 		q.Restart = b.restart("always", 0)
@@ -615,11 +604,11 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 		}
 	}
 	if ready != nil {
-		what := ".readinessProbe"
+		what := "readinessProbe"
 		if ready == startup {
-			what = ".startupProbe"
+			what = "startupProbe"
 		}
-		q.Ready = b.probe(c, ready, where+what)
+		q.Ready = b.probe(c, ready, where.in(what))
 		// The kubelet goes on probing a regular container's readiness
 		// while it terminates; a sidecar's, once termination has begun,
 		// no more (pkg/kubelet/prober/worker.go, doProbe).
@@ -640,7 +629,7 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 		q.StartTimeout = secs(pr.InitialDelaySeconds + pr.FailureThreshold*pr.PeriodSeconds + pr.TimeoutSeconds)
 	}
 	if c.LivenessProbe != nil {
-		q.Live = b.probe(c, c.LivenessProbe, where+".livenessProbe")
+		q.Live = b.probe(c, c.LivenessProbe, where.in("livenessProbe"))
 		q.Live.SuccessThreshold = 0
 		q.Live.StartInterval = ""
 	}
@@ -651,9 +640,9 @@ func (b *builder) service(q *Proc, c *Container, where, policy string) {
 // (pkg/kubelet/prober/worker.go, doProbe): the startupProbe first (failing
 // failureThreshold times kills the container), then readiness and liveness;
 // readiness never kills and goes on while the container terminates.
-func (b *builder) jobProbes(q *Proc, c *Container, where string) {
+func (b *builder) jobProbes(q *Proc, c *Container, where place) {
 	if pr := c.StartupProbe; pr != nil {
-		q.Startup = b.probe(c, pr, where+".startupProbe")
+		q.Startup = b.probe(c, pr, where.in("startupProbe"))
 		q.Startup.Interval = "" // the check ends at its first pass
 		// A backstop for attempts podvisor could not make (they count as
 		// no failure): the probe's whole budget.
@@ -661,7 +650,7 @@ func (b *builder) jobProbes(q *Proc, c *Container, where string) {
 		q.StartTimeout = secs(d.InitialDelaySeconds + d.FailureThreshold*d.PeriodSeconds + d.TimeoutSeconds)
 	}
 	if c.ReadinessProbe != nil {
-		q.Ready = b.probe(c, c.ReadinessProbe, where+".readinessProbe")
+		q.Ready = b.probe(c, c.ReadinessProbe, where.in("readinessProbe"))
 		q.Ready.WhileStopping = true
 		if q.Startup == nil {
 			// Without a startupProbe the kubelet counts the container
@@ -672,18 +661,18 @@ func (b *builder) jobProbes(q *Proc, c *Container, where string) {
 		}
 	}
 	if c.LivenessProbe != nil {
-		q.Live = b.probe(c, c.LivenessProbe, where+".livenessProbe")
+		q.Live = b.probe(c, c.LivenessProbe, where.in("livenessProbe"))
 	}
 }
 
-func (b *builder) noProbes(c *Container, where, what string) {
+func (b *builder) noProbes(c *Container, where place, what string) {
 	for name, pr := range map[string]*Probe{"readinessProbe": c.ReadinessProbe, "startupProbe": c.StartupProbe} {
 		if pr != nil {
 			b.t.warnFor(c.Name, fmt.Sprintf("%s: not used on %s, which gates on its exit", name, what))
 		}
 	}
-	if strings.HasPrefix(where, "init") && c.LivenessProbe != nil {
-		b.t.errorf("%s: livenessProbe is not allowed on an init container", where)
+	if strings.HasPrefix(where.text, "init") && c.LivenessProbe != nil {
+		b.t.errorAt(where, ": livenessProbe is not allowed on an init container")
 	}
 }
 
@@ -695,7 +684,7 @@ func (b *builder) restart(policy string, limit int) *Restart {
 	return r
 }
 
-func (b *builder) user(c *Container, where string) string {
+func (b *builder) user(c *Container, where place) string {
 	var uid, gid *int64
 	if sc := b.t.w.Spec.SecurityContext; sc != nil {
 		uid, gid = sc.RunAsUser, sc.RunAsGroup
@@ -745,14 +734,14 @@ func defaults(p Probe) Probe {
 
 // probe converts a probe; integer seconds keep their meaning (the first
 // check after initialDelaySeconds, then one every periodSeconds).
-func (b *builder) probe(c *Container, in *Probe, where string) *Check {
+func (b *builder) probe(c *Container, in *Probe, where place) *Check {
 	p := defaults(*in)
 	if g := p.TerminationGracePeriodSeconds; g != nil {
 		switch {
-		case strings.HasSuffix(where, ".readinessProbe"):
-			b.t.errorf("%s.terminationGracePeriodSeconds: must not be set on a readinessProbe, as the API requires", where)
+		case strings.HasSuffix(where.text, ".readinessProbe"):
+			b.t.errorAt(where.in("terminationGracePeriodSeconds"), ": must not be set on a readinessProbe, as the API requires")
 		case *g <= 0:
-			b.t.errorf("%s.terminationGracePeriodSeconds %d: must be greater than 0, as the API requires", where, *g)
+			b.t.errorAt(where.in("terminationGracePeriodSeconds"), " %d: must be greater than 0, as the API requires", *g)
 		}
 	}
 	ch := &Check{
@@ -765,7 +754,7 @@ func (b *builder) probe(c *Container, in *Probe, where string) *Check {
 	if p.InitialDelaySeconds > 0 {
 		ch.InitialDelay = secs(p.InitialDelaySeconds)
 	}
-	if g := p.TerminationGracePeriodSeconds; g != nil && *g > 0 && !strings.HasSuffix(where, ".readinessProbe") {
+	if g := p.TerminationGracePeriodSeconds; g != nil && *g > 0 && !strings.HasSuffix(where.text, ".readinessProbe") {
 		// The stop after this probe fails has the probe's own grace.
 		ch.StopTimeout = secs(int(*g))
 	}
@@ -777,23 +766,23 @@ func (b *builder) probe(c *Container, in *Probe, where string) *Check {
 	}
 	if len(handlers) > 1 {
 		sort.Strings(handlers)
-		b.t.errorf("%s: more than one handler (%s): the API allows exactly one", where, strings.Join(handlers, ", "))
+		b.t.errorAt(where, ": more than one handler (%s): the API allows exactly one", strings.Join(handlers, ", "))
 	}
 	switch {
 	case p.Exec != nil:
 		ch.Exec = b.remapAll(p.Exec.Command)
 		if len(ch.Exec) == 0 {
-			b.t.errorf("%s.exec: empty command", where)
+			b.t.errorAt(where.in("exec"), ": empty command")
 		}
 	case p.HTTPGet != nil:
-		ch.HTTP = b.httpURL(c, p.HTTPGet, where+".httpGet")
+		ch.HTTP = b.httpURL(c, p.HTTPGet, where.in("httpGet"))
 	case p.TCPSocket != nil:
-		port := b.port(c, p.TCPSocket.Port, where+".tcpSocket.port")
+		port := b.port(c, p.TCPSocket.Port, where.in("tcpSocket", "port"))
 		ch.TCP = net.JoinHostPort(host(p.TCPSocket.Host), strconv.Itoa(port))
 	case p.GRPC.Kind != 0:
-		b.t.errorf("%s.grpc: gRPC probes are not supported: a gRPC client (google.golang.org/grpc) would add 4-6 MB to podvisor; use an exec probe running grpc_health_probe -addr=127.0.0.1:PORT", where)
+		b.t.errorAt(where.in("grpc"), ": gRPC probes are not supported: a gRPC client (google.golang.org/grpc) would add 4-6 MB to podvisor; use an exec probe running grpc_health_probe -addr=127.0.0.1:PORT")
 	default:
-		b.t.errorf("%s: no handler (want exec, httpGet or tcpSocket)", where)
+		b.t.errorAt(where, ": no handler (want exec, httpGet or tcpSocket)")
 	}
 	if ch.HTTP == "" && ch.TCP == "" && ch.Exec == nil {
 		ch.Exec = []string{"true"} // an error was reported; keep the model well-formed
@@ -808,14 +797,14 @@ func host(h string) string {
 	return h
 }
 
-func (b *builder) httpURL(c *Container, g *HTTPGetAction, where string) string {
+func (b *builder) httpURL(c *Container, g *HTTPGetAction, where place) string {
 	scheme := "http"
 	switch g.Scheme {
 	case "", "HTTP":
 	case "HTTPS":
 		scheme = "https" // the certificate is not checked, as the kubelet does not
 	default:
-		b.t.errorf("%s.scheme %q: want HTTP or HTTPS", where, g.Scheme)
+		b.t.errorAt(where.in("scheme"), " %q: want HTTP or HTTPS", g.Scheme)
 	}
 	if g.Protocol.Kind != 0 {
 		b.t.warnFor(c.Name, "httpGet.protocol: ignored (podvisor's http checks speak HTTP/1.1)")
@@ -823,7 +812,7 @@ func (b *builder) httpURL(c *Container, g *HTTPGetAction, where string) string {
 	if len(g.HTTPHeaders) > 0 {
 		b.t.warnFor(c.Name, "httpGet.httpHeaders: not sent (podvisor's http checks send no custom headers)")
 	}
-	port := b.port(c, g.Port, where+".port")
+	port := b.port(c, g.Port, where.in("port"))
 	path := g.Path
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
@@ -832,10 +821,10 @@ func (b *builder) httpURL(c *Container, g *HTTPGetAction, where string) string {
 }
 
 // port resolves a port number or a name from the container's ports.
-func (b *builder) port(c *Container, p IntOrString, where string) int {
+func (b *builder) port(c *Container, p IntOrString, where place) int {
 	if !p.IsName {
 		if p.Int < 1 || p.Int > 65535 {
-			b.t.errorf("%s: port %d out of range", where, p.Int)
+			b.t.errorAt(where, ": port %d out of range", p.Int)
 		}
 		return p.Int
 	}
@@ -847,40 +836,40 @@ func (b *builder) port(c *Container, p IntOrString, where string) int {
 			return cp.ContainerPort
 		}
 	}
-	b.t.errorf("%s: no port named %q in the container's ports", where, p.Str)
+	b.t.errorAt(where, ": no port named %q in the container's ports", p.Str)
 	return 0
 }
 
 // hook turns a lifecycle handler into a command line.
-func (b *builder) hook(c *Container, h *LifecycleHandler, where string) []string {
+func (b *builder) hook(c *Container, h *LifecycleHandler, where place) []string {
 	switch {
 	case h.Exec != nil:
 		if len(h.Exec.Command) == 0 {
-			b.t.errorf("%s.exec: empty command", where)
+			b.t.errorAt(where.in("exec"), ": empty command")
 			return nil
 		}
 		return b.remapAll(h.Exec.Command)
 	case h.HTTPGet != nil:
-		u := b.httpURL(c, h.HTTPGet, where+".httpGet")
+		u := b.httpURL(c, h.HTTPGet, where.in("httpGet"))
 		// One GET, as the kubelet makes, whatever its answer.
 		return []string{b.t.opts.Self, "wait", "--http", u, "--timeout", "10s", "--once"}
 	case h.Sleep != nil:
 		if s := h.Sleep.Seconds; s < 0 || s > b.grace {
-			b.t.errorf("%s.sleep.seconds %d: must be non-negative and at most terminationGracePeriodSeconds (%d), as the API requires", where, s, b.grace)
+			b.t.errorAt(where.in("sleep", "seconds"), " %d: must be non-negative and at most terminationGracePeriodSeconds (%d), as the API requires", s, b.grace)
 			return nil
 		}
 		return []string{"sleep", strconv.Itoa(h.Sleep.Seconds)}
 	case h.TCPSocket != nil:
 		// The kubelet has no runner for it: the hook fails. A failed
 		// postStart kills the container; a failed preStop is only an event.
-		if strings.HasSuffix(where, ".postStart") {
+		if strings.HasSuffix(where.text, ".postStart") {
 			b.t.warnFor(c.Name, "lifecycle.postStart.tcpSocket: fails, as in the kubelet (which has no runner for it), so the container is killed")
 			return []string{"/bin/sh", "-c", "echo 'lifecycle hook tcpSocket: not supported by the kubelet, the hook fails' >&2; exit 1"}
 		}
 		b.t.warnFor(c.Name, "lifecycle.preStop.tcpSocket: fails at once, as in the kubelet (which has no runner for it); the stop goes on")
 		return nil
 	}
-	b.t.errorf("%s: no handler (want exec, httpGet or sleep)", where)
+	b.t.errorAt(where, ": no handler (want exec, httpGet or sleep)")
 	return nil
 }
 
@@ -1064,39 +1053,39 @@ func (t *translator) walkIgnored(v reflect.Value, path, container string) {
 // does (KEP-5307): at most 20, each with action Restart and exitCodes with
 // operator In or NotIn and at most 255 distinct values; the container must
 // set restartPolicy itself.
-func (b *builder) checkRules(c *Container, where string) {
+func (b *builder) checkRules(c *Container, where place) {
 	if len(c.RestartPolicyRules) == 0 {
 		return
 	}
 	t := b.t
 	if c.RestartPolicy == "" {
-		t.errorf("%s: restartPolicyRules need the container's own restartPolicy, as the API requires (even when it is the pod's)", where)
+		t.errorAt(where, ": restartPolicyRules need the container's own restartPolicy, as the API requires (even when it is the pod's)")
 	}
 	if len(c.RestartPolicyRules) > 20 {
-		t.errorf("%s: %d restartPolicyRules: the API allows at most 20", where, len(c.RestartPolicyRules))
+		t.errorAt(where, ": %d restartPolicyRules: the API allows at most 20", len(c.RestartPolicyRules))
 	}
 	for i, r := range c.RestartPolicyRules {
-		at := fmt.Sprintf("%s.restartPolicyRules[%d]", where, i)
+		at := where.item("restartPolicyRules", i, "")
 		switch r.Action {
 		case "Restart":
 		case "RestartAllContainers": // KEP-5532: restart.rules action restart-all
 		default:
-			t.errorf("%s: action %q: want Restart or RestartAllContainers", at, r.Action)
+			t.errorAt(at, ": action %q: want Restart or RestartAllContainers", r.Action)
 		}
 		if r.ExitCodes == nil {
-			t.errorf("%s: exitCodes is required", at)
+			t.errorAt(at, ": exitCodes is required")
 			continue
 		}
 		if op := r.ExitCodes.Operator; op != "In" && op != "NotIn" {
-			t.errorf("%s.exitCodes.operator %q: want In or NotIn", at, op)
+			t.errorAt(at.in("exitCodes", "operator"), " %q: want In or NotIn", op)
 		}
 		if len(r.ExitCodes.Values) > 255 {
-			t.errorf("%s.exitCodes.values: %d values, the API allows at most 255", at, len(r.ExitCodes.Values))
+			t.errorAt(at.in("exitCodes", "values"), ": %d values, the API allows at most 255", len(r.ExitCodes.Values))
 		}
 		seen := map[int32]bool{}
 		for _, v := range r.ExitCodes.Values {
 			if seen[v] {
-				t.errorf("%s.exitCodes.values: %d twice (the values are a set)", at, v)
+				t.errorAt(at.in("exitCodes", "values"), ": %d twice (the values are a set)", v)
 			}
 			seen[v] = true
 		}
@@ -1130,7 +1119,7 @@ func noRestart(policy string, rules []RestartRule) []int {
 // applyRules expresses restartPolicyRules with podvisor's restart policy
 // and success_exit_codes: on-failure restarts exactly after the codes that
 // are not success codes. What that cannot say is a precise warning.
-func (b *builder) applyRules(q *Proc, c *Container, policy, where string) {
+func (b *builder) applyRules(q *Proc, c *Container, policy string, where place) {
 	defer b.restartAllRule(q, c)
 	if len(c.RestartPolicyRules) == 0 || c.RestartPolicy == "Always" && q.Type == "" {
 		return // nothing to add to a restart on every exit

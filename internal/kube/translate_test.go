@@ -362,6 +362,11 @@ spec:
 	if got := app.Command; !slices.Equal(got, []string{"sh", "-c", "echo one $(A) one-two late $HOME", "$(LATER)"}) {
 		t.Errorf("command %q", got)
 	}
+	// The written procs.yaml escapes $ by config's one rule: $HOME, which
+	// podvisor keeps, is written as it is.
+	if data := string(res.Procs.Marshal()); !strings.Contains(data, "late $HOME") || strings.Contains(data, "$$HOME") {
+		t.Errorf("$HOME escaped in the written procs.yaml:\n%s", data)
+	}
 
 	bad := strings.Replace(pod, "spec.nodeName", "status.phase", 1)
 	if _, err := playErr(bad, Options{}); err == nil || !strings.Contains(err.Error(), "status.phase") {
@@ -496,6 +501,28 @@ spec:
 	}
 	if len(res.Volumes) != 3 || res.Volumes[0].Name != "conf" || res.Volumes[0].Files["sub/file.conf"].Mode != 0o600 {
 		t.Errorf("volumes %+v", res.Volumes)
+	}
+	// PlaceVolumes: kube play chooses the volume directory from the
+	// mounts; hostPath volumes stay where they are.
+	var asked []string
+	res = play(t, pod, Options{PlaceVolumes: func(mounts []Mount) (string, error) {
+		for _, m := range mounts {
+			asked = append(asked, m.Target)
+		}
+		return "/run/x", nil
+	}})
+	if want := []string{"/data", "/etc/app", "/opt/workspace"}; !slices.Equal(asked, want) {
+		t.Errorf("PlaceVolumes asked with %q, want %q", asked, want)
+	}
+	got = nil
+	for _, m := range res.Mounts {
+		got = append(got, m.sourcePath())
+	}
+	if want := []string{"/srv/data/part", "/run/x/conf", "/run/x/work"}; !slices.Equal(got, want) {
+		t.Errorf("placed mounts %q, want %q", got, want)
+	}
+	if res.Volumes[0].Source != "/run/x/conf" || res.Volumes[1].Source != "/srv/data" {
+		t.Errorf("placed volumes %+v", res.Volumes)
 	}
 	// --volume-root: paths are rewritten, whole components only.
 	res = play(t, pod, Options{VolumeRoot: "/tmp/root"})
@@ -1010,6 +1037,7 @@ spec:
           preStop: {sleep: {seconds: 99}}
         readinessProbe: {exec: {command: [x]}, terminationGracePeriodSeconds: 3}
         volumeMounts: [{name: info, mountPath: /info}]
+        envFrom: [{prefix: P_}]
 `, Options{})
 	want := []string{
 		`pod.yaml:11:13: spec.volumes[0] (info).downwardAPI.items[0]: path "../x" must not start with '..'`,
@@ -1017,6 +1045,7 @@ spec:
 		`pod.yaml:19:23: containers[0] (app).lifecycle.stopSignal: needs spec.os.name`,
 		`pod.yaml:20:38: containers[0] (app).lifecycle.preStop.sleep.seconds 99`,
 		`pod.yaml:21:79: containers[0] (app).readinessProbe.terminationGracePeriodSeconds: must not be set`,
+		`pod.yaml:23:19: containers[0] (app).envFrom[0]: needs configMapRef or secretRef`,
 	}
 	for _, w := range want {
 		if err == nil || !strings.Contains(err.Error(), w) {

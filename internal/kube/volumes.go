@@ -41,113 +41,11 @@ type Mount struct {
 func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 	plans := map[string]*VolumePlan{}
 	for i, v := range t.w.Spec.Volumes {
-		where := fmt.Sprintf("spec.volumes[%d] (%s)", i, v.Name)
-		// The name is a directory under the run's volume directory.
-		if !dnsLabel(v.Name) {
-			t.errorf("spec.volumes[%d]: name %q is not a DNS label (a-z, 0-9, '-', at most 63 characters), as the API server requires", i, v.Name)
-			continue
-		}
-		if _, dup := plans[v.Name]; dup {
-			t.errorf("%s: two volumes named %q", where, v.Name)
-			continue
-		}
-		p := &VolumePlan{Name: v.Name, Source: filepath.Join(t.opts.VolumeDir, v.Name)}
-		switch {
-		case v.EmptyDir != nil:
-			p.Kind = "emptyDir"
-			if v.EmptyDir.Medium == "Memory" || v.EmptyDir.SizeLimit.Kind != 0 || v.EmptyDir.Mode.Kind != 0 {
-				t.warnf("%s: emptyDir medium, sizeLimit and mode: ignored, a plain directory (mode 0777)", where)
-			}
-		case v.HostPath != nil:
-			p.Kind, p.Source, p.HostType = "hostPath", v.HostPath.Path, v.HostPath.Type
-			if !filepath.IsAbs(p.Source) {
-				t.errorf("%s: hostPath.path %q must be absolute", where, p.Source)
-			} else if prob := backstepProblem(p.Source); prob != "" {
-				t.errorf("%s: hostPath.path %q %s", where, p.Source, prob)
-			}
-		case v.ConfigMap != nil:
-			p.Kind = "configMap"
-			if v.ConfigMap.DefaultUser.Kind != 0 {
-				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
-			}
-			p.Files = t.volumeFiles(false, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.DefaultMode, v.ConfigMap.Optional, where)
-		case v.Secret != nil:
-			p.Kind = "secret"
-			if v.Secret.DefaultUser.Kind != 0 {
-				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
-			}
-			p.Files = t.volumeFiles(true, v.Secret.SecretName, v.Secret.Items, v.Secret.DefaultMode, v.Secret.Optional, where)
-		case v.DownwardAPI != nil:
-			p.Kind = "downwardAPI"
-			if v.DownwardAPI.DefaultUser.Kind != 0 {
-				t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
-			}
-			p.Files = map[string]File{}
-			t.downwardFiles(p.Files, v.DownwardAPI.Items, fileMode(v.DownwardAPI.DefaultMode), where+".downwardAPI")
-		case v.Projected != nil:
-			p.Kind = "projected"
-			p.Files = t.projectedFiles(v.Projected, where+".projected")
-		default:
-			t.errorf("%s: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes can run locally (use a hostPath for data that must persist)", where)
-			continue
-		}
-		plans[v.Name] = p
-	}
-	used := map[string]bool{}
-	byTarget := map[string]Mount{}
-	for _, list := range [][]Container{t.w.Spec.InitContainers, t.w.Spec.Containers} {
-		for _, c := range list {
-			for j, vm := range c.VolumeMounts {
-				where := fmt.Sprintf("%s.volumeMounts[%d]", c.Name, j)
-				p, ok := plans[vm.Name]
-				if !ok {
-					t.errorf("%s: no volume named %q in spec.volumes", where, vm.Name)
-					continue
-				}
-				if !path.IsAbs(vm.MountPath) || path.Clean(vm.MountPath) == "/" {
-					t.errorf("%s: mountPath %q must be an absolute path other than /", where, vm.MountPath)
-					continue
-				}
-				if prob := backstepProblem(vm.MountPath); prob != "" {
-					t.errorf("%s: mountPath %q %s", where, vm.MountPath, prob)
-					continue
-				}
-				if vm.SubPathExpr.Kind != 0 {
-					t.errorf("%s: subPathExpr is not supported (use subPath)", where)
-					continue
-				}
-				if vm.RecursiveReadOnly.Kind != 0 || vm.BindMountOptions.Kind != 0 {
-					t.warnFor(c.Name, "volumeMounts recursiveReadOnly, bindMountOptions: ignored (readOnly is honoured)")
-				}
-				var sub string
-				if vm.SubPath != "" {
-					if prob := localPathProblem(vm.SubPath, false); prob != "" {
-						t.errorf("%s: subPath %q %s: it must be a path inside the volume", where, vm.SubPath, prob)
-						continue
-					}
-					sub = path.Clean(vm.SubPath)
-					if sub == "." {
-						sub = ""
-					}
-				}
-				target := path.Clean(vm.MountPath)
-				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name, HostPath: p.Kind == "hostPath"}
-				if prev, dup := byTarget[target]; dup {
-					if prev.Source != m.Source || prev.SubPath != m.SubPath {
-						t.errorf("%s: %s is already the mount point of volume %q in another container; "+
-							"the local pod has one filesystem view, so one path holds one volume", where, target, prev.Volume)
-					}
-					if prev.ReadOnly && !m.ReadOnly {
-						prev.ReadOnly = false // writable for whoever needs it
-						byTarget[target] = prev
-					}
-					continue
-				}
-				byTarget[target] = m
-				used[vm.Name] = true
-			}
+		if p := t.volumePlan(i, v, plans); p != nil {
+			plans[v.Name] = p
 		}
 	}
+	used, byTarget := t.volumeMounts(plans)
 	for _, name := range sortedKeys(plans) {
 		if used[name] {
 			res.Volumes = append(res.Volumes, plans[name])
@@ -176,7 +74,124 @@ func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 	return plans
 }
 
-func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, defMode *int32, optional bool, where string) map[string]File {
+// volumePlan plans the volume v, the i-th of the pod; nil when it cannot
+// run locally (reported).
+func (t *translator) volumePlan(i int, v Volume, plans map[string]*VolumePlan) *VolumePlan {
+	where := specItem(fmt.Sprintf("spec.volumes[%d] (%s)", i, v.Name), "volumes", i)
+	// The name is a directory under the run's volume directory.
+	if !dnsLabel(v.Name) {
+		t.errorAt(specItem(fmt.Sprintf("spec.volumes[%d]", i), "volumes", i), ": name %q is not a DNS label (a-z, 0-9, '-', at most 63 characters), as the API server requires", v.Name)
+		return nil
+	}
+	if _, dup := plans[v.Name]; dup {
+		t.errorAt(where, ": two volumes named %q", v.Name)
+		return nil
+	}
+	p := &VolumePlan{Name: v.Name, Source: filepath.Join(t.opts.VolumeDir, v.Name)}
+	switch {
+	case v.EmptyDir != nil:
+		p.Kind = "emptyDir"
+		if v.EmptyDir.Medium == "Memory" || v.EmptyDir.SizeLimit.Kind != 0 || v.EmptyDir.Mode.Kind != 0 {
+			t.warnf("%s: emptyDir medium, sizeLimit and mode: ignored, a plain directory (mode 0777)", where)
+		}
+	case v.HostPath != nil:
+		p.Kind, p.Source, p.HostType = "hostPath", v.HostPath.Path, v.HostPath.Type
+		if !filepath.IsAbs(p.Source) {
+			t.errorAt(where, ": hostPath.path %q must be absolute", p.Source)
+		} else if prob := backstepProblem(p.Source); prob != "" {
+			t.errorAt(where, ": hostPath.path %q %s", p.Source, prob)
+		}
+	case v.ConfigMap != nil:
+		p.Kind = "configMap"
+		if v.ConfigMap.DefaultUser.Kind != 0 {
+			t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
+		}
+		p.Files = t.volumeFiles(false, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.DefaultMode, v.ConfigMap.Optional, where)
+	case v.Secret != nil:
+		p.Kind = "secret"
+		if v.Secret.DefaultUser.Kind != 0 {
+			t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
+		}
+		p.Files = t.volumeFiles(true, v.Secret.SecretName, v.Secret.Items, v.Secret.DefaultMode, v.Secret.Optional, where)
+	case v.DownwardAPI != nil:
+		p.Kind = "downwardAPI"
+		if v.DownwardAPI.DefaultUser.Kind != 0 {
+			t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
+		}
+		p.Files = map[string]File{}
+		t.downwardFiles(p.Files, v.DownwardAPI.Items, fileMode(v.DownwardAPI.DefaultMode), where.in("downwardAPI"))
+	case v.Projected != nil:
+		p.Kind = "projected"
+		p.Files = t.projectedFiles(v.Projected, where.in("projected"))
+	default:
+		t.errorAt(where, ": only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes can run locally (use a hostPath for data that must persist)")
+		return nil
+	}
+	return p
+}
+
+// volumeMounts checks every container's volumeMounts: used are the volumes
+// mounted, byTarget the mounts by their (unremapped) target.
+func (t *translator) volumeMounts(plans map[string]*VolumePlan) (used map[string]bool, byTarget map[string]Mount) {
+	used = map[string]bool{}
+	byTarget = map[string]Mount{}
+	for _, list := range [][]Container{t.w.Spec.InitContainers, t.w.Spec.Containers} {
+		for _, c := range list {
+			for j, vm := range c.VolumeMounts {
+				where := place{text: fmt.Sprintf("%s.volumeMounts[%d]", c.Name, j)}
+				p, ok := plans[vm.Name]
+				if !ok {
+					t.errorAt(where, ": no volume named %q in spec.volumes", vm.Name)
+					continue
+				}
+				if !path.IsAbs(vm.MountPath) || path.Clean(vm.MountPath) == "/" {
+					t.errorAt(where, ": mountPath %q must be an absolute path other than /", vm.MountPath)
+					continue
+				}
+				if prob := backstepProblem(vm.MountPath); prob != "" {
+					t.errorAt(where, ": mountPath %q %s", vm.MountPath, prob)
+					continue
+				}
+				if vm.SubPathExpr.Kind != 0 {
+					t.errorAt(where, ": subPathExpr is not supported (use subPath)")
+					continue
+				}
+				if vm.RecursiveReadOnly.Kind != 0 || vm.BindMountOptions.Kind != 0 {
+					t.warnFor(c.Name, "volumeMounts recursiveReadOnly, bindMountOptions: ignored (readOnly is honoured)")
+				}
+				var sub string
+				if vm.SubPath != "" {
+					if prob := localPathProblem(vm.SubPath, false); prob != "" {
+						t.errorAt(where, ": subPath %q %s: it must be a path inside the volume", vm.SubPath, prob)
+						continue
+					}
+					sub = path.Clean(vm.SubPath)
+					if sub == "." {
+						sub = ""
+					}
+				}
+				target := path.Clean(vm.MountPath)
+				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name, HostPath: p.Kind == "hostPath"}
+				if prev, dup := byTarget[target]; dup {
+					if prev.Source != m.Source || prev.SubPath != m.SubPath {
+						t.errorAt(where, ": %s is already the mount point of volume %q in another container; "+
+							"the local pod has one filesystem view, so one path holds one volume", target, prev.Volume)
+					}
+					if prev.ReadOnly && !m.ReadOnly {
+						prev.ReadOnly = false // writable for whoever needs it
+						byTarget[target] = prev
+					}
+					continue
+				}
+				byTarget[target] = m
+				used[vm.Name] = true
+			}
+		}
+	}
+	return used, byTarget
+}
+
+func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, defMode *int32, optional bool, where place) map[string]File {
 	mode := os.FileMode(0o644)
 	if defMode != nil {
 		mode = os.FileMode(*defMode) & 0o777
@@ -184,7 +199,7 @@ func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, de
 	data, ok := t.allKeys(secret, name)
 	if !ok {
 		if !optional {
-			t.errorf("%s: %s %q not found (add it to the file, or pass --from-dir DIR holding DIR/%s/KEY files)", where, objKind(secret), name, name)
+			t.errorAt(where, ": %s %q not found (add it to the file, or pass --from-dir DIR holding DIR/%s/KEY files)", objKind(secret), name, name)
 		}
 		return nil
 	}
@@ -194,7 +209,7 @@ func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, de
 		// (keys from --from-dir are file names, not checked by anyone).
 		for k, v := range data {
 			if prob := keyProblem(k); prob != "" {
-				t.errorf("%s: %s %q: key %q %s, so it cannot be a file name in the volume (map it to a path with items)", where, objKind(secret), name, k, prob)
+				t.errorAt(where, ": %s %q: key %q %s, so it cannot be a file name in the volume (map it to a path with items)", objKind(secret), name, k, prob)
 				continue
 			}
 			files[k] = File{Data: v, Mode: mode}
@@ -205,7 +220,7 @@ func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, de
 		v, ok := data[it.Key]
 		if !ok {
 			if !optional {
-				t.errorf("%s: key %q not in %s %q", where, it.Key, objKind(secret), name)
+				t.errorAt(where, ": key %q not in %s %q", it.Key, objKind(secret), name)
 			}
 			continue
 		}
@@ -213,7 +228,7 @@ func (t *translator) volumeFiles(secret bool, name string, items []KeyToPath, de
 			if it.Path == "" {
 				prob = "is empty"
 			}
-			t.errorf("%s: items path %q %s: it must be a relative path inside the volume", where, it.Path, prob)
+			t.errorAt(where, ": items path %q %s: it must be a relative path inside the volume", it.Path, prob)
 			continue
 		}
 		if it.User.Kind != 0 {
@@ -268,4 +283,19 @@ func remapPath(s, from, to string) string {
 
 func pathChar(c byte) bool {
 	return c == '/' || c == '.' || c == '_' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// placeVolumes places the volumes podvisor makes (all but hostPath ones)
+// and the mounts of them under dir.
+func placeVolumes(plans map[string]*VolumePlan, mounts []Mount, dir string) {
+	for _, v := range plans {
+		if v.Kind != "hostPath" {
+			v.Source = filepath.Join(dir, v.Name)
+		}
+	}
+	for i, m := range mounts {
+		if !m.HostPath {
+			mounts[i].Source = filepath.Join(dir, m.Volume)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package importer
+package config
 
 import (
 	"fmt"
@@ -15,18 +15,18 @@ import (
 // same schema `podvisor schema` prints).
 const SchemaURL = "https://raw.githubusercontent.com/podvisor/podvisor/main/schema/procs.schema.json"
 
-// Write renders m as procs.yaml text: the schema line, the header comments,
+// Write renders m as procs.yaml text (the one writer of procs.yaml): the schema line, the header comments,
 // then the keys in the order docs/reference.md lists them. Every comment a
 // converter left on a key is written beside it as "# approximated: ...".
-func Write(m *Model) []byte {
+func Write(m *Document) []byte {
 	w := &writer{}
 	w.line(0, "# yaml-language-server: $schema="+SchemaURL)
 	for _, h := range m.Header {
-		w.line(0, strings.TrimRight("# "+oneLine(h), " "))
+		w.line(0, strings.TrimRight("# "+CommentText(h), " "))
 	}
 	w.line(0, "version: 1")
 	if m.ShutdownTimeout > 0 {
-		w.line(0, "shutdown_timeout: "+dur(m.ShutdownTimeout))
+		w.line(0, "shutdown_timeout: "+FormatDuration(m.ShutdownTimeout))
 	}
 	if len(m.Env) > 0 {
 		w.line(0, "env:")
@@ -59,14 +59,14 @@ func (w *writer) kv(indent int, key, value, c string) {
 		s += " " + value
 	}
 	if c != "" {
-		s += "  # approximated: " + oneLine(c)
+		s += "  # approximated: " + CommentText(c)
 	}
 	w.line(indent, s)
 }
 
-// oneLine makes s fit in a YAML comment: line breaks become spaces, other
+// CommentText makes s fit in a YAML comment: line breaks become spaces, other
 // control characters and invalid UTF-8 become "?".
-func oneLine(s string) string {
+func CommentText(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\r' || r == '\n' || r == '\t':
@@ -84,7 +84,7 @@ func (w *writer) env(indent int, env []KV) {
 	}
 }
 
-func (w *writer) process(p *Process) {
+func (w *writer) process(p *DocProcess) {
 	used := map[string]bool{}
 	c := func(k string) string { used[k] = true; return p.Comments[k] }
 	// A comment on a key that is not written (no user, an empty stop
@@ -98,11 +98,11 @@ func (w *writer) process(p *Process) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			w.line(2, "# approximated ("+oneLine(k)+"): "+oneLine(p.Comments[k]))
+			w.line(2, "# approximated ("+CommentText(k)+"): "+CommentText(p.Comments[k]))
 		}
 	}()
 	if p.Origin != "" {
-		w.line(1, "# from "+oneLine(p.Origin))
+		w.line(1, "# from "+CommentText(p.Origin))
 	}
 	w.kv(1, quoteKey(p.Name), "", c("name"))
 	w.kv(2, "command", command(p.Argv, p.Shell), c("command"))
@@ -136,7 +136,7 @@ func (w *writer) process(p *Process) {
 		w.probe("ready", p.Ready, c("ready"))
 	}
 	if p.StartTimeout > 0 {
-		w.kv(2, "start_timeout", dur(p.StartTimeout), c("start_timeout"))
+		w.kv(2, "start_timeout", FormatDuration(p.StartTimeout), c("start_timeout"))
 	}
 	if p.Live != nil {
 		w.probe("live", p.Live, c("live"))
@@ -148,10 +148,10 @@ func (w *writer) process(p *Process) {
 			w.kv(2, "restart", "", c("restart"))
 			w.kv(3, "policy", r.Policy, "")
 			if r.Backoff > 0 {
-				w.kv(3, "backoff", dur(r.Backoff), "")
+				w.kv(3, "backoff", FormatDuration(r.Backoff), "")
 			}
 			if r.MaxBackoff > 0 {
-				w.kv(3, "max_backoff", dur(r.MaxBackoff), "")
+				w.kv(3, "max_backoff", FormatDuration(r.MaxBackoff), "")
 			}
 			if r.Limit > 0 {
 				w.kv(3, "limit", strconv.Itoa(r.Limit), "")
@@ -174,7 +174,7 @@ func (w *writer) process(p *Process) {
 			w.kv(3, "signal", s.Signal, "")
 		}
 		if s.Timed {
-			w.kv(3, "timeout", dur(s.Timeout), "")
+			w.kv(3, "timeout", FormatDuration(s.Timeout), "")
 		}
 		if s.Argv != nil || s.Shell != "" {
 			w.kv(3, "command", command(s.Argv, s.Shell), "")
@@ -196,7 +196,7 @@ func (w *writer) process(p *Process) {
 	}
 }
 
-func (w *writer) probe(key string, pr *Probe, c string) {
+func (w *writer) probe(key string, pr *DocProbe, c string) {
 	w.kv(2, key, "", c)
 	switch pr.Kind {
 	case "exec":
@@ -209,7 +209,7 @@ func (w *writer) probe(key string, pr *Probe, c string) {
 		v time.Duration
 	}{{"start_interval", pr.StartInterval}, {"interval", pr.Interval}, {"timeout", pr.Timeout}, {"initial_delay", pr.InitialDelay}} {
 		if d.v > 0 {
-			w.kv(3, d.k, dur(d.v), "")
+			w.kv(3, d.k, FormatDuration(d.v), "")
 		}
 	}
 	if pr.SuccessThreshold > 0 {
@@ -273,9 +273,9 @@ func quote(s string) string {
 
 func quoteKey(s string) string { return quote(s) }
 
-// dur writes a duration as podvisor reads it: whole seconds as "5s",
+// FormatDuration writes a duration as podvisor reads it: whole seconds as "5s",
 // otherwise Go's form ("1.5s", "250ms").
-func dur(d time.Duration) string {
+func FormatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0s"
 	}
@@ -283,16 +283,6 @@ func dur(d time.Duration) string {
 		return fmt.Sprintf("%ds", d/time.Second)
 	}
 	return d.String()
-}
-
-// escapeDollar makes literal text safe from podvisor's interpolation: every
-// $ becomes $$ when the text holds "${" or "$$" (the only sequences
-// podvisor interprets); other text is returned as it is.
-func escapeDollar(s string) string {
-	if !strings.Contains(s, "${") && !strings.Contains(s, "$$") {
-		return s
-	}
-	return strings.ReplaceAll(s, "$", "$$")
 }
 
 // size writes a byte count as podvisor reads it: with a binary unit when

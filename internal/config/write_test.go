@@ -1,0 +1,142 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/podvisor/podvisor/internal/graph"
+)
+
+// fullDocument sets every key Write knows, with text that needs quoting
+// and escaping.
+func fullDocument() *Document {
+	oom := -500
+	return &Document{
+		Env:             []KV{{Key: "GLOBAL", Value: Literal("g ${not} $HOME")}},
+		ShutdownTimeout: 45 * time.Second,
+		Header:          []string{"converted from test", "approximated: x"},
+		Processes: []*DocProcess{{
+			Name:  "db",
+			Argv:  []string{"postgres", "-c", "yes", "a: b"},
+			Type:  "",
+			Ready: &DocProbe{Kind: "tcp", Target: "127.0.0.1:5432", Interval: 2 * time.Second, FailureThreshold: 5},
+			Stop:  DocStop{Signal: "SIGINT", Timeout: 0, Timed: true},
+		}, {
+			Name:             "app",
+			Shell:            Literal(`exec app --price '$5' "${USER}"`),
+			Env:              []KV{{Key: "A", Value: "1"}, {Key: "QUOTE", Value: `he said "hi"` + "\n" + "line 2"}},
+			WorkingDir:       "/srv/app",
+			DependsOn:        []DocDep{{Name: "db", Condition: "ready", Restart: true}, {Name: "migrate", Condition: "completed"}},
+			Ready:            &DocProbe{Kind: "http", Target: "http://127.0.0.1:8080/healthz", StartInterval: 250 * time.Millisecond},
+			StartTimeout:     90 * time.Second,
+			Live:             &DocProbe{Kind: "exec", Argv: []string{"true"}, Timeout: 3 * time.Second, SuccessThreshold: 1},
+			Restart:          &DocRestart{Policy: "on-failure", Backoff: time.Second, MaxBackoff: 10 * time.Second, Limit: 3},
+			SuccessExitCodes: []int{0, 3},
+			OOMScoreAdj:      &oom,
+			Stop:             DocStop{Timeout: 20 * time.Second, Timed: true, Shell: "kill -TERM 1"},
+			Log:              &DocLog{Stdout: "file", Stderr: "file", File: "/var/log/app.log", MaxSize: 5 << 20, MaxFiles: 3},
+			Comments:         map[string]string{"command": "run by /bin/sh -c", "user": "no such key written"},
+			Origin:           "app.conf:3",
+		}, {
+			Name:  "migrate",
+			Argv:  []string{"migrate", "up"},
+			Type:  "oneshot",
+			Ready: &DocProbe{Kind: "file", Target: "/run/migrated"},
+		}},
+	}
+}
+
+// TestWriteLoads: what Write renders loads, and every value comes back as
+// the document holds it once interpolated (Literal undone).
+func TestWriteLoads(t *testing.T) {
+	d := fullDocument()
+	out := Write(d)
+	cfg, err := Parse("procs.yaml", out, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("written document does not load: %v\n%s", err, out)
+	}
+	if cfg.ShutdownTimeout != 45*time.Second || !slices.Contains(cfg.Env, "GLOBAL=g ${not} $HOME") {
+		t.Errorf("top level: %v %q", cfg.ShutdownTimeout, cfg.Env)
+	}
+	db, app, mig := cfg.Processes["db"], cfg.Processes["app"], cfg.Processes["migrate"]
+	if !slices.Equal(db.Command, []string{"postgres", "-c", "yes", "a: b"}) || db.Ready.Kind != ProbeTCP ||
+		db.Ready.Interval != 2*time.Second || db.Ready.FailureThreshold != 5 || db.Stop.Timeout != 0 || db.Stop.Signal.String() != "interrupt" {
+		t.Errorf("db: %+v ready %+v stop %+v", db, db.Ready, db.Stop)
+	}
+	if !slices.Equal(app.Command, []string{"/bin/sh", "-c", `exec app --price '$5' "${USER}"`}) || !app.Shell {
+		t.Errorf("app command %q", app.Command)
+	}
+	if !slices.Contains(app.Env, "QUOTE=he said \"hi\"\nline 2") || !slices.Contains(app.Env, "A=1") || app.WorkingDir != "/srv/app" {
+		t.Errorf("app env %q, working_dir %q", app.Env, app.WorkingDir)
+	}
+	deps := map[string]graph.Condition{}
+	for _, dep := range app.DependsOn {
+		deps[dep.Name] = dep.Condition
+		if dep.Name == "db" && !dep.Restart {
+			t.Errorf("db dependency lost restart: true")
+		}
+	}
+	if deps["db"] != graph.Ready || deps["migrate"] != graph.Completed {
+		t.Errorf("app depends on %v", deps)
+	}
+	if app.Ready.Kind != ProbeHTTP || app.Ready.StartInterval != 250*time.Millisecond || app.StartTimeout != 90*time.Second ||
+		app.Live.Kind != ProbeExec || app.Live.Timeout != 3*time.Second {
+		t.Errorf("app probes %+v %+v", app.Ready, app.Live)
+	}
+	if r := app.Restart; r.Policy != OnFailure || r.Backoff != time.Second || r.MaxBackoff != 10*time.Second || r.Limit != 3 {
+		t.Errorf("app restart %+v", r)
+	}
+	if !slices.Equal(app.SuccessExitCodes, []int{0, 3}) || *app.OOMScoreAdj != -500 || app.Stop.Timeout != 20*time.Second ||
+		!slices.Equal(app.Stop.Command, []string{"/bin/sh", "-c", "kill -TERM 1"}) {
+		t.Errorf("app codes %v oom %v stop %+v", app.SuccessExitCodes, *app.OOMScoreAdj, app.Stop)
+	}
+	if l := app.Log; l.File != "/var/log/app.log" || l.MaxSize != 5<<20 || l.MaxFiles != 3 {
+		t.Errorf("app log %+v", l)
+	}
+	if mig.Type != Oneshot || mig.Ready.Kind != ProbeFile || mig.Ready.Target != "/run/migrated" {
+		t.Errorf("migrate %+v", mig)
+	}
+	// Comments: beside the key, or on a line of their own for a key not written.
+	for _, want := range []string{"# from app.conf:3", "command: \"exec app", "# approximated: run by /bin/sh -c",
+		"# approximated (user): no such key written", "# converted from test"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("written document lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// FuzzWrite: any command, environment value and name Write is given loads
+// back unchanged (the one escaping rule and the quoting round-trip).
+func FuzzWrite(f *testing.F) {
+	for _, s := range []string{"plain", "$HOME", "${A}", "$$", "a: b", "#x", "'q'", `"d"`, "yes", "-", "x\ny", "\t", "[1]", "{a}", "~", "@"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, cmd, val string) {
+		for _, s := range []string{cmd, val} {
+			if !utf8.ValidString(s) || strings.ContainsAny(s, "\x00\r") || strings.TrimSpace(s) == "" {
+				return // import refuses these before writing (importer.finish)
+			}
+		}
+		d := &Document{Processes: []*DocProcess{
+			{Name: "sh", Shell: Literal(cmd), Env: []KV{{Key: "V", Value: Literal(val)}}},
+			{Name: "argv", Argv: []string{Literal(cmd), Literal(val)}},
+		}}
+		out := Write(d)
+		cfg, err := Parse("procs.yaml", out, func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatalf("written document does not load: %v\n%s", err, out)
+		}
+		if got := cfg.Processes["sh"].Command; !slices.Equal(got, []string{"/bin/sh", "-c", cmd}) {
+			t.Fatalf("shell command %q, want %q\n%s", got, cmd, out)
+		}
+		if !slices.Contains(cfg.Processes["sh"].Env, "V="+val) {
+			t.Fatalf("env %q, want V=%q\n%s", cfg.Processes["sh"].Env, val, out)
+		}
+		if got := cfg.Processes["argv"].Command; !slices.Equal(got, []string{cmd, val}) {
+			t.Fatalf("argv %q, want %q\n%s", got, []string{cmd, val}, out)
+		}
+	})
+}
