@@ -69,3 +69,34 @@ func (liveEv) isEvent()        {}
 func (startupEv) isEvent()     {}
 func (statusEv) isEvent()      {}
 func (stopCmdDoneEv) isEvent() {}
+
+// procEvent is an event about one incarnation of a process: the loop looks
+// the incarnation up once (incarnationOf) and drops the event when it is
+// about an earlier spawn.
+type procEvent interface {
+	event
+	about() (idx int, gen uint64)
+}
+
+func (e exitedEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e readyEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e probeFailedEv) about() (int, uint64) { return e.idx, e.gen }
+func (e liveEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e startupEv) about() (int, uint64)     { return e.idx, e.gen }
+func (e statusEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e stopCmdDoneEv) about() (int, uint64) { return e.idx, e.gen }
+func (e watchdogEv) about() (int, uint64)    { return e.idx, e.gen }
+func (e extendEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e errnoEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e seenEv) about() (int, uint64)        { return e.idx, e.gen }
+
+// appliesAfterExit reports whether ev still counts once its incarnation's
+// exit was heard: the reports it made (STATUS=, ERRNO=, seen running) are
+// kept with it; nothing else acts on a process that is gone.
+func appliesAfterExit(ev procEvent) bool {
+	switch ev.(type) {
+	case statusEv, errnoEv, seenEv:
+		return true
+	}
+	return false
+}

@@ -35,15 +35,15 @@ func (s *Supervisor) step(now time.Time) {
 				if r.wantStop == intentNone && !s.restartingAll && scheduleAllows(r) && s.depsHold(r) && s.afterGone(r) {
 					if r.relaunch {
 						r.relaunch = false
-						r.restarts++
+						r.count.restarts++
 						if r.reason == reasonFollows {
-							r.followed++ // not its own failure: not against restart.limit
+							r.count.followed++ // not its own failure: not against restart.limit
 						}
 					}
 					starts = append(starts, r)
 				}
 			case Backoff:
-				if now.Before(r.due) || s.restartDependentsAlive(r) || !s.afterGone(r) {
+				if now.Before(r.backoff.until) || s.restartDependentsAlive(r) || !s.afterGone(r) {
 					break
 				}
 				if !s.depsHold(r) {
@@ -54,7 +54,7 @@ func (s *Supervisor) step(now time.Time) {
 					s.log.Info("restart waits for dependencies", "process", r.p.Name, "waiting_for", strings.Join(s.waitingFor(r), ", "))
 					break
 				}
-				r.restarts++
+				r.count.restarts++
 				starts = append(starts, r)
 			case Starting:
 				if r.wantStop != intentNone {
@@ -63,14 +63,14 @@ func (s *Supervisor) step(now time.Time) {
 				if s.watchdogMissed(r, now) {
 					break
 				}
-				if startTimeoutRuns(r) && !now.Before(r.due) {
-					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
+				if startTimeoutRuns(r) && !now.Before(r.cur.due) {
+					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.cur.readyDetail)
 					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
-					r.failedBy = awaited(r)
+					r.cur.failedBy = awaited(r)
 					s.requestStop(r, intentFail, now)
-				} else if c := awaited(r); !now.Before(r.remindAt) && c != nil {
-					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", c.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
-					r.remindAt = now.Add(reminderEvery)
+				} else if c := awaited(r); !now.Before(r.cur.remindAt) && c != nil {
+					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", c.Kind.String(), "last", r.cur.readyDetail, "waited", now.Sub(r.cur.startedAt).Round(time.Second).String())
+					r.cur.remindAt = now.Add(reminderEvery)
 				}
 			case Running:
 				if !s.watchdogMissed(r, now) {
@@ -134,7 +134,7 @@ func (s *Supervisor) nextWake() time.Time {
 	now := time.Now()
 	for _, r := range s.recs {
 		consider(s.scheduleWake(r, now))
-		if o := r.old; o != nil && o.stopping && !o.killed {
+		if o := r.old; o != nil && !o.signalledAt.IsZero() && !o.killed {
 			consider(o.due)
 		}
 		switch r.state {
@@ -143,7 +143,7 @@ func (s *Supervisor) nextWake() time.Time {
 			// its reload removed, their exit event (not the clock) is what
 			// lets the restart go ahead.
 			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) && !awaitsStops(r) {
-				consider(r.due)
+				consider(r.backoff.until)
 			}
 		case Starting:
 			// A start that is to stop (wantStop) waits for its dependents'
@@ -153,21 +153,21 @@ func (s *Supervisor) nextWake() time.Time {
 			consider(s.watchdogWake(r))
 			if awaited(r) != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
 				if startTimeoutRuns(r) {
-					consider(r.due)
+					consider(r.cur.due)
 				}
-				consider(r.remindAt)
+				consider(r.cur.remindAt)
 			}
 		case Running:
 			consider(s.watchdogWake(r))
 			if s.awaitsStartup(r) {
-				consider(r.due)
+				consider(r.cur.due)
 			}
 		case Stopping:
-			if r.child != nil && !r.killed {
-				consider(r.due)
+			if r.cur.child != nil && !r.cur.killed {
+				consider(r.cur.due)
 			}
-			if r.lingering != nil {
-				consider(r.pollAt)
+			if r.cur.lingering != nil {
+				consider(r.cur.pollAt)
 			}
 		}
 	}
