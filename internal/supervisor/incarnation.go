@@ -31,12 +31,12 @@ type incarnation struct {
 	errno       int    // last ERRNO= (0: none)
 	seen        bool   // seen running after its exec (a sidecar's start gate; sidecars.go)
 
-	intent      stopIntent     // why it is being stopped
-	failedBy    *config.Probe  // the check whose failure asked for the stop (its stop_timeout)
-	stopCmd     bool           // stop.command in flight
-	hookEarly   bool           // stop.command_first: the command began with the teardown
-	signalledAt time.Time      // when the stop signal went out; zero: not yet
-	killed      bool           // SIGKILL sent
+	intent      stopIntent    // why it is being stopped
+	failedBy    *config.Probe // the check whose failure asked for the stop (its stop_timeout)
+	stopCmd     bool          // stop.command in flight
+	hookEarly   bool          // stop.command_first: the command began with the teardown
+	signalledAt time.Time     // when the stop signal went out; zero: not yet
+	killed      bool          // SIGKILL sent
 	killedAt    time.Time
 	cancelProbe context.CancelFunc
 	cancelReady context.CancelFunc // a ready check with while_stopping (stopProbes)

@@ -180,7 +180,7 @@ type record struct {
 // counters are a record's running totals, shown in /status and the metrics.
 type counters struct {
 	restarts       int
-	followed       int            // restarts that followed a restart: true dependency (not counted against restart.limit)
+	followed       int // restarts that followed a restart: true dependency (not counted against restart.limit)
 	oomKills       int
 	watchdogMisses int            // watchdog failures (missed deadline or trigger)
 	ruleMatches    map[string]int // exits decided by each restart.rules rule, by label
