@@ -20,15 +20,6 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// watchEv says the files of a process's watch changed (after the debounce).
-type watchEv struct {
-	idx  int
-	name string // tests: the process by name, resolved in the loop (idx unused)
-	file string // one of the changed files, for the log
-}
-
-func (watchEv) isEvent() {}
-
 // startWatchers starts a watcher for each process with watch:. A watcher
 // that cannot start is a warning naming the limit, not a failure of the run.
 func (s *Supervisor) startWatchers(ctx context.Context) {

@@ -7,26 +7,7 @@ package supervisor
 import (
 	"fmt"
 	"syscall"
-	"time"
 )
-
-// extendEv is an EXTEND_TIMEOUT_USEC= from incarnation gen of a process.
-type extendEv struct {
-	idx int
-	gen uint64
-	by  time.Duration
-	at  time.Time
-}
-
-// errnoEv is an ERRNO= from incarnation gen of a process.
-type errnoEv struct {
-	idx   int
-	gen   uint64
-	errno int
-}
-
-func (extendEv) isEvent() {}
-func (errnoEv) isEvent()  {}
 
 // onExtend moves the deadline in force to at least e.at+e.by, as systemd
 // does: a start_timeout while starting, the stop timeout (SIGKILL) while

@@ -17,14 +17,6 @@ import (
 	"github.com/podvisor/podvisor/internal/proc"
 )
 
-// intentRestartAll marks a child stopped by a restart-all: its exit makes
-// it pending, and it starts again with everything else.
-const intentRestartAll stopIntent = 32
-
-// ReasonRule: a restart.rules shutdown ended the run; Outcome.Code is the
-// exit code of the process whose exit matched, and podvisor's own.
-const ReasonRule Reason = 16
-
 // matchRule returns the index of the rule that decides ex for r, or -1. Rules
 // judge only exits that are the process's own: not in teardown, not after a
 // stop podvisor began (a failed check, a cascade, an operator's verb).

@@ -16,14 +16,6 @@ import (
 	"github.com/podvisor/podvisor/internal/proc"
 )
 
-// seenEv says a sidecar has been seen running after its exec.
-type seenEv struct {
-	idx int
-	gen uint64
-}
-
-func (seenEv) isEvent() {}
-
 // seenWithin bounds the wait for a sidecar to be seen asleep: one that never
 // sleeps (a busy loop) counts as running after it. The kubelet sees a started
 // container at a later sync, about a second on.

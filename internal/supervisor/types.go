@@ -78,16 +78,6 @@ type Options struct {
 	WallClock func() time.Time
 }
 
-// Reason says why Run returned.
-type Reason uint8
-
-const (
-	ReasonSignal    Reason = iota // SIGTERM, SIGINT or SIGQUIT
-	ReasonJobsDone                // every job completed successfully
-	ReasonFatal                   // a process failed fatally (or a job failed)
-	ReasonCancelled               // the caller cancelled ctx
-)
-
 // Outcome is the result of Run.
 type Outcome struct {
 	Reason  Reason
@@ -116,15 +106,6 @@ func (o Outcome) ExitCode() int {
 		return 0
 	}
 }
-
-// stopIntent records why a process outside teardown is being stopped.
-type stopIntent uint8
-
-const (
-	intentNone    stopIntent = iota
-	intentFail               // start_timeout or liveness: counts as a failed start
-	intentCascade            // a dependency with restart: true is restarting
-)
 
 const reminderEvery = 10 * time.Second
 

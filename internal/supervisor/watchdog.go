@@ -11,16 +11,6 @@ import (
 	"time"
 )
 
-// watchdogEv is a WATCHDOG=1 (or =trigger) from incarnation gen of a process.
-type watchdogEv struct {
-	idx     int
-	gen     uint64
-	trigger bool
-	at      time.Time // when the launcher read it, not when the loop did
-}
-
-func (watchdogEv) isEvent() {}
-
 // ReasonWatchdog prefixes the reason of a process stopped by its watchdog.
 const ReasonWatchdog = "watchdog"
 
