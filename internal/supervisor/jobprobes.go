@@ -75,7 +75,7 @@ func (s *Supervisor) awaitsStartup(r *record) bool {
 
 // stepStartup stops a oneshot or job that missed its start timeout.
 func (s *Supervisor) stepStartup(r *record, now time.Time) {
-	if !s.awaitsStartup(r) || now.Before(r.cur.due) {
+	if !reached(s.startupDeadline(r), now) {
 		return
 	}
 	s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.cur.readyDetail)

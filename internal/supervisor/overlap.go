@@ -55,7 +55,7 @@ func (s *Supervisor) stepOverlaps(now time.Time) {
 			if s.phase == PhaseStopping && s.deadline.Before(o.due) {
 				o.due = s.deadline
 			}
-			if !o.killed && !now.Before(o.due) {
+			if reached(s.oldStopDeadline(r), now) {
 				s.killOld(r, "stop timeout "+r.p.Stop.Timeout.String()+" exceeded")
 			}
 			continue

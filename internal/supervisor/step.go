@@ -1,6 +1,6 @@
 // One step of the loop: after every event, each record is moved as far as it
-// can go (starts in waves, wanted stops, teardown, escalation), and nextWake
-// says when the loop must look again without an event.
+// can go (starts in waves, wanted stops, teardown, escalation); nextWake
+// (wake.go) says when the loop must look again without an event.
 
 package supervisor
 
@@ -43,7 +43,7 @@ func (s *Supervisor) step(now time.Time) {
 					starts = append(starts, r)
 				}
 			case Backoff:
-				if now.Before(r.backoff.until) || s.restartDependentsAlive(r) || !s.afterGone(r) {
+				if !reached(s.backoffEnd(r), now) || !s.afterGone(r) {
 					break
 				}
 				if !s.depsHold(r) {
@@ -63,13 +63,13 @@ func (s *Supervisor) step(now time.Time) {
 				if s.watchdogMissed(r, now) {
 					break
 				}
-				if startTimeoutRuns(r) && !now.Before(r.cur.due) {
+				if reached(s.startDeadline(r), now) {
 					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.cur.readyDetail)
 					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
 					r.cur.failedBy = awaited(r)
 					s.requestStop(r, intentFail, now)
-				} else if c := awaited(r); !now.Before(r.cur.remindAt) && c != nil {
-					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", c.Kind.String(), "last", r.cur.readyDetail, "waited", now.Sub(r.cur.startedAt).Round(time.Second).String())
+				} else if reached(s.remindDue(r), now) {
+					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", awaited(r).Kind.String(), "last", r.cur.readyDetail, "waited", now.Sub(r.cur.startedAt).Round(time.Second).String())
 					r.cur.remindAt = now.Add(reminderEvery)
 				}
 			case Running:
@@ -108,68 +108,3 @@ func (s *Supervisor) step(now time.Time) {
 // maxWave bounds the launches of one step (see also waveBudget), so the
 // loop stays responsive (/livez) while thousands start.
 const maxWave = 1024
-
-// nextWake is the earliest instant at which step has something to do.
-func (s *Supervisor) nextWake() time.Time {
-	if s.moreStarts || s.moreStops {
-		// The next wave, as soon as pending events are handled. Any past
-		// instant does: Run arms the timer with max(wake-now, 0).
-		return time.Unix(0, 1)
-	}
-	var w time.Time
-	consider := func(t time.Time) {
-		if !t.IsZero() && (w.IsZero() || t.Before(w)) {
-			w = t
-		}
-	}
-	// Once the deadline has passed and everything got SIGKILL, only exit
-	// events remain: waking at the past deadline again would spin the loop.
-	if s.phase == PhaseStopping && !s.deadline.IsZero() && !s.pastDeadline && s.unkilled() {
-		consider(s.deadline)
-	}
-	if s.phase == PhaseStopping {
-		consider(s.abandonAt())
-	}
-	consider(s.restartAllWake())
-	now := time.Now()
-	for _, r := range s.recs {
-		consider(s.scheduleWake(r, now))
-		if o := r.old; o != nil && !o.signalledAt.IsZero() && !o.killed {
-			consider(o.due)
-		}
-		switch r.state {
-		case Backoff:
-			// While restart: true dependents are still alive, or processes
-			// its reload removed, their exit event (not the clock) is what
-			// lets the restart go ahead.
-			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) && !awaitsStops(r) {
-				consider(r.backoff.until)
-			}
-		case Starting:
-			// A start that is to stop (wantStop) waits for its dependents'
-			// exits, not for the clock.
-			// In teardown start timeouts no longer apply (waking for one
-			// would spin the loop until the process's turn to stop).
-			consider(s.watchdogWake(r))
-			if awaited(r) != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
-				if startTimeoutRuns(r) {
-					consider(r.cur.due)
-				}
-				consider(r.cur.remindAt)
-			}
-		case Running:
-			consider(s.watchdogWake(r))
-			if s.awaitsStartup(r) {
-				consider(r.cur.due)
-			}
-		case Stopping:
-			if r.cur.child != nil && !r.cur.killed {
-				consider(r.cur.due)
-			}
-			if r.cur.lingering != nil {
-				consider(r.cur.pollAt)
-			}
-		}
-	}
-	return w
-}

@@ -63,21 +63,20 @@ func (s *Supervisor) stepWantedStops(now time.Time) {
 
 // escalate sends SIGKILL once a stopping child has outlived its stop budget.
 func (s *Supervisor) escalate(r *record, now time.Time) {
-	if s.phase == PhaseStopping && r.p.Stop.MinGrace > 0 && r.cur.signalledAt.IsZero() {
-		// Its command used the budget up: the signal, then min_grace.
-		if r.cur.child != nil && !r.cur.killed && !now.Before(r.cur.due) {
-			s.lastStop(r, now)
-		}
+	if !reached(stopDeadline(r), now) {
 		return
 	}
-	if r.cur.child != nil && !r.cur.killed && !now.Before(r.cur.due) {
-		why := "stop timeout " + r.p.Stop.Timeout.String() + " exceeded"
-		if s.phase == PhaseStopping && !r.cur.due.Before(s.deadline) {
-			// beginStop clipped the stop budget to the global one: say which.
-			why = "shutdown_timeout " + s.cfg.ShutdownTimeout.String() + " reached"
-		}
-		s.kill(r, why)
+	if s.phase == PhaseStopping && r.p.Stop.MinGrace > 0 && r.cur.signalledAt.IsZero() {
+		// Its command used the budget up: the signal, then min_grace.
+		s.lastStop(r, now)
+		return
 	}
+	why := "stop timeout " + r.p.Stop.Timeout.String() + " exceeded"
+	if s.phase == PhaseStopping && !r.cur.due.Before(s.deadline) {
+		// beginStop clipped the stop budget to the global one: say which.
+		why = "shutdown_timeout " + s.cfg.ShutdownTimeout.String() + " reached"
+	}
+	s.kill(r, why)
 }
 
 func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {

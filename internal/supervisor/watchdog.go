@@ -28,7 +28,7 @@ func (s *Supervisor) onWatchdog(r *record, inc *incarnation, e watchdogEv, now t
 // watchdogMissed fails r if its watchdog deadline has passed; it reports
 // whether it did.
 func (s *Supervisor) watchdogMissed(r *record, now time.Time) bool {
-	if r.cur.watchdogDue.IsZero() || r.wantStop != intentNone || now.Before(r.cur.watchdogDue) {
+	if !reached(s.watchdogWake(r), now) {
 		return false
 	}
 	s.watchdogFail(r, "no WATCHDOG=1 within "+r.p.Watchdog.String(), now)
