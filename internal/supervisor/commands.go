@@ -19,33 +19,8 @@ import (
 // outcome (settleWaiters runs after each step). A client that goes away only
 // stops waiting: the command itself is never left half-done.
 
-// More stop intents (see types.go).
-const (
-	intentHold    stopIntent = 16 + iota // podvisor stop: stays stopped until start
-	intentRestart                        // podvisor restart or a reload: starts again at once
-	intentRemove                         // removed by a reload
-)
-
 // reasonHeld is the reason /status shows for an operator-stopped process.
 const reasonHeld = "stopped by podvisor stop"
-
-// commandEv is an operator command for the loop.
-type commandEv struct {
-	op    string
-	req   control.Request
-	cfg   *config.Config // reload: the new config, loaded outside the loop
-	err   error          // reload: loading or validating it failed
-	reply chan control.Response
-}
-
-// hangupLoadedEv is the result of the config load a SIGHUP started.
-type hangupLoadedEv struct {
-	cfg *config.Config
-	err error
-}
-
-func (commandEv) isEvent()      {}
-func (hangupLoadedEv) isEvent() {}
 
 // operator is the loop-owned state of operator commands and reloads.
 type operator struct {
@@ -66,14 +41,6 @@ type operator struct {
 type ReloadObserver interface {
 	ReloadObserved(result string)
 }
-
-// goal is what a waiter waits for on one process.
-type goal uint8
-
-const (
-	goalStopped goal = iota // no child left
-	goalUp                  // a newer incarnation is running (ready) or has completed
-)
 
 type waitItem struct {
 	r    *record

@@ -26,12 +26,12 @@ func (s *Supervisor) holds(r *record, c graph.Condition) bool {
 		if r.state == Completed {
 			return true
 		}
-		return r.child != nil && (r.state == Starting || r.state == Running) && r.wantStop == intentNone && r.seen
+		return r.cur.child != nil && (r.state == Starting || r.state == Running) && r.wantStop == intentNone && r.cur.seen
 	case graph.Ready:
 		if r.p.Type != config.Service {
 			return r.state == Completed
 		}
-		return r.ready && r.child != nil && r.state == Running && r.wantStop == intentNone && r.seen
+		return r.cur.ready && r.cur.child != nil && r.state == Running && r.wantStop == intentNone && r.cur.seen
 	case graph.Completed:
 		return r.state == Completed
 	}
@@ -42,8 +42,8 @@ func (s *Supervisor) holds(r *record, c graph.Condition) bool {
 // its reload removed that are still stopping: "web: stopped".
 func (s *Supervisor) waitingFor(r *record) []string {
 	var out []string
-	for _, x := range r.after {
-		if x.child != nil || x.lingering != nil {
+	for _, x := range r.op.after {
+		if x.cur.child != nil || x.cur.lingering != nil {
 			out = append(out, x.p.Name+": stopped")
 		}
 	}
@@ -62,15 +62,15 @@ func (s *Supervisor) afterGone(r *record) bool {
 	if awaitsStops(r) {
 		return false
 	}
-	r.after = nil
+	r.op.after = nil
 	return true
 }
 
 // awaitsStops reports whether a process that r's reload removed is still
 // alive: r may not start yet, and its exit (not the clock) lets r go on.
 func awaitsStops(r *record) bool {
-	for _, x := range r.after {
-		if x.child != nil || x.lingering != nil || x.old != nil {
+	for _, x := range r.op.after {
+		if x.cur.child != nil || x.cur.lingering != nil || x.old != nil {
 			return true
 		}
 	}
@@ -79,7 +79,7 @@ func awaitsStops(r *record) bool {
 
 func (s *Supervisor) dependentsAlive(r *record) bool {
 	for _, d := range r.dependents {
-		if s.recs[d].child != nil {
+		if s.recs[d].cur.child != nil {
 			return true
 		}
 	}
@@ -88,7 +88,7 @@ func (s *Supervisor) dependentsAlive(r *record) bool {
 
 func (s *Supervisor) restartDependentsAlive(r *record) bool {
 	for _, d := range r.restartDeps {
-		if s.recs[d].child != nil {
+		if s.recs[d].cur.child != nil {
 			return true
 		}
 	}

@@ -1,11 +1,19 @@
+// Every event the loop receives. An event about a process names its
+// incarnation (index and generation, procEvent); the loop looks it up once
+// (incarnationOf, incarnation.go) and drops it when it is about an earlier
+// spawn, so a late probe result or exit of an old incarnation changes nothing.
+
 package supervisor
 
-import "github.com/podvisor/podvisor/internal/proc"
+import (
+	"time"
 
-// event is the sealed sum type of everything sent to the loop. Every event
-// about a process carries its index and the generation (incarnation) it is
-// about; the loop drops events whose generation is not the record's current
-// one, so a late probe result or exit of an old incarnation changes nothing.
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/control"
+	"github.com/podvisor/podvisor/internal/proc"
+)
+
+// event is the sealed sum type of everything sent to the loop.
 type event interface{ isEvent() }
 
 type exitedEv struct {
@@ -62,6 +70,69 @@ type stopCmdDoneEv struct {
 	err error
 }
 
+// watchdogEv is a WATCHDOG=1 (or =trigger) from incarnation gen of a process.
+type watchdogEv struct {
+	idx     int
+	gen     uint64
+	trigger bool
+	at      time.Time // when the launcher read it, not when the loop did
+}
+
+func (watchdogEv) isEvent() {}
+
+// extendEv is an EXTEND_TIMEOUT_USEC= from incarnation gen of a process.
+type extendEv struct {
+	idx int
+	gen uint64
+	by  time.Duration
+	at  time.Time
+}
+
+// errnoEv is an ERRNO= from incarnation gen of a process.
+type errnoEv struct {
+	idx   int
+	gen   uint64
+	errno int
+}
+
+func (extendEv) isEvent() {}
+func (errnoEv) isEvent()  {}
+
+// seenEv says a sidecar has been seen running after its exec.
+type seenEv struct {
+	idx int
+	gen uint64
+}
+
+func (seenEv) isEvent() {}
+
+// watchEv says the files of a process's watch changed (after the debounce).
+type watchEv struct {
+	idx  int
+	name string // tests: the process by name, resolved in the loop (idx unused)
+	file string // one of the changed files, for the log
+}
+
+func (watchEv) isEvent() {}
+
+// commandEv is an operator command for the loop.
+type commandEv struct {
+	op    string
+	req   control.Request
+	cfg   *config.Config // reload: the new config, loaded outside the loop
+	err   error          // reload: loading or validating it failed
+	reply chan control.Response
+}
+
+// hangupLoadedEv is the result of the config load a SIGHUP started.
+type hangupLoadedEv struct {
+	cfg *config.Config
+	err error
+}
+
+func (commandEv) isEvent()      {}
+func (hangupLoadedEv) isEvent() {}
+
 func (exitedEv) isEvent()      {}
 func (readyEv) isEvent()       {}
 func (probeFailedEv) isEvent() {}
@@ -69,3 +140,34 @@ func (liveEv) isEvent()        {}
 func (startupEv) isEvent()     {}
 func (statusEv) isEvent()      {}
 func (stopCmdDoneEv) isEvent() {}
+
+// procEvent is an event about one incarnation of a process: the loop looks
+// the incarnation up once (incarnationOf) and drops the event when it is
+// about an earlier spawn.
+type procEvent interface {
+	event
+	about() (idx int, gen uint64)
+}
+
+func (e exitedEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e readyEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e probeFailedEv) about() (int, uint64) { return e.idx, e.gen }
+func (e liveEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e startupEv) about() (int, uint64)     { return e.idx, e.gen }
+func (e statusEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e stopCmdDoneEv) about() (int, uint64) { return e.idx, e.gen }
+func (e watchdogEv) about() (int, uint64)    { return e.idx, e.gen }
+func (e extendEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e errnoEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e seenEv) about() (int, uint64)        { return e.idx, e.gen }
+
+// appliesAfterExit reports whether ev still counts once its incarnation's
+// exit was heard: the reports it made (STATUS=, ERRNO=, seen running) are
+// kept with it; nothing else acts on a process that is gone.
+func appliesAfterExit(ev procEvent) bool {
+	switch ev.(type) {
+	case statusEv, errnoEv, seenEv:
+		return true
+	}
+	return false
+}

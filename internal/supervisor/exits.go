@@ -15,21 +15,21 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	code := ex.Code()
 	oom := s.oomKilled(r, ex)
 	rule := s.matchRule(r, ex) // before recordExit: the timeline names the rule
-	s.recordExit(r, r.gen, code, oom, ruleLabel(r, rule), ex.At)
+	s.recordExit(r, r.cur.gen, code, oom, ruleLabel(r, rule), ex.At)
 	last := code // code itself may be replaced below by the fatal outcome's code
 	r.exitCode, r.exitedAt = &last, ex.At
-	r.child, r.pid = nil, 0
+	r.cur.child, r.cur.pid = nil, 0
 	s.alive--
 	s.stopProbes(r, false)
-	if r.stopCmd {
-		r.stopCmd = false // its done event is now stale
-		if r.cancelHook != nil {
-			r.cancelHook() // the process is gone: its hook has nothing left to stop
-			r.cancelHook = nil
+	if r.cur.stopCmd {
+		r.cur.stopCmd = false // its done event is now stale
+		if r.cur.cancelHook != nil {
+			r.cur.cancelHook() // the process is gone: its hook has nothing left to stop
+			r.cur.cancelHook = nil
 		}
 	}
-	ran := now.Sub(r.startedAt)
-	r.ready = false
+	ran := now.Sub(r.cur.startedAt)
+	r.cur.ready = false
 	success := r.p.IsSuccess(code)
 
 	if s.phase == PhaseStopping {
@@ -42,8 +42,8 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 		return
 	}
 
-	intent := r.intent
-	r.intent = intentNone
+	intent := r.cur.intent
+	r.cur.intent = intentNone
 	if s.operatorExit(r, intent, code) {
 		return
 	}
@@ -89,8 +89,8 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 
 	if r.reason == "" || intent != intentFail {
 		r.reason = fmt.Sprintf("exited with code %d", code)
-		if r.errno > 0 {
-			r.reason += errnoText(r.errno) // what it said it failed with (sd_notify ERRNO=)
+		if r.cur.errno > 0 {
+			r.reason += errnoText(r.cur.errno) // what it said it failed with (sd_notify ERRNO=)
 		}
 	}
 	if oom {
@@ -106,7 +106,7 @@ func (s *Supervisor) onFailure(r *record, code int, ran time.Duration, now time.
 		s.fatal(r, code, r.reason, now)
 		return
 	}
-	if r.p.Restart.Limit > 0 && r.restarts-r.followed >= r.p.Restart.Limit {
+	if r.p.Restart.Limit > 0 && r.count.restarts-r.count.followed >= r.p.Restart.Limit {
 		s.fatal(r, code, fmt.Sprintf("%s; restart limit %d reached", r.reason, r.p.Restart.Limit), now)
 		return
 	}
@@ -116,16 +116,16 @@ func (s *Supervisor) onFailure(r *record, code int, ran time.Duration, now time.
 
 func (s *Supervisor) scheduleRestart(r *record, ran time.Duration, now time.Time) {
 	rs := r.p.Restart
-	r.delay = nextBackoff(r.delay, rs.Backoff, rs.MaxBackoff, ran, config.BackoffResetAfter)
+	r.backoff.delay = nextBackoff(r.backoff.delay, rs.Backoff, rs.MaxBackoff, ran, config.BackoffResetAfter)
 	s.setState(r, Backoff)
-	r.due = now.Add(r.delay)
-	s.log.Info("restarting", "process", r.p.Name, "in", r.delay.String(), "restarts", r.restarts+1)
+	r.backoff.until = now.Add(r.backoff.delay)
+	s.log.Info("restarting", "process", r.p.Name, "in", r.backoff.delay.String(), "restarts", r.count.restarts+1)
 	s.requestStop(r, intentCascade, now) // r has no child: only its dependents
 }
 
 func (s *Supervisor) allJobsDone() bool {
 	for _, r := range s.recs {
-		if r.p.Type == config.Job && r.state != Completed && !r.gone && !r.ruleStop {
+		if r.p.Type == config.Job && r.state != Completed && !r.op.gone && !r.ruleStop {
 			return false
 		}
 	}

@@ -20,15 +20,6 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// watchEv says the files of a process's watch changed (after the debounce).
-type watchEv struct {
-	idx  int
-	name string // tests: the process by name, resolved in the loop (idx unused)
-	file string // one of the changed files, for the log
-}
-
-func (watchEv) isEvent() {}
-
 // startWatchers starts a watcher for each process with watch:. A watcher
 // that cannot start is a warning naming the limit, not a failure of the run.
 func (s *Supervisor) startWatchers(ctx context.Context) {
@@ -339,16 +330,16 @@ func (s *Supervisor) onWatch(e watchEv, now time.Time) {
 			return
 		}
 	}
-	if r.gone || r.held || s.phase == PhaseStopping || r.p.Watch == nil {
+	if r.op.gone || r.op.held || s.phase == PhaseStopping || r.p.Watch == nil {
 		return
 	}
-	r.watchEvents++
+	r.count.watchEvents++
 	if sig := r.p.Watch.Signal; sig != 0 {
-		if r.child == nil {
+		if r.cur.child == nil {
 			return
 		}
 		s.log.Info("files changed: signalling", "process", r.p.Name, "file", e.file, "signal", sig.String())
-		if err := r.child.Signal(sig); err != nil {
+		if err := r.cur.child.Signal(sig); err != nil {
 			s.log.Warn("watch signal", "process", r.p.Name, "err", err)
 		}
 		return
@@ -360,11 +351,11 @@ func (s *Supervisor) onWatch(e watchEv, now time.Time) {
 	s.log.Info("files changed: restarting", "process", r.p.Name, "file", e.file, "cascade", r.p.Watch.Cascade)
 	for _, x := range targets {
 		switch {
-		case x.held || x.gone:
-		case x.child != nil && x.state != Stopping:
+		case x.op.held || x.op.gone:
+		case x.cur.child != nil && x.state != Stopping:
 			x.reason = "restarting: files changed (" + r.p.Name + ")"
 			s.requestStop(x, intentRestart, now)
-		case x.child == nil && (x.state == Completed || x.state == Stopped || x.state == Failed) && x.p.Schedule == nil:
+		case x.cur.child == nil && (x.state == Completed || x.state == Stopped || x.state == Failed) && x.p.Schedule == nil:
 			s.setState(x, Pending) // a finished oneshot or a stopped service runs again
 			x.reason = "restarting: files changed (" + r.p.Name + ")"
 		}

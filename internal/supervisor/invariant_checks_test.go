@@ -24,7 +24,7 @@ func (c *chaos) checkStep(now time.Time) {
 	}
 	alive := 0
 	for _, r := range s.recs {
-		if r.child != nil {
+		if r.cur.child != nil {
 			alive++
 		}
 		if r.old != nil {
@@ -32,11 +32,11 @@ func (c *chaos) checkStep(now time.Time) {
 		}
 		switch r.state {
 		case Pending, Backoff, Stopped, Completed, Failed:
-			if r.child != nil {
+			if r.cur.child != nil {
 				c.violate("%s is %s with a live child", r.p.Name, r.state)
 			}
 		case Starting, Running, Stopping:
-			if r.child == nil {
+			if r.cur.child == nil {
 				c.violate("%s is %s without a child", r.p.Name, r.state)
 			}
 		}
@@ -44,14 +44,14 @@ func (c *chaos) checkStep(now time.Time) {
 			continue
 		}
 		// A watchdog deadline is acted on in the step that sees it pass.
-		if (r.state == Starting || r.state == Running) && r.wantStop == intentNone && !r.watchdogDue.IsZero() && !now.Before(r.watchdogDue) {
-			c.violate("%s's watchdog deadline passed %v ago and it was not stopped", r.p.Name, now.Sub(r.watchdogDue))
+		if (r.state == Starting || r.state == Running) && r.wantStop == intentNone && !r.cur.watchdogDue.IsZero() && !now.Before(r.cur.watchdogDue) {
+			c.violate("%s's watchdog deadline passed %v ago and it was not stopped", r.p.Name, now.Sub(r.cur.watchdogDue))
 		}
-		if r.p.Watchdog > 0 && r.child != nil && r.state != Stopping && r.wantStop == intentNone && r.watchdogDue.IsZero() {
+		if r.p.Watchdog > 0 && r.cur.child != nil && r.state != Stopping && r.wantStop == intentNone && r.cur.watchdogDue.IsZero() {
 			c.violate("%s runs with a watchdog configured but none armed", r.p.Name)
 		}
-		if r.state == Backoff && !now.Before(r.due) && !s.restartDependentsAlive(r) && !s.moreStarts && !awaitsStops(r) {
-			c.violate("%s still in backoff %v past its due time with its restart allowed", r.p.Name, now.Sub(r.due))
+		if r.state == Backoff && !now.Before(r.backoff.until) && !s.restartDependentsAlive(r) && !s.moreStarts && !awaitsStops(r) {
+			c.violate("%s still in backoff %v past its due time with its restart allowed", r.p.Name, now.Sub(r.backoff.until))
 		}
 		// A full wave (maxWave) leaves the rest to the next step.
 		// A restart-all holds every start until its stops are over.
@@ -62,8 +62,8 @@ func (c *chaos) checkStep(now time.Time) {
 	}
 	if s.phase != PhaseStopping {
 		for _, r := range s.recs {
-			if r.p.Schedule != nil && !r.nextRun.IsZero() && !r.held && !r.gone && !s.wall().Before(r.nextRun.Add(time.Second)) {
-				c.violate("%s's tick %v is over a second past and not taken", r.p.Name, r.nextRun)
+			if r.p.Schedule != nil && !r.sched.nextRun.IsZero() && !r.op.held && !r.op.gone && !s.wall().Before(r.sched.nextRun.Add(time.Second)) {
+				c.violate("%s's tick %v is over a second past and not taken", r.p.Name, r.sched.nextRun)
 			}
 		}
 	}
@@ -103,16 +103,16 @@ func (c *chaos) checkSignal(name string, pid int, sig syscall.Signal) {
 		}
 		c.mu.Unlock()
 		g := r.p.Stop.MinGrace
-		allowed := !now.Before(r.due) || s.phase == PhaseStopping && !now.Before(s.deadline) && g == 0 || s.killingAll
-		if !allowed && g > 0 && s.phase == PhaseStopping && !now.Before(s.deadline) && !r.signalledAt.IsZero() {
-			allowed = !now.Before(r.signalledAt.Add(g)) // signalled before the teardown
+		allowed := !now.Before(r.cur.due) || s.phase == PhaseStopping && !now.Before(s.deadline) && g == 0 || s.killingAll
+		if !allowed && g > 0 && s.phase == PhaseStopping && !now.Before(s.deadline) && !r.cur.signalledAt.IsZero() {
+			allowed = !now.Before(r.cur.signalledAt.Add(g)) // signalled before the teardown
 		}
 		if !allowed {
 			c.violate("SIGKILL to %s before its stop timeout, the deadline or a second signal", name)
 		}
 		// stop.min_grace: a stop begun in the teardown always has its
 		// signal, and min_grace after it, before SIGKILL.
-		if g > 0 && s.phase == PhaseStopping && r.intent == intentNone && !s.killingAll {
+		if g > 0 && s.phase == PhaseStopping && r.cur.intent == intentNone && !s.killingAll {
 			if sigAt.IsZero() {
 				c.violate("SIGKILL to %s (min_grace %v) without its stop signal first", name, g)
 			} else if now.Sub(sigAt) < g {
@@ -131,22 +131,22 @@ func (c *chaos) checkSignal(name string, pid int, sig syscall.Signal) {
 		// A stop begun before the teardown (a restart's, whose hook was
 		// still running) finishes as it began: it waited only for its
 		// restart: true dependents.
-		if s.phase == PhaseStopping && r.intent == intentNone {
+		if s.phase == PhaseStopping && r.cur.intent == intentNone {
 			for _, d := range r.dependents {
-				if dr := s.recs[d]; dr.child != nil {
+				if dr := s.recs[d]; dr.cur.child != nil {
 					c.violate("%s signalled in teardown while its dependent %s is alive (%s)", name, dr.p.Name, dr.state)
 				}
 			}
-		} else if s.phase != PhaseStopping && r.intent != intentRestartAll { // restart-all: no order down, by design
-			if r.intent == intentHold || r.intent == intentRemove {
+		} else if s.phase != PhaseStopping && r.cur.intent != intentRestartAll { // restart-all: no order down, by design
+			if r.cur.intent == intentHold || r.cur.intent == intentRemove {
 				for _, d := range r.dependents {
-					if dr := s.recs[d]; dr.child != nil {
+					if dr := s.recs[d]; dr.cur.child != nil {
 						c.violate("%s stopped by podvisor stop/reload while its dependent %s is alive (%s)", name, dr.p.Name, dr.state)
 					}
 				}
 			}
 			for _, d := range r.restartDeps {
-				if dr := s.recs[d]; dr.child != nil {
+				if dr := s.recs[d]; dr.cur.child != nil {
 					c.violate("%s signalled while its restart: true dependent %s is alive (%s)", name, dr.p.Name, dr.state)
 				}
 			}
@@ -166,7 +166,7 @@ func (c *chaos) checkLaunch(name string) {
 	if s.phase == PhaseStopping {
 		c.violate("%s started during teardown", name)
 	}
-	if r.held {
+	if r.op.held {
 		c.violate("%s started while stopped by podvisor stop", name)
 	}
 	if s.restartingAll {

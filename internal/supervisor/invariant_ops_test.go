@@ -73,12 +73,12 @@ func (c *chaos) operate() bool {
 // checkHeld: outside teardown, an operator-stopped process is down or on
 // its way down, never pending, starting or running on its own.
 func (c *chaos) checkHeld(r *record) {
-	if !r.held || c.sup.phase == PhaseStopping {
+	if !r.op.held || c.sup.phase == PhaseStopping {
 		return
 	}
 	switch {
 	case r.state == Stopped, r.state == Stopping:
-	case r.child != nil && r.wantStop == intentHold:
+	case r.cur.child != nil && r.wantStop == intentHold:
 	default:
 		c.violate("%s stopped by podvisor stop but %s (wantStop %d)", r.p.Name, r.state, r.wantStop)
 	}
@@ -91,7 +91,7 @@ func (c *chaos) rec(name string) *record {
 		return r
 	}
 	for _, r := range c.sup.recs {
-		if r.gone && r.p.Name == name && (r.child != nil || r.lingering != nil || r.old != nil) {
+		if r.op.gone && r.p.Name == name && (r.cur.child != nil || r.cur.lingering != nil || r.old != nil) {
 			return r
 		}
 	}
@@ -105,7 +105,7 @@ func (c *chaos) checkRename(name string) {
 		return
 	}
 	for _, r := range c.sup.recs {
-		if r.gone && r.p.Name[1:] == name[1:] && (r.child != nil || r.lingering != nil || r.old != nil) {
+		if r.op.gone && r.p.Name[1:] == name[1:] && (r.cur.child != nil || r.cur.lingering != nil || r.old != nil) {
 			c.violate("%s started while %s, removed by a reload, is still %s", name, r.p.Name, r.state)
 		}
 	}
@@ -121,14 +121,14 @@ func (c *chaos) checkWaiters() {
 			if it.done || it.goal != goalStopped {
 				continue
 			}
-			if r := it.r; r.child == nil && r.lingering == nil || r.gen != it.gen {
-				c.violate("a stop of %s (gen %d) still waits, but %s is %s at gen %d", r.p.Name, it.gen, r.p.Name, r.state, r.gen)
+			if r := it.r; r.cur.child == nil && r.cur.lingering == nil || r.cur.gen != it.gen {
+				c.violate("a stop of %s (gen %d) still waits, but %s is %s at gen %d", r.p.Name, it.gen, r.p.Name, r.state, r.cur.gen)
 			}
 		}
 	}
 	for _, r := range c.sup.recs {
-		if r.followed > r.restarts {
-			c.violate("%s: %d restarts followed a dependency, of %d restarts", r.p.Name, r.followed, r.restarts)
+		if r.count.followed > r.count.restarts {
+			c.violate("%s: %d restarts followed a dependency, of %d restarts", r.p.Name, r.count.followed, r.count.restarts)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func startupCheck(p *config.Process) *config.Probe {
 
 // awaited is the check a starting service waits for now.
 func awaited(r *record) *config.Probe {
-	if r.p.Startup != nil && !r.startedUp {
+	if r.p.Startup != nil && !r.cur.startedUp {
 		return r.p.Startup
 	}
 	return r.p.Ready
@@ -58,7 +58,7 @@ func awaited(r *record) *config.Probe {
 // running: until it is ready, or with a startup check until that passed.
 func startTimeoutRuns(r *record) bool {
 	return r.state == Starting && r.p.StartTimeout > 0 && r.wantStop == intentNone && awaited(r) != nil &&
-		(r.p.Startup == nil || !r.startedUp)
+		(r.p.Startup == nil || !r.cur.startedUp)
 }
 
 // readinessChecked reports whether r is a oneshot or job whose `ready`
@@ -69,18 +69,18 @@ func readinessChecked(r *record) bool {
 
 // awaitsStartup reports whether r's start timeout is running.
 func (s *Supervisor) awaitsStartup(r *record) bool {
-	return startupChecked(r) && r.state == Running && !r.startedUp && r.p.StartTimeout > 0 &&
-		r.child != nil && r.wantStop == intentNone && s.phase != PhaseStopping
+	return startupChecked(r) && r.state == Running && !r.cur.startedUp && r.p.StartTimeout > 0 &&
+		r.cur.child != nil && r.wantStop == intentNone && s.phase != PhaseStopping
 }
 
 // stepStartup stops a oneshot or job that missed its start timeout.
 func (s *Supervisor) stepStartup(r *record, now time.Time) {
-	if !s.awaitsStartup(r) || now.Before(r.due) {
+	if !reached(s.startupDeadline(r), now) {
 		return
 	}
-	s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
+	s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.cur.readyDetail)
 	r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
-	r.failedBy = startupCheck(r.p)
+	r.cur.failedBy = startupCheck(r.p)
 	s.requestStop(r, intentFail, now)
 }
 
@@ -88,14 +88,14 @@ func (s *Supervisor) stepStartup(r *record, now time.Time) {
 // failure_threshold times in a row, as the kubelet kills a container whose
 // startupProbe failed.
 func (s *Supervisor) startupFailed(r *record, detail string, now time.Time) {
-	if r.p.Startup == nil || r.startedUp || r.child == nil || (r.state != Running && r.state != Starting) ||
+	if r.p.Startup == nil || r.cur.startedUp || r.cur.child == nil || (r.state != Running && r.state != Starting) ||
 		r.wantStop != intentNone || s.phase == PhaseStopping {
 		return
 	}
 	n := r.p.Startup.FailureThreshold
 	s.log.Warn("startup check failed", "process", r.p.Name, "failures", n, "detail", detail)
 	r.reason = "startup check failed " + strconv.Itoa(n) + " times: " + detail
-	r.failedBy = r.p.Startup
+	r.cur.failedBy = r.p.Startup
 	s.requestStop(r, intentFail, now)
 }
 
@@ -106,23 +106,23 @@ func (s *Supervisor) onStartedUp(r *record, now time.Time) {
 		s.serviceStartedUp(r, now)
 		return
 	}
-	if r.startedUp || r.child == nil || r.state != Running {
+	if r.cur.startedUp || r.cur.child == nil || r.state != Running {
 		return
 	}
-	r.startedUp, r.readyAt, r.due = true, now, time.Time{}
+	r.cur.startedUp, r.cur.readyAt, r.cur.due = true, now, time.Time{}
 	if r.p.Startup == nil {
-		r.ready = true // its ready check is the startup check
+		r.cur.ready = true // its ready check is the startup check
 	}
-	s.tl.Ready(r.p.Name, r.gen, now)
-	s.log.Info("started up", "process", r.p.Name, "after", now.Sub(r.startedAt).Round(time.Millisecond).String())
+	s.tl.Ready(r.p.Name, r.cur.gen, now)
+	s.log.Info("started up", "process", r.p.Name, "after", now.Sub(r.cur.startedAt).Round(time.Millisecond).String())
 	if s.phase == PhaseStopping || r.wantStop != intentNone {
 		return
 	}
 	if r.p.Startup != nil {
 		// The startup check is done (the kubelet stops probing it too).
-		if r.cancelProbe != nil {
-			r.cancelProbe()
-			r.cancelProbe = nil
+		if r.cur.cancelProbe != nil {
+			r.cur.cancelProbe()
+			r.cur.cancelProbe = nil
 		}
 		if r.p.Ready != nil && isPolled(r.p.Ready.Kind) {
 			s.watchReady(r, now)
@@ -138,22 +138,22 @@ func (s *Supervisor) onStartedUp(r *record, now time.Time) {
 // already reported (a log line, a notification); else once its check
 // passes.
 func (s *Supervisor) serviceStartedUp(r *record, now time.Time) {
-	if r.startedUp || r.child == nil || r.state != Starting {
+	if r.cur.startedUp || r.cur.child == nil || r.state != Starting {
 		return
 	}
-	r.startedUp = true
-	s.log.Info("started up", "process", r.p.Name, "after", now.Sub(r.startedAt).Round(time.Millisecond).String())
-	if r.cancelProbe != nil {
-		r.cancelProbe() // the startup check; nothing else runs yet
-		r.cancelProbe = nil
+	r.cur.startedUp = true
+	s.log.Info("started up", "process", r.p.Name, "after", now.Sub(r.cur.startedAt).Round(time.Millisecond).String())
+	if r.cur.cancelProbe != nil {
+		r.cur.cancelProbe() // the startup check; nothing else runs yet
+		r.cur.cancelProbe = nil
 	}
 	if s.phase == PhaseStopping || r.wantStop != intentNone {
 		return
 	}
-	switch ready := r.ready; {
+	switch ready := r.cur.ready; {
 	case r.p.Ready == nil || ready:
-		r.ready = false
-		s.onReady(r, true, r.readyDetail, now)
+		r.cur.ready = false
+		s.onReady(r, true, r.cur.readyDetail, now)
 	case isPolled(r.p.Ready.Kind):
 		s.watchReady(r, now)
 	}
@@ -162,10 +162,10 @@ func (s *Supervisor) serviceStartedUp(r *record, now time.Time) {
 // onJobReadiness records a readiness result of a oneshot or job with a
 // startup check; it never stops the process.
 func (s *Supervisor) onJobReadiness(r *record, ready bool, detail string) {
-	if ready == r.ready {
+	if ready == r.cur.ready {
 		return
 	}
-	r.ready = ready
+	r.cur.ready = ready
 	if ready {
 		s.log.Info("ready", "process", r.p.Name)
 	} else {
@@ -177,11 +177,11 @@ func (s *Supervisor) onJobReadiness(r *record, ready bool, detail string) {
 // cancelled with the others by r.cancelProbe.
 func (s *Supervisor) incarnationCtx(r *record) context.Context {
 	var ctx context.Context
-	if r.cancelProbe == nil {
-		ctx, r.cancelProbe = context.WithCancel(s.probeCtx)
+	if r.cur.cancelProbe == nil {
+		ctx, r.cur.cancelProbe = context.WithCancel(s.probeCtx)
 	} else {
 		// One cancel must stop every check of the incarnation.
-		ctx, r.cancelProbe = chainCancel(s.probeCtx, r.cancelProbe)
+		ctx, r.cur.cancelProbe = chainCancel(s.probeCtx, r.cur.cancelProbe)
 	}
 	return ctx
 }

@@ -8,6 +8,8 @@ import (
 	"context"
 	"os"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 // send delivers ev to the loop unless the loop has returned.
@@ -162,9 +164,9 @@ func (s *Supervisor) cancel() Outcome {
 	s.cancelled = true
 	s.killAll("supervisor cancelled")
 	for _, r := range s.recs {
-		if r.lingering != nil { // its group just got SIGKILL too
-			ex := *r.lingering
-			r.lingering = nil
+		if r.cur.lingering != nil { // its group just got SIGKILL too
+			ex := *r.cur.lingering
+			r.cur.lingering = nil
 			s.onExit(r, ex, time.Now())
 		}
 	}
@@ -184,101 +186,118 @@ func (s *Supervisor) cancel() Outcome {
 
 func (s *Supervisor) handle(ev event, now time.Time) {
 	switch e := ev.(type) {
+	case procEvent:
+		s.handleProc(e, now)
+	case watchEv:
+		s.onWatch(e, now)
+	case commandEv:
+		s.onCommand(e, now)
+	case hangupLoadedEv:
+		s.onHangupLoaded(e, now)
+	}
+}
+
+// handleProc dispatches an event about one incarnation, looked up once: an
+// event about an earlier spawn changes nothing.
+func (s *Supervisor) handleProc(ev procEvent, now time.Time) {
+	if _, ok := ev.(stopCmdDoneEv); ok {
+		s.stopCmds-- // counted whatever became of its incarnation
+	}
+	r, inc := s.incarnationOf(ev)
+	if inc == nil {
+		return
+	}
+	if inc == r.old {
+		if e, ok := ev.(exitedEv); ok {
+			s.oldExited(r, inc, e) // the outgoing one of an overlap: only its exit counts
+		}
+		return
+	}
+	switch e := ev.(type) {
 	case probeFailedEv:
-		r := s.recs[e.idx]
-		if e.gen == r.gen && r.child != nil && (r.state == Starting || startupChecked(r) && !r.startedUp) {
-			r.readyDetail = e.detail
+		if r.state == Starting || startupChecked(r) && !inc.startedUp {
+			inc.readyDetail = e.detail
 		}
 	case startupEv:
-		r := s.recs[e.idx]
-		if e.gen != r.gen || r.child == nil || r.lingering != nil {
-			return
+		if inc.lingering != nil {
+			return // its exit was heard
 		}
-		r.readyDetail = e.detail
+		inc.readyDetail = e.detail
 		if e.ok {
 			s.onStartedUp(r, now)
 		} else {
 			s.startupFailed(r, e.detail, now)
 		}
 	case exitedEv:
-		r := s.recs[e.idx]
-		if s.oldExited(r, e, now) {
-			return
-		}
-		if e.gen != r.gen || r.child == nil || r.lingering != nil {
-			return
-		}
-		// A stopping leader's group must be empty before its stop is over;
-		// in teardown also a leader that exited by itself, whose group
-		// members its dependencies must still outlive.
-		if (r.state == Stopping || s.phase == PhaseStopping) && !s.cancelled && groupAlive(r.child) {
-			ex := e.exit
-			r.lingering, r.pollAt = &ex, now.Add(groupPoll)
-			return
-		}
-		s.onExit(r, e.exit, now)
+		s.onExited(r, inc, e.exit, now)
 	case readyEv:
-		r := s.recs[e.idx]
-		if e.gen != r.gen || r.child == nil {
-			return
-		}
-		stopping := r.state == Stopping || r.wantStop != intentNone || r.lingering != nil
-		if probedWhileStopping(r) && (stopping || s.phase == PhaseStopping) {
-			s.onReadyWhileStopping(r, e.ready, e.detail) // its ready state only
-			return
-		}
-		// A stopping incarnation's readiness (a ready line printed in its
-		// TERM trap) must not start a dependent against a dying process.
-		if stopping {
-			return
-		}
-		s.onReady(r, e.ready, e.detail, now)
+		s.onReadyEv(r, inc, e, now)
 	case liveEv:
-		r := s.recs[e.idx]
-		if e.gen != r.gen || r.child == nil || s.phase == PhaseStopping || r.state == Stopping {
+		if s.phase == PhaseStopping || r.state == Stopping {
 			return
 		}
 		if !e.healthy && r.wantStop == intentNone {
 			s.log.Warn("liveness check failed: restarting", "process", r.p.Name, "detail", e.detail)
 			r.reason = "liveness check failed: " + e.detail
-			r.failedBy = r.p.Live
+			inc.failedBy = r.p.Live
 			s.requestStop(r, intentFail, now)
 		}
 	case watchdogEv:
-		s.onWatchdog(e, now)
-	case watchEv:
-		s.onWatch(e, now)
+		s.onWatchdog(r, inc, e, now)
 	case extendEv:
-		s.onExtend(e)
+		s.onExtend(r, inc, e)
 	case errnoEv:
-		if r := s.recs[e.idx]; e.gen == r.gen {
-			r.errno = e.errno
-		}
+		inc.errno = e.errno
 	case statusEv:
-		r := s.recs[e.idx]
-		if e.gen == r.gen {
-			r.status = e.status
-		}
-	case commandEv:
-		s.onCommand(e, now)
-	case hangupLoadedEv:
-		s.onHangupLoaded(e, now)
+		inc.status = e.status
 	case stopCmdDoneEv:
-		r := s.recs[e.idx]
-		s.stopCmds--
-		if e.gen != r.gen || !r.stopCmd {
-			return
-		}
-		r.stopCmd = false
-		r.cancelHook = nil
-		s.tl.StopCommand(r.p.Name, r.gen, true, e.err, now)
-		if e.err != nil {
-			s.log.Warn("stop command failed", "process", r.p.Name, "err", e.err)
-		}
-		if r.child != nil && !r.killed && r.state == Stopping {
-			s.sendStopSignal(r) // an early command's process waits for its turn
-		}
+		s.onStopCmdDone(r, inc, e, now)
 	case seenEv:
-		s.onSeen(e)
+		inc.seen = true
+	}
+}
+
+// onExited handles the exit of r's current incarnation inc. A stopping
+// leader's group must be empty before its stop is over; in teardown also a
+// leader that exited by itself, whose group members its dependencies must
+// still outlive.
+func (s *Supervisor) onExited(r *record, inc *incarnation, ex proc.Exit, now time.Time) {
+	if inc.lingering != nil {
+		return
+	}
+	if (r.state == Stopping || s.phase == PhaseStopping) && !s.cancelled && groupAlive(inc.child) {
+		inc.lingering, inc.pollAt = &ex, now.Add(groupPoll)
+		return
+	}
+	s.onExit(r, ex, now)
+}
+
+func (s *Supervisor) onReadyEv(r *record, inc *incarnation, e readyEv, now time.Time) {
+	stopping := r.state == Stopping || r.wantStop != intentNone || inc.lingering != nil
+	if probedWhileStopping(r) && (stopping || s.phase == PhaseStopping) {
+		s.onReadyWhileStopping(r, e.ready, e.detail) // its ready state only
+		return
+	}
+	// A stopping incarnation's readiness (a ready line printed in its
+	// TERM trap) must not start a dependent against a dying process.
+	if stopping {
+		return
+	}
+	s.onReady(r, e.ready, e.detail, now)
+}
+
+// onStopCmdDone ends inc's stop.command in flight.
+func (s *Supervisor) onStopCmdDone(r *record, inc *incarnation, e stopCmdDoneEv, now time.Time) {
+	if !inc.stopCmd {
+		return // cut off already (an exit, a SIGKILL at the deadline)
+	}
+	inc.stopCmd = false
+	inc.cancelHook = nil
+	s.tl.StopCommand(r.p.Name, inc.gen, true, e.err, now)
+	if e.err != nil {
+		s.log.Warn("stop command failed", "process", r.p.Name, "err", e.err)
+	}
+	if !inc.killed && r.state == Stopping {
+		s.sendStopSignal(r) // an early command's process waits for its turn
 	}
 }

@@ -7,49 +7,26 @@ package supervisor
 import (
 	"fmt"
 	"syscall"
-	"time"
 )
-
-// extendEv is an EXTEND_TIMEOUT_USEC= from incarnation gen of a process.
-type extendEv struct {
-	idx int
-	gen uint64
-	by  time.Duration
-	at  time.Time
-}
-
-// errnoEv is an ERRNO= from incarnation gen of a process.
-type errnoEv struct {
-	idx   int
-	gen   uint64
-	errno int
-}
-
-func (extendEv) isEvent() {}
-func (errnoEv) isEvent()  {}
 
 // onExtend moves the deadline in force to at least e.at+e.by, as systemd
 // does: a start_timeout while starting, the stop timeout (SIGKILL) while
 // stopping, never past the teardown's shutdown_timeout. Without a deadline
 // in force it does nothing.
-func (s *Supervisor) onExtend(e extendEv) {
-	r := s.recs[e.idx]
-	if e.gen != r.gen || r.child == nil {
-		return
-	}
+func (s *Supervisor) onExtend(r *record, inc *incarnation, e extendEv) {
 	until := e.at.Add(e.by)
 	switch {
 	case startTimeoutRuns(r):
-	case r.state == Stopping && !r.killed:
+	case r.state == Stopping && !inc.killed:
 		if s.phase == PhaseStopping && until.After(s.deadline) {
 			until = s.deadline
 		}
 	default:
 		return
 	}
-	if until.After(r.due) {
+	if until.After(inc.due) {
 		s.log.Info("deadline extended (EXTEND_TIMEOUT_USEC)", "process", r.p.Name, "state", r.state.String(), "by", e.by.String())
-		r.due = until
+		inc.due = until
 	}
 }
 

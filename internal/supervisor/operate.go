@@ -17,18 +17,18 @@ func (s *Supervisor) opSignal(w *waiter, r *record, name string) {
 	switch {
 	case err != nil:
 		w.resp.Error = err.Error()
-	case r.child == nil:
+	case r.cur.child == nil:
 		// An item, not a bare result: settleWaiters derives OK from the
 		// items, so "not running" makes the command fail (exit 1).
 		w.done(r, false, "not running ("+r.state.String()+"): no signal sent")
 	default:
 		sigName := control.SignalName(sig)
-		if err := r.child.Signal(sig); err != nil {
+		if err := r.cur.child.Signal(sig); err != nil {
 			w.done(r, false, "signal failed: "+err.Error())
 			return
 		}
-		s.log.Info("signal sent by podvisor signal", "process", r.p.Name, "signal", sigName, "pid", r.pid)
-		w.done(r, true, fmt.Sprintf("sent %s to process group %d", sigName, r.pid))
+		s.log.Info("signal sent by podvisor signal", "process", r.p.Name, "signal", sigName, "pid", r.cur.pid)
+		w.done(r, true, fmt.Sprintf("sent %s to process group %d", sigName, r.cur.pid))
 	}
 }
 
@@ -39,7 +39,7 @@ func (s *Supervisor) dependentsClosure(r *record) []*record {
 	walk = func(x *record) {
 		for _, d := range x.dependents {
 			dr := s.recs[d]
-			if !in[dr] && !dr.gone {
+			if !in[dr] && !dr.op.gone {
 				in[dr] = true
 				walk(dr)
 			}
@@ -61,7 +61,7 @@ func (s *Supervisor) dependentsClosure(r *record) []*record {
 func (s *Supervisor) opStop(w *waiter, rs []*record, now time.Time) {
 	for _, r := range rs {
 		switch {
-		case r.held:
+		case r.op.held:
 			w.done(r, true, "already stopped ("+reasonHeld+")")
 			continue
 		case r.state == Completed:
@@ -73,7 +73,7 @@ func (s *Supervisor) opStop(w *waiter, rs []*record, now time.Time) {
 		}
 		s.hold(w, r, r.p.Name, "stopped")
 		for _, d := range s.dependentsClosure(r) {
-			if !d.held && d.state != Completed && d.state != Failed {
+			if !d.op.held && d.state != Completed && d.state != Failed {
 				s.hold(w, d, r.p.Name, "stopped with "+r.p.Name)
 			}
 		}
@@ -83,20 +83,20 @@ func (s *Supervisor) opStop(w *waiter, rs []*record, now time.Time) {
 
 // hold marks r operator-stopped and starts (or arranges) its stop.
 func (s *Supervisor) hold(w *waiter, r *record, by, verb string) {
-	r.held, r.heldBy = true, by
+	r.op.held, r.op.heldBy = true, by
 	r.relaunch = false
 	s.log.Info("stopping: podvisor stop", "process", r.p.Name, "by", by)
 	switch {
 	case r.state == Stopping:
 		// Being stopped already (a restart, a failed check): that stop
 		// finishes as it began, and operatorExit keeps it down.
-	case r.child != nil:
+	case r.cur.child != nil:
 		r.wantStop = intentHold // stepWantedStops waits for its dependents
 	default:
 		s.setState(r, Stopped)
 		r.reason = reasonHeld
 	}
-	w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.gen, pid: r.pid, verb: verb})
+	w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.cur.gen, pid: r.cur.pid, verb: verb})
 }
 
 // opStart starts each named operator-stopped (or policy-stopped) process and
@@ -111,14 +111,14 @@ func (s *Supervisor) opStart(w *waiter, rs []*record, now time.Time) {
 		case r.state == Completed:
 			w.done(r, false, "has completed; oneshots and jobs run once (podvisor restart runs it again)")
 			continue
-		case !r.held && r.state != Stopped && r.state != Failed:
-			w.done(r, true, "already "+r.state.String()+pidText(r.pid))
+		case !r.op.held && r.state != Stopped && r.state != Failed:
+			w.done(r, true, "already "+r.state.String()+pidText(r.cur.pid))
 			continue
 		}
 		set[r] = "started"
 		order = append(order, r)
 		for _, x := range s.recs {
-			if x.held && x.heldBy == r.p.Name && x != r {
+			if x.op.held && x.op.heldBy == r.p.Name && x != r {
 				if _, ok := set[x]; !ok {
 					set[x] = "started with " + r.p.Name
 					order = append(order, x)
@@ -137,23 +137,23 @@ func (s *Supervisor) opStart(w *waiter, rs []*record, now time.Time) {
 		if !ok {
 			continue
 		}
-		r.held, r.heldBy = false, ""
+		r.op.held, r.op.heldBy = false, ""
 		s.log.Info("starting: podvisor start", "process", r.p.Name)
 		switch {
-		case r.child != nil && r.state == Stopping:
+		case r.cur.child != nil && r.state == Stopping:
 			// Its stop is under way (a stop.command, a slow exit): it
 			// comes back once the old incarnation is gone.
-			r.intent = intentRestart
-		case r.child != nil:
+			r.cur.intent = intentRestart
+		case r.cur.child != nil:
 			// Still waiting for its dependents to stop: it just stays.
 			r.wantStop = intentNone
-			w.done(r, true, "kept running (its stop had not begun)"+pidText(r.pid))
+			w.done(r, true, "kept running (its stop had not begun)"+pidText(r.cur.pid))
 			continue
 		default:
 			s.setState(r, Pending)
 			r.reason = ""
 		}
-		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.gen, verb: verb})
+		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.cur.gen, verb: verb})
 	}
 	_ = now
 }
@@ -168,9 +168,9 @@ func (s *Supervisor) blockedBy(r *record, starting map[*record]string) string {
 			continue
 		}
 		switch {
-		case dr.held:
+		case dr.op.held:
 			return fmt.Sprintf("dependency %s is stopped (%s); start it first: podvisor start %s", dr.p.Name, reasonHeld, dr.p.Name)
-		case dr.state == Failed || dr.state == Stopped && dr.child == nil:
+		case dr.state == Failed || dr.state == Stopped && dr.cur.child == nil:
 			return fmt.Sprintf("dependency %s is %s (%s) and will not start by itself; start it first: podvisor start %s", dr.p.Name, dr.state, dr.reason, dr.p.Name)
 		}
 	}
@@ -181,22 +181,22 @@ func (s *Supervisor) blockedBy(r *record, starting map[*record]string) string {
 // and starts it again once its dependencies hold, then those dependents.
 func (s *Supervisor) opRestart(w *waiter, rs []*record, now time.Time) {
 	for _, r := range rs {
-		if r.held || r.state == Stopped || r.state == Failed {
+		if r.op.held || r.state == Stopped || r.state == Failed {
 			// Nothing runs: restart means start (as systemctl does).
 			s.opStart(w, []*record{r}, now)
 			continue
 		}
-		item := &waitItem{r: r, goal: goalUp, gen: r.gen, pid: r.pid, verb: "restarted"}
+		item := &waitItem{r: r, goal: goalUp, gen: r.cur.gen, pid: r.cur.pid, verb: "restarted"}
 		w.items = append(w.items, item)
 		for _, d := range s.restartClosure(r) {
-			if d.child != nil {
-				w.items = append(w.items, &waitItem{r: d, goal: goalUp, gen: d.gen, pid: d.pid, verb: "restarted with " + r.p.Name})
+			if d.cur.child != nil {
+				w.items = append(w.items, &waitItem{r: d, goal: goalUp, gen: d.cur.gen, pid: d.cur.pid, verb: "restarted with " + r.p.Name})
 			}
 		}
 		s.log.Info("restarting: podvisor restart", "process", r.p.Name)
 		switch r.state {
 		case Backoff:
-			r.due = now // skip what is left of the backoff
+			r.backoff.until = now // skip what is left of the backoff
 		case Completed:
 			s.setState(r, Pending) // a oneshot runs again
 			r.relaunch = true
@@ -222,7 +222,7 @@ func (s *Supervisor) restartClosure(r *record) []*record {
 	walk = func(x *record) {
 		for _, d := range x.restartDeps {
 			dr := s.recs[d]
-			if !seen[dr] && !dr.gone {
+			if !seen[dr] && !dr.op.gone {
 				seen[dr] = true
 				out = append(out, dr)
 				walk(dr)
@@ -237,14 +237,14 @@ func (s *Supervisor) restartClosure(r *record) []*record {
 // reports whether it did.
 func (s *Supervisor) operatorExit(r *record, intent stopIntent, code int) bool {
 	switch {
-	case r.gone:
+	case r.op.gone:
 		intent, r.wantStop = intentRemove, intentNone // whatever ended it, it does not come back
-	case r.held && intent == intentNone && r.p.Type != config.Service && r.p.IsSuccess(code):
+	case r.op.held && intent == intentNone && r.p.Type != config.Service && r.p.IsSuccess(code):
 		// A oneshot or job that finished before its stop began (it was
 		// waiting for its dependents to stop): it completed.
-		r.held, r.heldBy, r.wantStop = false, "", intentNone
+		r.op.held, r.op.heldBy, r.wantStop = false, "", intentNone
 		return false
-	case r.held:
+	case r.op.held:
 		intent, r.wantStop = intentHold, intentNone // exited by itself while its stop waited: it stays down
 	}
 	switch intent {

@@ -13,24 +13,13 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// outgoing is the previous incarnation of a record restarting with overlap.
-// It counts in s.alive until its exit, which the loop routes here by its gen.
-type outgoing struct {
-	child    Child
-	gen      uint64
-	pid      int
-	stopping bool      // its stop signal was sent
-	due      time.Time // SIGKILL at
-	killed   bool
-}
-
 // canOverlap reports whether a restart of r may overlap: a running service
 // asking for it, with no restart: true dependent alive (those stop before
 // their dependency restarts, which an overlap never does), nothing else
 // under way, and outside teardown.
 func (s *Supervisor) canOverlap(r *record) bool {
-	return r.p.Restart.Overlap && r.p.Type == config.Service && r.state == Running && r.child != nil &&
-		r.old == nil && r.wantStop == intentNone && r.lingering == nil && !r.held && !r.gone &&
+	return r.p.Restart.Overlap && r.p.Type == config.Service && r.state == Running && r.cur.child != nil &&
+		r.old == nil && r.wantStop == intentNone && r.cur.lingering == nil && !r.op.held && !r.op.gone &&
 		s.phase != PhaseStopping && !s.restartDependentsAlive(r)
 }
 
@@ -38,9 +27,11 @@ func (s *Supervisor) canOverlap(r *record) bool {
 // pending, so the step starts the new incarnation at once (Running ->
 // Pending in the transition table).
 func (s *Supervisor) beginOverlap(r *record, why string, now time.Time) {
-	r.old = &outgoing{child: r.child, gen: r.gen, pid: r.pid}
 	s.stopProbes(r, false)
-	r.child, r.pid, r.ready = nil, 0, false
+	// The old incarnation counts in s.alive until its exit, which
+	// incarnationOf routes to it by its gen. r has none of its own until
+	// the next spawn.
+	r.old, r.cur = r.cur, &incarnation{gen: r.cur.gen}
 	s.setState(r, Pending)
 	r.relaunch = true
 	r.reason = why
@@ -57,14 +48,14 @@ func (s *Supervisor) stepOverlaps(now time.Time) {
 		if o == nil {
 			continue
 		}
-		if o.stopping {
+		if !o.signalledAt.IsZero() {
 			// A stop begun before the teardown ends at its deadline too
 			// (else the loop would wake for the deadline and find nothing
 			// to do: a spin).
 			if s.phase == PhaseStopping && s.deadline.Before(o.due) {
 				o.due = s.deadline
 			}
-			if !o.killed && !now.Before(o.due) {
+			if reached(s.oldStopDeadline(r), now) {
 				s.killOld(r, "stop timeout "+r.p.Stop.Timeout.String()+" exceeded")
 			}
 			continue
@@ -74,7 +65,7 @@ func (s *Supervisor) stepOverlaps(now time.Time) {
 				continue // the new one is on its way: the old one serves
 			}
 		}
-		o.stopping = true
+		o.signalledAt = now
 		o.due = now.Add(r.p.Stop.Timeout)
 		if s.phase == PhaseStopping && o.due.After(s.deadline) {
 			o.due = s.deadline
@@ -105,18 +96,11 @@ func (s *Supervisor) killOld(r *record, why string) {
 	s.tl.Signalled(r.p.Name, o.gen, syscall.SIGKILL, time.Now())
 }
 
-// oldExited handles the exit of an outgoing incarnation and reports whether
-// e was one.
-func (s *Supervisor) oldExited(r *record, e exitedEv, now time.Time) bool {
-	o := r.old
-	if o == nil || e.gen != o.gen {
-		return false
-	}
+// oldExited handles the exit of r's outgoing incarnation o.
+func (s *Supervisor) oldExited(r *record, o *incarnation, e exitedEv) {
 	r.old = nil
 	s.alive--
 	code := e.exit.Code()
 	s.recordExit(r, o.gen, code, false, "", e.exit.At)
 	s.log.Info("old incarnation exited", "process", r.p.Name, "pid", o.pid, "code", code)
-	_ = now
-	return true
 }

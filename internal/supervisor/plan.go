@@ -8,25 +8,6 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// PlanAction is what a reload does to one process.
-type PlanAction uint8
-
-const (
-	PlanStop    PlanAction = iota // removed from the config: stopped (if running) and dropped
-	PlanRestart                   // spawn or probe spec changed, or a restart: true dependency restarts
-	PlanStart                     // added: started once its dependencies hold
-	PlanUpdate                    // only settings applied in place changed (or it is not running): no restart
-)
-
-var planActionNames = [...]string{PlanStop: "stop", PlanRestart: "restart", PlanStart: "start", PlanUpdate: "update"}
-
-func (a PlanAction) String() string {
-	if int(a) < len(planActionNames) {
-		return planActionNames[a]
-	}
-	return "unknown"
-}
-
 // PlanStep is one action of a reload plan.
 type PlanStep struct {
 	Action PlanAction

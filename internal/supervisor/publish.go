@@ -25,37 +25,37 @@ func (s *Supervisor) publish() {
 		slices.SortFunc(s.sorted, func(a, b *record) int { return strings.Compare(a.p.Name, b.p.Name) })
 	}
 	for _, r := range s.sorted {
-		if r.gone && r.child == nil && r.lingering == nil {
+		if r.op.gone && r.cur.child == nil && r.cur.lingering == nil {
 			continue // removed by a reload, and stopped
 		}
 		ps := ProcessSnapshot{
 			Name:      r.p.Name,
 			Type:      r.p.Type.String(),
 			State:     r.state.String(),
-			Pid:       r.pid,
-			Up:        r.child != nil,
+			Pid:       r.cur.pid,
+			Up:        r.cur.child != nil,
 			Ready:     s.shownReady(r),
-			Restarts:  r.restarts,
+			Restarts:  r.count.restarts,
 			ExitCode:  r.exitCode,
-			StartedAt: r.startedAt,
-			ReadyAt:   r.readyAt,
+			StartedAt: r.cur.startedAt,
+			ReadyAt:   r.cur.readyAt,
 			ExitedAt:  r.exitedAt,
-			Status:    r.status,
+			Status:    r.cur.status,
 			Reason:    r.reason,
-			OOMKills:  r.oomKills,
+			OOMKills:  r.count.oomKills,
 
 			RuleMatches:      ruleMatchesCopy(r),
-			WatchdogFailures: r.watchdogMisses,
-			NextRun:          r.nextRun,
-			ScheduledRuns:    r.runs,
-			SkippedRuns:      r.skipped,
-			WatchEvents:      r.watchEvents,
+			WatchdogFailures: r.count.watchdogMisses,
+			NextRun:          r.sched.nextRun,
+			ScheduledRuns:    r.sched.runs,
+			SkippedRuns:      r.sched.skipped,
+			WatchEvents:      r.count.watchEvents,
 		}
-		if !r.readyAt.IsZero() {
-			ps.StartDuration = r.readyAt.Sub(r.startedAt)
+		if !r.cur.readyAt.IsZero() {
+			ps.StartDuration = r.cur.readyAt.Sub(r.cur.startedAt)
 		}
-		if r.state == Starting && ps.Reason == "" && r.readyDetail != "" {
-			ps.Reason = "not ready yet: " + r.readyDetail
+		if r.state == Starting && ps.Reason == "" && r.cur.readyDetail != "" {
+			ps.Reason = "not ready yet: " + r.cur.readyDetail
 		}
 		if r.state == Pending {
 			ps.WaitingFor = s.waitingFor(r)

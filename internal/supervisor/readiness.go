@@ -30,7 +30,7 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 		s.log.Error("cannot build probe", "process", r.p.Name, "probe", which, "err", err)
 		return
 	}
-	idx, gen, name := r.idx, r.gen, r.p.Name
+	idx, gen, name := r.idx, r.cur.gen, r.p.Name
 	c = &shortageLogger{Checker: c, log: s.log, process: name, probe: which}
 	t := health.TimingFrom(probe)
 	var observe func(time.Duration, bool)
@@ -116,7 +116,7 @@ func (c *reportingChecker) Check(ctx context.Context) health.Result {
 }
 
 func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time) {
-	r.readyDetail = detail
+	r.cur.readyDetail = detail
 	switch {
 	case readinessChecked(r):
 		s.onJobReadiness(r, ready, detail) // jobprobes.go
@@ -127,28 +127,28 @@ func (s *Supervisor) onReady(r *record, ready bool, detail string, now time.Time
 		}
 		return
 	}
-	if r.p.Type != config.Service || ready == r.ready {
+	if r.p.Type != config.Service || ready == r.cur.ready {
 		return
 	}
-	if !r.startedUp {
-		r.ready = ready // before its startup check passed: acted on once it has
+	if !r.cur.startedUp {
+		r.cur.ready = ready // before its startup check passed: acted on once it has
 		return
 	}
-	r.ready = ready
+	r.cur.ready = ready
 	if !ready {
 		s.log.Warn("not ready", "process", r.p.Name, "detail", detail)
 		return
 	}
-	s.tl.Ready(r.p.Name, r.gen, now)
-	if r.readyAt.IsZero() {
-		r.readyAt = now
-		s.log.Info("ready", "process", r.p.Name, "after", now.Sub(r.startedAt).Round(time.Millisecond).String())
+	s.tl.Ready(r.p.Name, r.cur.gen, now)
+	if r.cur.readyAt.IsZero() {
+		r.cur.readyAt = now
+		s.log.Info("ready", "process", r.p.Name, "after", now.Sub(r.cur.startedAt).Round(time.Millisecond).String())
 	} else {
 		s.log.Info("ready again", "process", r.p.Name)
 	}
 	if r.state == Starting {
 		s.setState(r, Running)
-		r.due = time.Time{}
+		r.cur.due = time.Time{}
 		if r.p.Live != nil && s.phase != PhaseStopping {
 			s.watch(s.incarnationCtx(r), r, r.p.Live, "live", now)
 		}
@@ -165,17 +165,17 @@ func chainCancel(parent context.Context, prev context.CancelFunc) (context.Conte
 // completed; jobs do not count (they end the run), unless they have a
 // readiness check (`startup` and `ready`): then while they run.
 func (s *Supervisor) isReady(r *record) bool {
-	if r.gone || r.p.Schedule != nil {
+	if r.op.gone || r.p.Schedule != nil {
 		return true // removed by a reload, or scheduled (not part of the start-up): no longer counts
 	}
 	switch r.p.Type {
 	case config.Service:
-		return r.ready && r.child != nil && r.state == Running
+		return r.cur.ready && r.cur.child != nil && r.state == Running
 	case config.Oneshot:
 		return r.state == Completed
 	}
 	if readinessChecked(r) {
-		return r.state == Completed || r.ready && r.startedUp && r.child != nil && r.state == Running
+		return r.state == Completed || r.cur.ready && r.cur.startedUp && r.cur.child != nil && r.state == Running
 	}
 	return true
 }
@@ -185,7 +185,7 @@ func (s *Supervisor) isReady(r *record) bool {
 func (s *Supervisor) watchReady(r *record, now time.Time) {
 	var ctx context.Context
 	if r.p.Ready.WhileStopping {
-		ctx, r.cancelReady = context.WithCancel(s.probeCtx)
+		ctx, r.cur.cancelReady = context.WithCancel(s.probeCtx)
 	} else {
 		ctx = s.incarnationCtx(r)
 	}
@@ -197,13 +197,13 @@ func (s *Supervisor) watchReady(r *record, now time.Time) {
 // kubelet probes a terminating container's readiness, FAULTS C13 holds for
 // everything else).
 func (s *Supervisor) stopProbes(r *record, stopping bool) {
-	if r.cancelProbe != nil {
-		r.cancelProbe()
-		r.cancelProbe = nil
+	if r.cur.cancelProbe != nil {
+		r.cur.cancelProbe()
+		r.cur.cancelProbe = nil
 	}
-	if r.cancelReady != nil && (!stopping || r.child == nil) {
-		r.cancelReady()
-		r.cancelReady = nil
+	if r.cur.cancelReady != nil && (!stopping || r.cur.child == nil) {
+		r.cur.cancelReady()
+		r.cur.cancelReady = nil
 	}
 }
 
@@ -216,18 +216,18 @@ func probedWhileStopping(r *record) bool {
 // onReadyWhileStopping records a readiness result of a process that is
 // being stopped: its ready state only, nothing starts or stops.
 func (s *Supervisor) onReadyWhileStopping(r *record, ready bool, detail string) {
-	r.readyDetail = detail
-	if ready == r.ready {
+	r.cur.readyDetail = detail
+	if ready == r.cur.ready {
 		return
 	}
-	r.ready = ready
+	r.cur.ready = ready
 	s.log.Info("readiness while stopping", "process", r.p.Name, "ready", ready, "detail", detail)
 }
 
 // shownReady is a process's `ready` in /status and the metrics.
 func (s *Supervisor) shownReady(r *record) bool {
-	if r.child != nil && probedWhileStopping(r) && (r.state == Stopping || s.phase == PhaseStopping) {
-		return r.ready && (r.p.Type == config.Service || r.startedUp)
+	if r.cur.child != nil && probedWhileStopping(r) && (r.state == Stopping || s.phase == PhaseStopping) {
+		return r.cur.ready && (r.p.Type == config.Service || r.cur.startedUp)
 	}
 	if r.p.Type == config.Job {
 		return r.state == Completed || readinessChecked(r) && s.isReady(r)

@@ -111,7 +111,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 	}
 	var busy []string
 	for _, r := range s.recs {
-		if r.gone && (r.child != nil || r.lingering != nil || r.old != nil) {
+		if r.op.gone && (r.cur.child != nil || r.cur.lingering != nil || r.old != nil) {
 			busy = append(busy, r.p.Name)
 		}
 	}
@@ -139,29 +139,30 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 			continue
 		}
 		r := s.byName[st.Name]
-		if r.child != nil || r.lingering != nil || r.old != nil { // old: an overlap's outgoing incarnation
+		if r.cur.child != nil || r.cur.lingering != nil || r.old != nil { // old: an overlap's outgoing incarnation
 			stopping = append(stopping, r)
 		}
-		r.gone = true
+		r.op.gone = true
 		delete(s.byName, st.Name)
-		r.held, r.relaunch = false, false
+		r.op.held, r.relaunch = false, false
 		switch {
 		case r.state == Stopping:
-			r.intent = intentRemove
-		case r.child != nil:
+			r.cur.intent = intentRemove
+		case r.cur.child != nil:
 			r.wantStop = intentRemove
 		default:
 			s.setState(r, Stopped)
 			r.reason = "removed from the config"
 		}
-		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.gen, pid: r.pid, verb: "stopped: removed from the config"})
+		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.cur.gen, pid: r.cur.pid, verb: "stopped: removed from the config"})
 	}
 	for _, name := range cfg.Names {
 		if r, ok := s.byName[name]; ok {
 			r.p = cfg.Processes[name]
 			continue
 		}
-		r := &record{p: cfg.Processes[name], idx: len(s.recs), after: stopping}
+		r := newRecord(cfg.Processes[name], len(s.recs))
+		r.op.after = stopping
 		s.recs = append(s.recs, r)
 		s.byName[name] = r
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, verb: "started: added to the config"})
@@ -176,9 +177,9 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 			continue
 		}
 		r := s.byName[st.Name]
-		r.after = stopping
-		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.gen, pid: r.pid, verb: "restarted: " + st.Why})
-		if r.child == nil && r.state == Completed { // a completed oneshot that is a service now
+		r.op.after = stopping
+		w.items = append(w.items, &waitItem{r: r, goal: goalUp, gen: r.cur.gen, pid: r.cur.pid, verb: "restarted: " + st.Why})
+		if r.cur.child == nil && r.state == Completed { // a completed oneshot that is a service now
 			s.setState(r, Pending)
 			r.reason = ""
 		}
@@ -186,7 +187,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 			s.beginOverlap(r, "restarting: "+st.Why, now)
 			continue
 		}
-		if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
+		if r.cur.child != nil && r.state != Stopping && r.wantStop == intentNone {
 			s.requestStop(r, intentRestart, now)
 		}
 	}
@@ -210,7 +211,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 func (s *Supervisor) relink() {
 	byName := make(map[string]*record, len(s.recs))
 	for _, r := range s.recs {
-		if r.gone {
+		if r.op.gone {
 			if _, ok := byName[r.p.Name]; !ok {
 				byName[r.p.Name] = r
 			}
@@ -223,7 +224,7 @@ func (s *Supervisor) relink() {
 		r.deps, r.dependents, r.restartDeps = r.deps[:0], nil, nil
 	}
 	for _, r := range s.recs {
-		if r.gone && r.child == nil && r.lingering == nil {
+		if r.op.gone && r.cur.child == nil && r.cur.lingering == nil {
 			continue // stopped for good: links nothing
 		}
 		for _, d := range r.p.DependsOn {

@@ -42,7 +42,7 @@ func TestTimelineKnowsReloadedProcesses(t *testing.T) {
 		h.sigs <- syscall.SIGTERM
 		h.wait(time.Minute)
 		d := tl.Doc(time.Now())
-		in := incarnation(t, d, "extra")
+		in := incarnationIn(t, d, "extra")
 		if in.Started == nil || in.Exited == nil {
 			t.Errorf("extra's incarnation %+v", in)
 		}

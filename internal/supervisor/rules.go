@@ -17,19 +17,11 @@ import (
 	"github.com/podvisor/podvisor/internal/proc"
 )
 
-// intentRestartAll marks a child stopped by a restart-all: its exit makes
-// it pending, and it starts again with everything else.
-const intentRestartAll stopIntent = 32
-
-// ReasonRule: a restart.rules shutdown ended the run; Outcome.Code is the
-// exit code of the process whose exit matched, and podvisor's own.
-const ReasonRule Reason = 16
-
 // matchRule returns the index of the rule that decides ex for r, or -1. Rules
 // judge only exits that are the process's own: not in teardown, not after a
 // stop podvisor began (a failed check, a cascade, an operator's verb).
 func (s *Supervisor) matchRule(r *record, ex proc.Exit) int {
-	if len(r.p.Restart.Rules) == 0 || s.phase == PhaseStopping || r.intent != intentNone || r.held || r.gone {
+	if len(r.p.Restart.Rules) == 0 || s.phase == PhaseStopping || r.cur.intent != intentNone || r.op.held || r.op.gone {
 		return -1
 	}
 	var sig syscall.Signal
@@ -52,15 +44,15 @@ func ruleLabel(r *record, i int) string {
 func (s *Supervisor) applyRule(r *record, i, code int, ran time.Duration, now time.Time) {
 	rule := &r.p.Restart.Rules[i]
 	label := rule.Label(i)
-	if r.ruleMatches == nil {
-		r.ruleMatches = map[string]int{}
+	if r.count.ruleMatches == nil {
+		r.count.ruleMatches = map[string]int{}
 	}
-	r.ruleMatches[label]++
+	r.count.ruleMatches[label]++
 	r.reason = fmt.Sprintf("exited with code %d; %s", code, label)
 	s.log.Warn("exit rule matched", "process", r.p.Name, "code", code, "rule", i+1, "action", rule.Action.String())
 	switch rule.Action {
 	case config.RuleRestart:
-		if r.p.Restart.Limit > 0 && r.restarts-r.followed >= r.p.Restart.Limit {
+		if r.p.Restart.Limit > 0 && r.count.restarts-r.count.followed >= r.p.Restart.Limit {
 			s.fatal(r, code, fmt.Sprintf("%s; restart limit %d reached", r.reason, r.p.Restart.Limit), now)
 			return
 		}
@@ -75,15 +67,15 @@ func (s *Supervisor) applyRule(r *record, i, code int, ran time.Duration, now ti
 		s.setState(r, Stopped)
 		s.teardown(Outcome{Reason: ReasonRule, Process: r.p.Name, Code: code, Detail: r.p.Name + ": " + r.reason}, now)
 	case config.RuleRestartAll:
-		if r.p.Restart.Limit > 0 && r.restarts-r.followed >= r.p.Restart.Limit {
+		if r.p.Restart.Limit > 0 && r.count.restarts-r.count.followed >= r.p.Restart.Limit {
 			s.fatal(r, code, fmt.Sprintf("%s; restart limit %d reached", r.reason, r.p.Restart.Limit), now)
 			return
 		}
 		// The replayed start-up waits r's backoff, as its own restart
 		// would: a crash loop must not become a hot loop of every process.
 		rs := r.p.Restart
-		r.delay = nextBackoff(r.delay, rs.Backoff, rs.MaxBackoff, ran, config.BackoffResetAfter)
-		s.restartAllAt = now.Add(r.delay)
+		r.backoff.delay = nextBackoff(r.backoff.delay, rs.Backoff, rs.MaxBackoff, ran, config.BackoffResetAfter)
+		s.restartAllAt = now.Add(r.backoff.delay)
 		s.restartAll(r, now)
 	}
 }
@@ -95,11 +87,11 @@ func (s *Supervisor) restartAll(by *record, now time.Time) {
 	why := "restart-all: " + by.p.Name + " " + by.reason
 	s.log.Warn("restarting every process", "by", by.p.Name, "reason", by.reason)
 	for _, r := range s.recs {
-		if r.gone || r.held {
+		if r.op.gone || r.op.held {
 			continue // removed, or held down by podvisor stop: neither comes back
 		}
 		r.wantStop = intentNone
-		if r.child == nil {
+		if r.cur.child == nil {
 			s.setState(r, Pending)
 			r.relaunch = r.everStarted
 			if r != by {
@@ -107,13 +99,13 @@ func (s *Supervisor) restartAll(by *record, now time.Time) {
 			}
 			continue
 		}
-		r.intent = intentRestartAll
+		r.cur.intent = intentRestartAll
 		if r.state == Stopping {
 			continue // its stop is under way: its exit is what counts
 		}
 		s.setState(r, Stopping)
-		s.tl.StopRequested(r.p.Name, r.gen, why, now)
-		r.due = now.Add(r.p.Stop.Timeout)
+		s.tl.StopRequested(r.p.Name, r.cur.gen, why, now)
+		r.cur.due = now.Add(r.p.Stop.Timeout)
 		s.stopProbes(r, true)
 		s.sendStopSignal(r) // no stop.command: the kubelet skips preStop too
 	}
@@ -148,8 +140,8 @@ func (s *Supervisor) restartAllWake() time.Time {
 
 // ruleMatchesCopy is r's per-rule counts for a snapshot (nil when none).
 func ruleMatchesCopy(r *record) map[string]int {
-	if len(r.ruleMatches) == 0 {
+	if len(r.count.ruleMatches) == 0 {
 		return nil
 	}
-	return maps.Clone(r.ruleMatches)
+	return maps.Clone(r.count.ruleMatches)
 }

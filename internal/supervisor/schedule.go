@@ -28,7 +28,7 @@ func (s *Supervisor) wall() time.Time {
 // scheduleAllows reports whether r may start now as far as its schedule
 // goes: always without one, else only for a due run.
 func scheduleAllows(r *record) bool {
-	return r.p.Schedule == nil || r.runDue
+	return r.p.Schedule == nil || r.sched.runDue
 }
 
 // nextTick is r's first tick after t, jitter included. The jitter is a
@@ -50,22 +50,22 @@ func nextTick(r *record, t time.Time) time.Time {
 func (s *Supervisor) stepSchedules(now time.Time) {
 	var wall time.Time
 	for _, r := range s.recs {
-		if r.p.Schedule == nil || r.gone {
+		if r.p.Schedule == nil || r.op.gone {
 			continue
 		}
 		if wall.IsZero() {
 			wall = s.wall()
 		}
-		if r.nextRun.IsZero() {
-			r.nextRun = nextTick(r, wall)
+		if r.sched.nextRun.IsZero() {
+			r.sched.nextRun = nextTick(r, wall)
 			continue
 		}
-		if wall.Before(r.nextRun) {
+		if wall.Before(r.sched.nextRun) {
 			continue
 		}
-		missed := r.nextRun
-		r.nextRun = nextTick(r, wall) // from now: missed ticks run once, not each
-		if r.held {
+		missed := r.sched.nextRun
+		r.sched.nextRun = nextTick(r, wall) // from now: missed ticks run once, not each
+		if r.op.held {
 			continue // podvisor stop holds it down, schedule or not
 		}
 		s.tick(r, missed, now)
@@ -76,21 +76,21 @@ func (s *Supervisor) tick(r *record, at, now time.Time) {
 	switch r.state {
 	case Completed, Stopped, Failed:
 		s.setState(r, Pending)
-		r.runDue, r.reason = true, ""
-		s.log.Info("scheduled run", "process", r.p.Name, "tick", at.Format(time.RFC3339), "next", r.nextRun.Format(time.RFC3339))
+		r.sched.runDue, r.reason = true, ""
+		s.log.Info("scheduled run", "process", r.p.Name, "tick", at.Format(time.RFC3339), "next", r.sched.nextRun.Format(time.RFC3339))
 	case Pending:
-		r.runDue = true // starts once its dependencies hold
-		s.log.Info("scheduled run", "process", r.p.Name, "tick", at.Format(time.RFC3339), "next", r.nextRun.Format(time.RFC3339))
+		r.sched.runDue = true // starts once its dependencies hold
+		s.log.Info("scheduled run", "process", r.p.Name, "tick", at.Format(time.RFC3339), "next", r.sched.nextRun.Format(time.RFC3339))
 	default: // starting, running, backoff, stopping: the last run goes on
-		if r.p.Schedule.Concurrency == config.Replace && r.child != nil && r.state != Stopping {
+		if r.p.Schedule.Concurrency == config.Replace && r.cur.child != nil && r.state != Stopping {
 			s.log.Info("scheduled run replaces the running one", "process", r.p.Name, "tick", at.Format(time.RFC3339))
-			r.runDue = true
+			r.sched.runDue = true
 			s.requestStop(r, intentRestart, now)
 			return
 		}
-		r.skipped++
+		r.sched.skipped++
 		s.log.Warn("scheduled run skipped: the last one is still going", "process", r.p.Name, "state", r.state.String(),
-			"tick", at.Format(time.RFC3339), "next", r.nextRun.Format(time.RFC3339))
+			"tick", at.Format(time.RFC3339), "next", r.sched.nextRun.Format(time.RFC3339))
 	}
 }
 
@@ -98,8 +98,8 @@ func (s *Supervisor) tick(r *record, at, now time.Time) {
 // timer is monotonic, so after a wall-clock jump the tick is seen at the
 // next wake-up of any kind, or at this one.
 func (s *Supervisor) scheduleWake(r *record, now time.Time) time.Time {
-	if r.p.Schedule == nil || r.gone || r.nextRun.IsZero() || s.phase == PhaseStopping {
+	if r.p.Schedule == nil || r.op.gone || r.sched.nextRun.IsZero() || s.phase == PhaseStopping {
 		return time.Time{}
 	}
-	return now.Add(r.nextRun.Sub(s.wall()))
+	return now.Add(r.sched.nextRun.Sub(s.wall()))
 }

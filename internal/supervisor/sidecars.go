@@ -16,14 +16,6 @@ import (
 	"github.com/podvisor/podvisor/internal/proc"
 )
 
-// seenEv says a sidecar has been seen running after its exec.
-type seenEv struct {
-	idx int
-	gen uint64
-}
-
-func (seenEv) isEvent() {}
-
 // seenWithin bounds the wait for a sidecar to be seen asleep: one that never
 // sleeps (a busy loop) counts as running after it. The kubelet sees a started
 // container at a later sync, about a second on.
@@ -40,11 +32,10 @@ const seenPoll = 2 * time.Millisecond
 func (s *Supervisor) watchSeen(r *record, child Child) {
 	pc, ok := child.(*proc.Child)
 	if !r.p.Sidecar || !ok {
-		r.seen = true
+		r.cur.seen = true
 		return
 	}
-	r.seen = false
-	idx, gen, pid := r.idx, r.gen, pc.Pid()
+	idx, gen, pid := r.idx, r.cur.gen, pc.Pid()
 	ctx := s.probeCtx
 	go func() {
 		path := "/proc/" + strconv.Itoa(pid) + "/stat"
@@ -80,36 +71,30 @@ func slept(path string) bool {
 	return true
 }
 
-func (s *Supervisor) onSeen(e seenEv) {
-	if r := s.recs[e.idx]; e.gen == r.gen {
-		r.seen = true
-	}
-}
-
 // startEarlyHooks starts, when the teardown begins, the stop.command of every
 // live process with stop.command_first; each gets its whole stop budget. The
 // stop signal waits for the process's turn and for its command.
 func (s *Supervisor) startEarlyHooks(now time.Time) {
 	for _, r := range s.recs {
-		if r.child == nil || !r.p.Stop.CommandFirst || len(r.p.Stop.Command) == 0 {
+		if r.cur.child == nil || !r.p.Stop.CommandFirst || len(r.p.Stop.Command) == 0 {
 			continue
 		}
 		if r.state != Starting && r.state != Running {
 			continue
 		}
-		r.hookEarly = true
+		r.cur.hookEarly = true
 		s.runHook(r, s.stopDue(r, now), now)
 	}
 }
 
 // runHook starts r's stop.command, cut off at by.
 func (s *Supervisor) runHook(r *record, by, now time.Time) {
-	r.stopCmd = true
+	r.cur.stopCmd = true
 	s.stopCmds++
-	s.tl.StopCommand(r.p.Name, r.gen, false, nil, now)
+	s.tl.StopCommand(r.p.Name, r.cur.gen, false, nil, now)
 	ctx, cancel := context.WithDeadline(s.probeCtx, by)
-	r.cancelHook = cancel
-	idx, gen, p := r.idx, r.gen, r.p
+	r.cur.cancelHook = cancel
+	idx, gen, p := r.idx, r.cur.gen, r.p
 	go func() {
 		defer cancel()
 		err := s.launcher.StopCommand(ctx, p)
@@ -132,18 +117,18 @@ func (s *Supervisor) stopDue(r *record, now time.Time) time.Time {
 // reached before its stop signal: its command is cut off, and it gets the
 // signal now and min_grace before SIGKILL.
 func (s *Supervisor) lastStop(r *record, now time.Time) {
-	if r.cancelHook != nil {
-		r.cancelHook()
-		r.cancelHook = nil
+	if r.cur.cancelHook != nil {
+		r.cur.cancelHook()
+		r.cur.cancelHook = nil
 	}
-	if r.stopCmd {
-		r.stopCmd = false
-		s.tl.StopCommand(r.p.Name, r.gen, true, context.DeadlineExceeded, now)
+	if r.cur.stopCmd {
+		r.cur.stopCmd = false
+		s.tl.StopCommand(r.p.Name, r.cur.gen, true, context.DeadlineExceeded, now)
 	}
 	if r.state != Stopping {
 		s.setState(r, Stopping)
-		s.tl.StopRequested(r.p.Name, r.gen, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached", now)
+		s.tl.StopRequested(r.p.Name, r.cur.gen, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached", now)
 	}
-	r.due = now
+	r.cur.due = now
 	s.sendStopSignal(r)
 }

@@ -47,8 +47,8 @@ func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
 		s.teardown(Outcome{Reason: ReasonSignal, Signal: sig, Detail: "received " + sig.String()}, now)
 	case syscall.SIGUSR1, syscall.SIGUSR2:
 		for _, r := range s.recs {
-			if r.child != nil {
-				if err := r.child.Signal(ss); err != nil {
+			if r.cur.child != nil {
+				if err := r.cur.child.Signal(ss); err != nil {
 					s.log.Warn("forward signal", "process", r.p.Name, "signal", sig.String(), "err", err)
 				}
 			}

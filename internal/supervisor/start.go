@@ -34,19 +34,12 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 	res := make([]result, len(rs))
 	prepare := func(i int) Hooks {
 		r := rs[i]
-		r.gen++
-		s.tl.Spawned(r.p.Name, r.gen, now)
-		gen, idx := r.gen, r.idx
-		r.ready, r.startedUp, r.killed, r.intent = false, false, false, intentNone
-		r.hookEarly, r.signalledAt, r.failedBy = false, time.Time{}, nil
-		r.readyAt, r.status, r.readyDetail = time.Time{}, "", ""
-		r.watchdogDue, r.errno = time.Time{}, 0
-		if r.runDue {
-			r.runDue = false
-			r.runs++
-		}
-		if r.p.Watchdog > 0 {
-			r.watchdogDue = now.Add(r.p.Watchdog) // armed at the spawn, as systemd does
+		r.cur = spawn(r.p, r.cur.gen+1, now)
+		s.tl.Spawned(r.p.Name, r.cur.gen, now)
+		gen, idx := r.cur.gen, r.idx
+		if r.sched.runDue {
+			r.sched.runDue = false
+			r.sched.runs++
 		}
 		return Hooks{
 			Exited: func(ex proc.Exit) { s.send(exitedEv{idx: idx, gen: gen, exit: ex}) },
@@ -62,7 +55,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 	n := len(rs)
 	if n == 1 {
 		h := prepare(0)
-		res[0].child, res[0].err = s.launcher.Launch(rs[0].p, rs[0].gen, h)
+		res[0].child, res[0].err = s.launcher.Launch(rs[0].p, rs[0].cur.gen, h)
 	} else {
 		budget := time.Now().Add(waveBudget)
 		results := make(chan result, spawnParallelism)
@@ -75,7 +68,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 				}
 				i, r, h := launched, rs[launched], prepare(launched)
 				go func() {
-					c, err := s.launcher.Launch(r.p, r.gen, h)
+					c, err := s.launcher.Launch(r.p, r.cur.gen, h)
 					results <- result{i, c, err}
 				}()
 				launched++
@@ -108,7 +101,7 @@ const waveBudget = 40 * time.Millisecond
 // started records the result of one launch.
 func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 	if err != nil {
-		s.tl.Exited(r.p.Name, r.gen, -1, false, "spawn failed", now) // the incarnation ends unstarted
+		s.tl.Exited(r.p.Name, r.cur.gen, -1, false, "spawn failed", now) // the incarnation ends unstarted
 		var se *proc.SpawnError
 		if errors.As(err, &se) && !se.Retryable() {
 			// Not found, not executable, bad user: retrying cannot help.
@@ -122,37 +115,37 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 		s.onFailure(r, -1, 0, now)
 		return
 	}
-	r.child, r.pid = child, child.Pid()
+	r.cur.child, r.cur.pid = child, child.Pid()
 	s.watchSeen(r, child)
 	s.alive++
 	r.everStarted = true
-	r.startedAt = now
+	r.cur.startedAt = now
 	r.reason = ""
-	s.tl.Started(r.p.Name, r.gen, r.pid, time.Now())
+	s.tl.Started(r.p.Name, r.cur.gen, r.cur.pid, time.Now())
 	// At info, so the start order shows in the log (a process without a
 	// readiness check logs nothing else when it starts). LogAttrs: no
 	// boxing of the attributes into a []any on this per-start path.
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "started", slog.String("process", r.p.Name), slog.Int("pid", r.pid))
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "started", slog.String("process", r.p.Name), slog.Int("pid", r.cur.pid))
 
 	ready := r.p.Ready
 	switch {
 	case r.p.Type != config.Service:
 		s.setState(r, Running) // a oneshot or job is "ready" only once it completed
 		if startupChecked(r) && r.p.StartTimeout > 0 {
-			r.due = now.Add(r.p.StartTimeout) // jobprobes.go
+			r.cur.due = now.Add(r.p.StartTimeout) // jobprobes.go
 		}
 	case ready == nil && r.p.Startup == nil:
 		s.setState(r, Running)
-		r.ready, r.readyAt = true, now
-		s.tl.Ready(r.p.Name, r.gen, time.Now())
+		r.cur.ready, r.cur.readyAt = true, now
+		s.tl.Ready(r.p.Name, r.cur.gen, time.Now())
 	default:
 		s.setState(r, Starting)
-		r.remindAt = now.Add(reminderEvery)
+		r.cur.remindAt = now.Add(reminderEvery)
 		if r.p.StartTimeout > 0 {
-			r.due = now.Add(r.p.StartTimeout)
+			r.cur.due = now.Add(r.p.StartTimeout)
 		}
 	}
-	r.startedUp = startupCheck(r.p) == nil
+	r.cur.startedUp = startupCheck(r.p) == nil
 	switch gate := startupCheck(r.p); {
 	case gate != nil && gate == r.p.Startup:
 		s.watch(s.incarnationCtx(r), r, gate, "startup", now) // jobprobes.go

@@ -1,3 +1,8 @@
+// Every state and enum of the supervisor: a process's State and its
+// transition table, the Phase, why Run returned (Reason), why a process is
+// stopped (stopIntent), what a waiter waits for (goal) and what a reload
+// does (PlanAction).
+
 package supervisor
 
 // State is the lifecycle state of one process.
@@ -48,6 +53,63 @@ var phaseNames = [...]string{PhaseStarting: "starting", PhaseRunning: "running",
 func (p Phase) String() string {
 	if int(p) < len(phaseNames) {
 		return phaseNames[p]
+	}
+	return "unknown"
+}
+
+// Reason says why Run returned.
+type Reason uint8
+
+const (
+	ReasonSignal    Reason = iota // SIGTERM, SIGINT or SIGQUIT
+	ReasonJobsDone                // every job completed successfully
+	ReasonFatal                   // a process failed fatally (or a job failed)
+	ReasonCancelled               // the caller cancelled ctx
+	// ReasonRule: a restart.rules shutdown ended the run; Outcome.Code is
+	// the exit code of the process whose exit matched, and podvisor's own
+	// (rules.go).
+	ReasonRule
+)
+
+// stopIntent records why a process is being stopped (incarnation.intent),
+// or asks for a stop that waits for its dependents (record.wantStop).
+type stopIntent uint8
+
+const (
+	intentNone    stopIntent = iota
+	intentFail               // start_timeout or liveness: counts as a failed start
+	intentCascade            // a dependency with restart: true is restarting
+	intentHold               // podvisor stop: stays stopped until start (operate.go)
+	intentRestart            // podvisor restart or a reload: starts again at once
+	intentRemove             // removed by a reload
+	// intentRestartAll marks a child stopped by a restart-all (rules.go):
+	// its exit makes it pending, and it starts again with everything else.
+	intentRestartAll
+)
+
+// goal is what a waiter waits for on one process (waiters.go).
+type goal uint8
+
+const (
+	goalStopped goal = iota // no child left
+	goalUp                  // a newer incarnation is running (ready) or has completed
+)
+
+// PlanAction is what a reload does to one process.
+type PlanAction uint8
+
+const (
+	PlanStop    PlanAction = iota // removed from the config: stopped (if running) and dropped
+	PlanRestart                   // spawn or probe spec changed, or a restart: true dependency restarts
+	PlanStart                     // added: started once its dependencies hold
+	PlanUpdate                    // only settings applied in place changed (or it is not running): no restart
+)
+
+var planActionNames = [...]string{PlanStop: "stop", PlanRestart: "restart", PlanStart: "start", PlanUpdate: "update"}
+
+func (a PlanAction) String() string {
+	if int(a) < len(planActionNames) {
+		return planActionNames[a]
 	}
 	return "unknown"
 }

@@ -1,6 +1,6 @@
 // One step of the loop: after every event, each record is moved as far as it
-// can go (starts in waves, wanted stops, teardown, escalation), and nextWake
-// says when the loop must look again without an event.
+// can go (starts in waves, wanted stops, teardown, escalation); nextWake
+// (wake.go) says when the loop must look again without an event.
 
 package supervisor
 
@@ -35,15 +35,15 @@ func (s *Supervisor) step(now time.Time) {
 				if r.wantStop == intentNone && !s.restartingAll && scheduleAllows(r) && s.depsHold(r) && s.afterGone(r) {
 					if r.relaunch {
 						r.relaunch = false
-						r.restarts++
+						r.count.restarts++
 						if r.reason == reasonFollows {
-							r.followed++ // not its own failure: not against restart.limit
+							r.count.followed++ // not its own failure: not against restart.limit
 						}
 					}
 					starts = append(starts, r)
 				}
 			case Backoff:
-				if now.Before(r.due) || s.restartDependentsAlive(r) || !s.afterGone(r) {
+				if !reached(s.backoffEnd(r), now) || !s.afterGone(r) {
 					break
 				}
 				if !s.depsHold(r) {
@@ -54,7 +54,7 @@ func (s *Supervisor) step(now time.Time) {
 					s.log.Info("restart waits for dependencies", "process", r.p.Name, "waiting_for", strings.Join(s.waitingFor(r), ", "))
 					break
 				}
-				r.restarts++
+				r.count.restarts++
 				starts = append(starts, r)
 			case Starting:
 				if r.wantStop != intentNone {
@@ -63,14 +63,14 @@ func (s *Supervisor) step(now time.Time) {
 				if s.watchdogMissed(r, now) {
 					break
 				}
-				if startTimeoutRuns(r) && !now.Before(r.due) {
-					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.readyDetail)
+				if reached(s.startDeadline(r), now) {
+					s.log.Warn("start timeout", "process", r.p.Name, "start_timeout", r.p.StartTimeout.String(), "last", r.cur.readyDetail)
 					r.reason = "start timeout " + r.p.StartTimeout.String() + " exceeded"
-					r.failedBy = awaited(r)
+					r.cur.failedBy = awaited(r)
 					s.requestStop(r, intentFail, now)
-				} else if c := awaited(r); !now.Before(r.remindAt) && c != nil {
-					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", c.Kind.String(), "last", r.readyDetail, "waited", now.Sub(r.startedAt).Round(time.Second).String())
-					r.remindAt = now.Add(reminderEvery)
+				} else if reached(s.remindDue(r), now) {
+					s.log.Info("still waiting for readiness", "process", r.p.Name, "check", awaited(r).Kind.String(), "last", r.cur.readyDetail, "waited", now.Sub(r.cur.startedAt).Round(time.Second).String())
+					r.cur.remindAt = now.Add(reminderEvery)
 				}
 			case Running:
 				if !s.watchdogMissed(r, now) {
@@ -108,68 +108,3 @@ func (s *Supervisor) step(now time.Time) {
 // maxWave bounds the launches of one step (see also waveBudget), so the
 // loop stays responsive (/livez) while thousands start.
 const maxWave = 1024
-
-// nextWake is the earliest instant at which step has something to do.
-func (s *Supervisor) nextWake() time.Time {
-	if s.moreStarts || s.moreStops {
-		// The next wave, as soon as pending events are handled. Any past
-		// instant does: Run arms the timer with max(wake-now, 0).
-		return time.Unix(0, 1)
-	}
-	var w time.Time
-	consider := func(t time.Time) {
-		if !t.IsZero() && (w.IsZero() || t.Before(w)) {
-			w = t
-		}
-	}
-	// Once the deadline has passed and everything got SIGKILL, only exit
-	// events remain: waking at the past deadline again would spin the loop.
-	if s.phase == PhaseStopping && !s.deadline.IsZero() && !s.pastDeadline && s.unkilled() {
-		consider(s.deadline)
-	}
-	if s.phase == PhaseStopping {
-		consider(s.abandonAt())
-	}
-	consider(s.restartAllWake())
-	now := time.Now()
-	for _, r := range s.recs {
-		consider(s.scheduleWake(r, now))
-		if o := r.old; o != nil && o.stopping && !o.killed {
-			consider(o.due)
-		}
-		switch r.state {
-		case Backoff:
-			// While restart: true dependents are still alive, or processes
-			// its reload removed, their exit event (not the clock) is what
-			// lets the restart go ahead.
-			if s.phase != PhaseStopping && !s.restartDependentsAlive(r) && !awaitsStops(r) {
-				consider(r.due)
-			}
-		case Starting:
-			// A start that is to stop (wantStop) waits for its dependents'
-			// exits, not for the clock.
-			// In teardown start timeouts no longer apply (waking for one
-			// would spin the loop until the process's turn to stop).
-			consider(s.watchdogWake(r))
-			if awaited(r) != nil && r.wantStop == intentNone && s.phase != PhaseStopping {
-				if startTimeoutRuns(r) {
-					consider(r.due)
-				}
-				consider(r.remindAt)
-			}
-		case Running:
-			consider(s.watchdogWake(r))
-			if s.awaitsStartup(r) {
-				consider(r.due)
-			}
-		case Stopping:
-			if r.child != nil && !r.killed {
-				consider(r.due)
-			}
-			if r.lingering != nil {
-				consider(r.pollAt)
-			}
-		}
-	}
-	return w
-}

@@ -20,16 +20,16 @@ func (s *Supervisor) requestStop(r *record, intent stopIntent, now time.Time) {
 }
 
 func (s *Supervisor) markStop(r *record, intent stopIntent) {
-	if r.child != nil && r.state != Stopping && r.wantStop == intentNone {
+	if r.cur.child != nil && r.state != Stopping && r.wantStop == intentNone {
 		r.wantStop = intent
 	}
 	for _, d := range r.restartDeps {
 		dr := s.recs[d]
 		switch {
-		case dr.child != nil && dr.state != Stopping && dr.wantStop == intentNone:
+		case dr.cur.child != nil && dr.state != Stopping && dr.wantStop == intentNone:
 			s.log.Info("stopping dependent before its dependency restarts", "process", dr.p.Name, "dependency", r.p.Name)
 			s.markStop(dr, intentCascade)
-		case dr.child == nil && !dr.held && !dr.gone && (dr.state == Backoff || dr.state == Stopped):
+		case dr.cur.child == nil && !dr.op.held && !dr.op.gone && (dr.state == Backoff || dr.state == Stopped):
 			dr.relaunch = dr.relaunch || dr.state == Backoff
 			s.setState(dr, Pending)
 			s.markStop(dr, intentCascade) // its own dependents
@@ -48,7 +48,7 @@ func (s *Supervisor) stepWantedStops(now time.Time) {
 		if r.wantStop == intentNone {
 			continue
 		}
-		if r.child == nil || r.state == Stopping {
+		if r.cur.child == nil || r.state == Stopping {
 			r.wantStop = intentNone
 			continue
 		}
@@ -63,38 +63,37 @@ func (s *Supervisor) stepWantedStops(now time.Time) {
 
 // escalate sends SIGKILL once a stopping child has outlived its stop budget.
 func (s *Supervisor) escalate(r *record, now time.Time) {
-	if s.phase == PhaseStopping && r.p.Stop.MinGrace > 0 && r.signalledAt.IsZero() {
-		// Its command used the budget up: the signal, then min_grace.
-		if r.child != nil && !r.killed && !now.Before(r.due) {
-			s.lastStop(r, now)
-		}
+	if !reached(stopDeadline(r), now) {
 		return
 	}
-	if r.child != nil && !r.killed && !now.Before(r.due) {
-		why := "stop timeout " + r.p.Stop.Timeout.String() + " exceeded"
-		if s.phase == PhaseStopping && !r.due.Before(s.deadline) {
-			// beginStop clipped the stop budget to the global one: say which.
-			why = "shutdown_timeout " + s.cfg.ShutdownTimeout.String() + " reached"
-		}
-		s.kill(r, why)
+	if s.phase == PhaseStopping && r.p.Stop.MinGrace > 0 && r.cur.signalledAt.IsZero() {
+		// Its command used the budget up: the signal, then min_grace.
+		s.lastStop(r, now)
+		return
 	}
+	why := "stop timeout " + r.p.Stop.Timeout.String() + " exceeded"
+	if s.phase == PhaseStopping && !r.cur.due.Before(s.deadline) {
+		// beginStop clipped the stop budget to the global one: say which.
+		why = "shutdown_timeout " + s.cfg.ShutdownTimeout.String() + " reached"
+	}
+	s.kill(r, why)
 }
 
 func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 	s.setState(r, Stopping)
-	r.intent = intent
-	s.tl.StopRequested(r.p.Name, r.gen, s.stopWhy(r, intent), now)
-	r.due = s.stopDue(r, now)
-	if f := r.failedBy; intent == intentFail && f != nil && f.StopTimeout > 0 {
+	r.cur.intent = intent
+	s.tl.StopRequested(r.p.Name, r.cur.gen, s.stopWhy(r, intent), now)
+	r.cur.due = s.stopDue(r, now)
+	if f := r.cur.failedBy; intent == intentFail && f != nil && f.StopTimeout > 0 {
 		// The check's own budget (a probe's terminationGracePeriodSeconds).
-		r.due = now.Add(f.StopTimeout)
+		r.cur.due = now.Add(f.StopTimeout)
 	}
 	s.stopProbes(r, true)
-	if r.hookEarly {
+	if r.cur.hookEarly {
 		// Its stop.command began with the teardown (sidecars.go): the
 		// signal follows it, within the budget counted from then.
-		r.due = s.stopDue(r, s.deadline.Add(-s.cfg.ShutdownTimeout))
-		if !r.stopCmd {
+		r.cur.due = s.stopDue(r, s.deadline.Add(-s.cfg.ShutdownTimeout))
+		if !r.cur.stopCmd {
 			s.sendStopSignal(r)
 		}
 		return
@@ -105,9 +104,9 @@ func (s *Supervisor) beginStop(r *record, intent stopIntent, now time.Time) {
 		// (Kubernetes sends TERM when a preStop hook overruns, too). With
 		// stop.min_grace the hook has the whole budget, and the signal
 		// min_grace after it.
-		hookBy := r.due
+		hookBy := r.cur.due
 		if r.p.Stop.MinGrace == 0 || s.phase != PhaseStopping {
-			hookBy = r.due.Add(-hookGrace(r.due.Sub(now)))
+			hookBy = r.cur.due.Add(-hookGrace(r.cur.due.Sub(now)))
 		}
 		s.runHook(r, hookBy, now)
 		return
@@ -122,20 +121,20 @@ func hookGrace(budget time.Duration) time.Duration {
 }
 
 func (s *Supervisor) sendStopSignal(r *record) {
-	if r.child == nil {
+	if r.cur.child == nil {
 		return
 	}
-	if err := r.child.Signal(r.p.Stop.Signal); err != nil {
+	if err := r.cur.child.Signal(r.p.Stop.Signal); err != nil {
 		s.log.Warn("stop signal", "process", r.p.Name, "err", err)
 	}
 	at := time.Now()
-	s.tl.Signalled(r.p.Name, r.gen, r.p.Stop.Signal, at)
-	if g := r.p.Stop.MinGrace; g > 0 && s.phase == PhaseStopping && r.due.Before(at.Add(g)) {
-		r.due = at.Add(g) // the kubelet's minimum, even past shutdown_timeout
+	s.tl.Signalled(r.p.Name, r.cur.gen, r.p.Stop.Signal, at)
+	if g := r.p.Stop.MinGrace; g > 0 && s.phase == PhaseStopping && r.cur.due.Before(at.Add(g)) {
+		r.cur.due = at.Add(g) // the kubelet's minimum, even past shutdown_timeout
 	}
-	r.signalledAt = at
+	r.cur.signalledAt = at
 	// A stopped (SIGSTOP) process would ignore the stop signal until SIGKILL.
 	if r.p.Stop.Signal != syscall.SIGCONT {
-		_ = r.child.Signal(syscall.SIGCONT)
+		_ = r.cur.child.Signal(syscall.SIGCONT)
 	}
 }

@@ -118,7 +118,7 @@ func New(o Options) (*Supervisor, error) {
 	for _, level := range o.Config.Graph.Levels() {
 		for _, name := range level {
 			p := o.Config.Processes[name]
-			r := &record{p: p, idx: len(s.recs)}
+			r := newRecord(p, len(s.recs))
 			s.recs = append(s.recs, r)
 			s.byName[name] = r
 		}

@@ -49,22 +49,22 @@ func (s *Supervisor) fatal(r *record, code int, why string, now time.Time) {
 func (s *Supervisor) killAll(why string) {
 	s.killingAll = true
 	for _, r := range s.recs {
-		if r.child != nil && !r.killed {
+		if r.cur.child != nil && !r.cur.killed {
 			s.kill(r, why)
 		}
 		s.killOld(r, why)
-		if r.cancelHook != nil {
-			r.cancelHook()
+		if r.cur.cancelHook != nil {
+			r.cur.cancelHook()
 		}
 	}
 }
 
 func (s *Supervisor) kill(r *record, why string) {
-	if r.cancelHook != nil {
-		r.cancelHook() // SIGKILL ends the stop: its hook goes too
+	if r.cur.cancelHook != nil {
+		r.cur.cancelHook() // SIGKILL ends the stop: its hook goes too
 	}
-	r.killed = true
-	r.killedAt = time.Now()
+	r.cur.killed = true
+	r.cur.killedAt = time.Now()
 	if r.state == Starting || r.state == Running {
 		s.setState(r, Stopping)
 	}
@@ -73,11 +73,11 @@ func (s *Supervisor) kill(r *record, why string) {
 		// pod's phase ignores sidecars).
 		s.outcome.Killed = true
 	}
-	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.pid, "reason", why)
-	if err := r.child.Signal(syscall.SIGKILL); err != nil {
+	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.cur.pid, "reason", why)
+	if err := r.cur.child.Signal(syscall.SIGKILL); err != nil {
 		s.log.Warn("kill", "process", r.p.Name, "err", err)
 	}
-	s.tl.Signalled(r.p.Name, r.gen, syscall.SIGKILL, time.Now())
+	s.tl.Signalled(r.p.Name, r.cur.gen, syscall.SIGKILL, time.Now())
 }
 
 // stopWaveBudget bounds the time one teardown step goes on beginning stops
@@ -102,7 +102,7 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 				r.reason = "not started: shutting down"
 			}
 		case Starting, Running:
-			if r.child != nil && !s.dependentsAlive(r) {
+			if r.cur.child != nil && !s.dependentsAlive(r) {
 				if began > 0 && (s.moreStops || time.Now().After(budget)) {
 					s.moreStops = true
 					break
@@ -113,19 +113,19 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 		case Stopping:
 			s.escalate(r, now)
 		}
-		if pastDeadline && r.child != nil && !r.killed {
+		if pastDeadline && r.cur.child != nil && !r.cur.killed {
 			switch {
 			case r.p.Stop.MinGrace == 0:
 				s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
-			case r.signalledAt.IsZero():
+			case r.cur.signalledAt.IsZero():
 				s.lastStop(r, now) // SIGKILL min_grace after the signal
 			default:
 				// Signalled already (a stop begun before the teardown
 				// included): SIGKILL once min_grace has passed since.
-				if by := r.signalledAt.Add(r.p.Stop.MinGrace); by.Before(r.due) {
-					r.due = by
+				if by := r.cur.signalledAt.Add(r.p.Stop.MinGrace); by.Before(r.cur.due) {
+					r.cur.due = by
 				}
-				if !now.Before(r.due) {
+				if !now.Before(r.cur.due) {
 					s.kill(r, "shutdown_timeout "+s.cfg.ShutdownTimeout.String()+" reached")
 				}
 			}
@@ -137,8 +137,8 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 		// podvisor must not wait for it forever.
 		var pids []string
 		for _, r := range s.recs {
-			if r.child != nil {
-				pids = append(pids, fmt.Sprintf("%s (pid %d)", r.p.Name, r.pid))
+			if r.cur.child != nil {
+				pids = append(pids, fmt.Sprintf("%s (pid %d)", r.p.Name, r.cur.pid))
 			}
 		}
 		s.log.Error("processes still alive "+finalGrace.String()+" after SIGKILL (uninterruptible sleep?): exiting without them", "processes", strings.Join(pids, ", "))
@@ -156,14 +156,14 @@ const finalGrace = 5 * time.Second
 func (s *Supervisor) abandonAt() time.Time {
 	var last time.Time
 	for _, r := range s.recs {
-		if r.child == nil {
+		if r.cur.child == nil {
 			continue
 		}
-		if !r.killed {
+		if !r.cur.killed {
 			return time.Time{}
 		}
-		if r.killedAt.After(last) {
-			last = r.killedAt
+		if r.cur.killedAt.After(last) {
+			last = r.cur.killedAt
 		}
 	}
 	if last.IsZero() {
@@ -187,15 +187,15 @@ func groupAlive(c Child) bool {
 // dependencies wait and escalate sends SIGKILL to the group at its due time.
 func (s *Supervisor) settleGroups(now time.Time) {
 	for _, r := range s.recs {
-		if r.lingering == nil || now.Before(r.pollAt) {
+		if r.cur.lingering == nil || now.Before(r.cur.pollAt) {
 			continue
 		}
-		if groupAlive(r.child) {
-			r.pollAt = now.Add(groupPoll)
+		if groupAlive(r.cur.child) {
+			r.cur.pollAt = now.Add(groupPoll)
 			continue
 		}
-		ex := *r.lingering
-		r.lingering = nil
+		ex := *r.cur.lingering
+		r.cur.lingering = nil
 		s.onExit(r, ex, now)
 	}
 }
@@ -203,7 +203,7 @@ func (s *Supervisor) settleGroups(now time.Time) {
 // unkilled reports whether a live child has not been sent SIGKILL yet.
 func (s *Supervisor) unkilled() bool {
 	for _, r := range s.recs {
-		if r.child != nil && !r.killed || r.old != nil && !r.old.killed {
+		if r.cur.child != nil && !r.cur.killed || r.old != nil && !r.old.killed {
 			return true
 		}
 	}

@@ -82,14 +82,14 @@ func (s *Supervisor) stopWhy(r *record, intent stopIntent) string {
 // podvisor did not cause, while the memory cgroup counted a new OOM kill.
 // It counts and logs the kill.
 func (s *Supervisor) oomKilled(r *record, ex proc.Exit) bool {
-	if s.oom == nil || r.killed || (ex.Signal() != syscall.SIGKILL && ex.Code() != 128+int(syscall.SIGKILL)) {
+	if s.oom == nil || r.cur.killed || (ex.Signal() != syscall.SIGKILL && ex.Code() != 128+int(syscall.SIGKILL)) {
 		return false
 	}
 	if !s.oom.Claim() {
 		return false
 	}
-	r.oomKills++
-	s.log.Warn("killed by the kernel's OOM killer", "process", r.p.Name, "pid", ex.Pid, "reason", ReasonOOMKilled, "oom_kills", r.oomKills)
+	r.count.oomKills++
+	s.log.Warn("killed by the kernel's OOM killer", "process", r.p.Name, "pid", ex.Pid, "reason", ReasonOOMKilled, "oom_kills", r.count.oomKills)
 	return true
 }
 

@@ -29,7 +29,7 @@ func startObserved(t *testing.T, yml string, scripts map[string]script, oom OOMD
 	return h, tl
 }
 
-func incarnation(t *testing.T, d timeline.Doc, name string) timeline.Incarnation {
+func incarnationIn(t *testing.T, d timeline.Doc, name string) timeline.Incarnation {
 	t.Helper()
 	for _, p := range d.Processes {
 		if p.Name == name && len(p.Incarnations) > 0 {
@@ -72,7 +72,7 @@ processes:
 		h.wait(time.Minute)
 		d := tl.Doc(time.Now())
 
-		app := incarnation(t, d, "app")
+		app := incarnationIn(t, d, "app")
 		for what, c := range map[string]struct {
 			got  *time.Time
 			want time.Duration
@@ -88,7 +88,7 @@ processes:
 		if app.StopReason != "teardown: received terminated" || app.Signal != "SIGTERM" || app.ExitCode == nil || *app.ExitCode != 137 || app.ExitReason != "" {
 			t.Errorf("app incarnation %+v", app)
 		}
-		db := incarnation(t, d, "db")
+		db := incarnationIn(t, d, "db")
 		for what, c := range map[string]struct {
 			got  *time.Time
 			want time.Duration
@@ -154,7 +154,7 @@ processes:
 		if hog.Reason != ReasonOOMKilled || hog.OOMKills != 1 || hog.State != "backoff" {
 			t.Errorf("hog %+v, want OOMKilled, 1 kill, backoff", hog)
 		}
-		if in := incarnation(t, tl.Doc(time.Now()), "hog"); in.ExitReason != ReasonOOMKilled || in.Generation != 1 {
+		if in := incarnationIn(t, tl.Doc(time.Now()), "hog"); in.ExitReason != ReasonOOMKilled || in.Generation != 1 {
 			t.Errorf("hog incarnation %+v, want generation 1 OOMKilled", in)
 		}
 		time.Sleep(2 * time.Second) // the second incarnation dies too, no new OOM count

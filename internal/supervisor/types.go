@@ -78,16 +78,6 @@ type Options struct {
 	WallClock func() time.Time
 }
 
-// Reason says why Run returned.
-type Reason uint8
-
-const (
-	ReasonSignal    Reason = iota // SIGTERM, SIGINT or SIGQUIT
-	ReasonJobsDone                // every job completed successfully
-	ReasonFatal                   // a process failed fatally (or a job failed)
-	ReasonCancelled               // the caller cancelled ctx
-)
-
 // Outcome is the result of Run.
 type Outcome struct {
 	Reason  Reason
@@ -117,15 +107,6 @@ func (o Outcome) ExitCode() int {
 	}
 }
 
-// stopIntent records why a process outside teardown is being stopped.
-type stopIntent uint8
-
-const (
-	intentNone    stopIntent = iota
-	intentFail               // start_timeout or liveness: counts as a failed start
-	intentCascade            // a dependency with restart: true is restarting
-)
-
 const reminderEvery = 10 * time.Second
 
 // reasonFollows is the reason of a process stopped because a restart: true
@@ -138,8 +119,9 @@ type dep struct {
 	restart bool
 }
 
-// record is the loop-owned state of one process. Only the loop goroutine reads
-// or writes it.
+// record is the loop-owned state of one process: what outlives a spawn.
+// Everything about one spawn is in its incarnation (incarnation.go). Only the
+// loop goroutine reads or writes it.
 type record struct {
 	p           *config.Process
 	idx         int
@@ -147,52 +129,22 @@ type record struct {
 	dependents  []int // records that depend on this one
 	restartDeps []int // dependents whose edge to this one has restart: true
 
-	state       State
-	gen         uint64
-	child       Child
-	pid         int
+	state State
+	// cur is the latest incarnation: the running one, or the last one once
+	// it ended (its child is nil then). A record that never started has a
+	// zero one (gen 0); a spawn replaces it with a new value (start.go).
+	cur *incarnation
+	// old is the previous incarnation during a restart with overlap: it
+	// serves until cur is ready (overlap.go).
+	old *incarnation
+
 	everStarted bool
-	ready       bool
-	startedUp   bool // a oneshot's or job's startup check passed (jobprobes.go)
-	restarts    int
-	followed    int           // restarts that followed a restart: true dependency (not counted against restart.limit)
-	delay       time.Duration // last backoff delay
-	due         time.Time     // backoff end, start timeout, or stop escalation
-	remindAt    time.Time
-	startedAt   time.Time
-	readyAt     time.Time
+	count       counters
+	backoff     backoff
 	exitCode    *int
 	exitedAt    time.Time
 	reason      string
-	status      string
-	readyDetail string
-
-	intent         stopIntent
-	stopCmd        bool           // stop.command in flight
-	hookEarly      bool           // stop.command_first: the command began with the teardown
-	failedBy       *config.Probe  // the check whose failure asked for the stop (its stop_timeout)
-	signalledAt    time.Time      // when the stop signal went out to this incarnation; zero: not yet
-	seen           bool           // seen running after its exec (a sidecar's start gate; sidecars.go)
-	killed         bool           // SIGKILL sent to this incarnation
-	ruleMatches    map[string]int // exits decided by each restart.rules rule, by label
-	ruleStop       bool           // Stopped by a stop rule (a job so stopped counts as done); setState clears it
-	watchdogDue    time.Time      // the next WATCHDOG=1 is due by then (zero: no watchdog armed)
-	watchdogMisses int            // watchdog failures (missed deadline or trigger)
-	errno          int            // last ERRNO= of this incarnation (0: none)
-
-	// schedule.go: the next tick (wall clock), a run due at the start
-	// rule, runs started by ticks and ticks skipped.
-	nextRun time.Time
-	runDue  bool
-	runs    int
-	skipped int
-
-	watchEvents int // watch: changes acted on
-	killedAt    time.Time
-	oomKills    int
-	cancelProbe context.CancelFunc
-	cancelReady context.CancelFunc // a ready check with while_stopping (stopProbes)
-	cancelHook  context.CancelFunc // cancels the stop.command in flight
+	sched       schedule // schedule.go
 
 	// wantStop asks for a stop outside teardown (failed start or liveness,
 	// or a restart: true dependency restarting) that waits until no
@@ -201,10 +153,41 @@ type record struct {
 	// relaunch marks a Pending record that came from backoff: its start
 	// counts as a restart.
 	relaunch bool
+	ruleStop bool // Stopped by a stop rule (a job so stopped counts as done); setState clears it
 
-	// Operator state (commands.go): held by podvisor stop (heldBy names the
-	// process whose stop took it down), or removed by a reload (gone: kept
-	// only until stopped, then ignored).
+	op operatorHold // commands.go, reload.go
+}
+
+// counters are a record's running totals, shown in /status and the metrics.
+type counters struct {
+	restarts       int
+	followed       int // restarts that followed a restart: true dependency (not counted against restart.limit)
+	oomKills       int
+	watchdogMisses int            // watchdog failures (missed deadline or trigger)
+	ruleMatches    map[string]int // exits decided by each restart.rules rule, by label
+	watchEvents    int            // watch: changes acted on
+}
+
+// backoff is a record's restart delay: the last one, and when it ends.
+type backoff struct {
+	delay time.Duration
+	until time.Time
+}
+
+// schedule is the state of a scheduled oneshot (schedule.go): the next tick
+// (wall clock), a run due at the start rule, runs started by ticks and
+// ticks skipped.
+type schedule struct {
+	nextRun time.Time
+	runDue  bool
+	runs    int
+	skipped int
+}
+
+// operatorHold is the operator's hold on a record (commands.go): held by
+// podvisor stop (heldBy names the process whose stop took it down), or
+// removed by a reload (gone: kept only until stopped, then ignored).
+type operatorHold struct {
 	held   bool
 	heldBy string
 	gone   bool
@@ -212,14 +195,9 @@ type record struct {
 	// or restarted by it: it starts only once they are all gone (a renamed
 	// process must not start while its old self holds the port).
 	after []*record
+}
 
-	// lingering holds the exit of a stopped leader whose process group still
-	// has members: the stop is over only once the group is empty (FAULTS B4),
-	// checked at pollAt since the kernel sends no event for it.
-	lingering *proc.Exit
-	pollAt    time.Time
-
-	// old is the previous incarnation during a restart with overlap: it
-	// serves until this one is ready (overlap.go).
-	old *outgoing
+// newRecord is the record of p at index idx, never started yet.
+func newRecord(p *config.Process, idx int) *record {
+	return &record{p: p, idx: idx, cur: &incarnation{}}
 }

@@ -70,39 +70,39 @@ func (s *Supervisor) evaluate(it *waitItem) {
 		if it.pid != 0 {
 			msg += fmt.Sprintf(" (was pid %d)", it.pid)
 		}
-		if r.child == nil && r.lingering == nil {
+		if r.cur.child == nil && r.cur.lingering == nil {
 			finish(true, msg)
-		} else if r.gen != it.gen {
+		} else if r.cur.gen != it.gen {
 			// The incarnation it stopped is gone, and a later start or
 			// restart launched a new one in the same step: answer now,
 			// not at the client's timeout.
-			finish(false, msg+", then started again by a later command"+pidText(r.pid))
+			finish(false, msg+", then started again by a later command"+pidText(r.cur.pid))
 		} else if s.phase == PhaseStopping {
 			finish(true, it.verb+": podvisor is shutting down")
 		}
 		return
 	}
 	switch {
-	case r.held:
+	case r.op.held:
 		finish(false, "stopped by podvisor stop meanwhile")
-	case r.gone:
+	case r.op.gone:
 		finish(false, "removed from the config meanwhile")
 	case r.state == Failed:
 		finish(false, "failed: "+r.reason)
 	case s.phase == PhaseStopping:
 		finish(false, "podvisor is shutting down")
-	case r.gen <= it.gen:
+	case r.cur.gen <= it.gen:
 		// not started again yet
 	case r.state == Completed:
 		finish(true, it.verb+", completed")
-	case r.state == Running && r.child != nil && r.p.Type != config.Oneshot:
+	case r.state == Running && r.cur.child != nil && r.p.Type != config.Oneshot:
 		// A service once ready; a job once running (it may run for long);
 		// a oneshot is waited for until it completed.
 		msg := it.verb
 		if it.pid != 0 {
-			msg += fmt.Sprintf(" (pid %d -> %d)", it.pid, r.pid)
+			msg += fmt.Sprintf(" (pid %d -> %d)", it.pid, r.cur.pid)
 		} else {
-			msg += fmt.Sprintf(" (pid %d)", r.pid)
+			msg += fmt.Sprintf(" (pid %d)", r.cur.pid)
 		}
 		if r.p.Ready != nil {
 			msg += ", ready"

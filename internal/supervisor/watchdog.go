@@ -11,36 +11,24 @@ import (
 	"time"
 )
 
-// watchdogEv is a WATCHDOG=1 (or =trigger) from incarnation gen of a process.
-type watchdogEv struct {
-	idx     int
-	gen     uint64
-	trigger bool
-	at      time.Time // when the launcher read it, not when the loop did
-}
-
-func (watchdogEv) isEvent() {}
-
 // ReasonWatchdog prefixes the reason of a process stopped by its watchdog.
 const ReasonWatchdog = "watchdog"
 
-func (s *Supervisor) onWatchdog(e watchdogEv, now time.Time) {
-	r := s.recs[e.idx]
-	if e.gen != r.gen || r.child == nil || r.watchdogDue.IsZero() || r.wantStop != intentNone ||
-		s.phase == PhaseStopping || r.state == Stopping {
+func (s *Supervisor) onWatchdog(r *record, inc *incarnation, e watchdogEv, now time.Time) {
+	if inc.watchdogDue.IsZero() || r.wantStop != intentNone || s.phase == PhaseStopping || r.state == Stopping {
 		return
 	}
 	if e.trigger {
 		s.watchdogFail(r, "WATCHDOG=trigger", now)
 		return
 	}
-	r.watchdogDue = e.at.Add(r.p.Watchdog)
+	inc.watchdogDue = e.at.Add(r.p.Watchdog)
 }
 
 // watchdogMissed fails r if its watchdog deadline has passed; it reports
 // whether it did.
 func (s *Supervisor) watchdogMissed(r *record, now time.Time) bool {
-	if r.watchdogDue.IsZero() || r.wantStop != intentNone || now.Before(r.watchdogDue) {
+	if !reached(s.watchdogWake(r), now) {
 		return false
 	}
 	s.watchdogFail(r, "no WATCHDOG=1 within "+r.p.Watchdog.String(), now)
@@ -48,8 +36,8 @@ func (s *Supervisor) watchdogMissed(r *record, now time.Time) bool {
 }
 
 func (s *Supervisor) watchdogFail(r *record, why string, now time.Time) {
-	r.watchdogDue = time.Time{} // one failure per incarnation
-	r.watchdogMisses++
+	r.cur.watchdogDue = time.Time{} // one failure per incarnation
+	r.count.watchdogMisses++
 	s.log.Warn("watchdog: restarting", "process", r.p.Name, "reason", why)
 	r.reason = ReasonWatchdog + ": " + why
 	s.requestStop(r, intentFail, now)
@@ -60,5 +48,5 @@ func (s *Supervisor) watchdogWake(r *record) time.Time {
 	if s.phase == PhaseStopping || r.wantStop != intentNone {
 		return time.Time{}
 	}
-	return r.watchdogDue
+	return r.cur.watchdogDue
 }
