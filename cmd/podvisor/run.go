@@ -236,7 +236,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	events := server.NewEvents(sup, metrics.Sampler())
 	web.opts.Events = events
 	if cfg.UI.Enabled {
-		ui, err := webUI(cfg, sup, tl, log)
+		ui, err := webUI(cfg, control.Supervised{Supervisor: sup}, tl, log)
 		if err != nil {
 			log.Error("cannot serve the web page; nothing was started", "err", err)
 			return exitFail
@@ -254,7 +254,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	cfgPath, _ := filepath.Abs(cfg.File)
 	// The socket's event streams have a budget of their own: anonymous
 	// clients of the HTTP port must not lock the operator out.
-	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{sup, sink, &current},
+	stopControl, err := startControl(ctlPath, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{control.Supervised{Supervisor: sup}, sink, &current},
 		map[string]http.Handler{"GET /v1/events": events.Handler(server.MaxStreams), "GET /v1/timeline": server.TimelineHandler(tl)}, log)
 	if err != nil {
 		log.Error("cannot create the control socket; nothing was started", "err", err)

@@ -6,7 +6,7 @@ package supervisor
 
 import (
 	"fmt"
-	"syscall"
+	"github.com/podvisor/podvisor/internal/proc"
 	"time"
 )
 
@@ -56,5 +56,5 @@ func (s *Supervisor) onExtend(e extendEv) {
 // errnoText is the reason's suffix for an ERRNO= value: " (ERRNO=2: no
 // such file or directory)".
 func errnoText(n int) string {
-	return fmt.Sprintf(" (ERRNO=%d: %s)", n, syscall.Errno(n).Error())
+	return fmt.Sprintf(" (ERRNO=%d: %s)", n, proc.ErrnoText(n))
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 // hupSettle is how long a SIGHUP waits before the file is read, so that a
@@ -80,7 +79,7 @@ func (s *Supervisor) onHangupLoaded(e hangupLoadedEv, now time.Time) {
 // logRefusedReload logs a refused reload and every error in it, whichever
 // way it came (SIGHUP, podvisor reload): the client's answer is not
 // podvisor's log.
-func (s *Supervisor) logRefusedReload(via string, resp control.Response) {
+func (s *Supervisor) logRefusedReload(via string, resp Response) {
 	if resp.Error == "" {
 		return
 	}

@@ -10,7 +10,6 @@ package supervisor
 import (
 	"fmt"
 	"maps"
-	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -32,7 +31,7 @@ func (s *Supervisor) matchRule(r *record, ex proc.Exit) int {
 	if len(r.p.Restart.Rules) == 0 || s.phase == PhaseStopping || r.intent != intentNone || r.held || r.gone {
 		return -1
 	}
-	var sig syscall.Signal
+	var sig proc.Signal
 	if ex.Status.Signaled() {
 		sig = ex.Status.Signal()
 	}

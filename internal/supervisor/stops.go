@@ -5,8 +5,9 @@
 package supervisor
 
 import (
-	"syscall"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 // requestStop asks for r to be stopped outside teardown, and with it, first,
@@ -135,7 +136,7 @@ func (s *Supervisor) sendStopSignal(r *record) {
 	}
 	r.signalledAt = at
 	// A stopped (SIGSTOP) process would ignore the stop signal until SIGKILL.
-	if r.p.Stop.Signal != syscall.SIGCONT {
-		_ = r.child.Signal(syscall.SIGCONT)
+	if r.p.Stop.Signal != proc.SIGCONT {
+		_ = r.child.Signal(proc.SIGCONT)
 	}
 }

@@ -7,8 +7,9 @@ package supervisor
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 // teardown enters the stopping phase. The first cause wins.
@@ -74,10 +75,10 @@ func (s *Supervisor) kill(r *record, why string) {
 		s.outcome.Killed = true
 	}
 	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.pid, "reason", why)
-	if err := r.child.Signal(syscall.SIGKILL); err != nil {
+	if err := r.child.Signal(proc.SIGKILL); err != nil {
 		s.log.Warn("kill", "process", r.p.Name, "err", err)
 	}
-	s.tl.Signalled(r.p.Name, r.gen, syscall.SIGKILL, time.Now())
+	s.tl.Signalled(r.p.Name, r.gen, proc.SIGKILL, time.Now())
 }
 
 // stopWaveBudget bounds the time one teardown step goes on beginning stops

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -17,7 +16,7 @@ type Recorder interface {
 	Ready(name string, gen uint64, at time.Time)
 	StopRequested(name string, gen uint64, why string, at time.Time)
 	StopCommand(name string, gen uint64, ended bool, err error, at time.Time)
-	Signalled(name string, gen uint64, sig syscall.Signal, at time.Time)
+	Signalled(name string, gen uint64, sig proc.Signal, at time.Time)
 	Exited(name string, gen uint64, code int, success bool, reason string, at time.Time)
 	TeardownBegan(cause string, budget time.Duration, at time.Time)
 	TeardownEnded(at time.Time)
@@ -40,7 +39,7 @@ func (nopRecorder) Started(string, uint64, int, time.Time)              {}
 func (nopRecorder) Ready(string, uint64, time.Time)                     {}
 func (nopRecorder) StopRequested(string, uint64, string, time.Time)     {}
 func (nopRecorder) StopCommand(string, uint64, bool, error, time.Time)  {}
-func (nopRecorder) Signalled(string, uint64, syscall.Signal, time.Time) {}
+func (nopRecorder) Signalled(string, uint64, proc.Signal, time.Time)    {}
 func (nopRecorder) Exited(string, uint64, int, bool, string, time.Time) {}
 func (nopRecorder) TeardownBegan(string, time.Duration, time.Time)      {}
 func (nopRecorder) TeardownEnded(time.Time)                             {}
@@ -82,7 +81,7 @@ func (s *Supervisor) stopWhy(r *record, intent stopIntent) string {
 // podvisor did not cause, while the memory cgroup counted a new OOM kill.
 // It counts and logs the kill.
 func (s *Supervisor) oomKilled(r *record, ex proc.Exit) bool {
-	if s.oom == nil || r.killed || (ex.Signal() != syscall.SIGKILL && ex.Code() != 128+int(syscall.SIGKILL)) {
+	if s.oom == nil || r.killed || (ex.Signal() != proc.SIGKILL && ex.Code() != 128+int(proc.SIGKILL)) {
 		return false
 	}
 	if !s.oom.Claim() {

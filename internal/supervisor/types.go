@@ -7,7 +7,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -21,7 +20,7 @@ import (
 type Child interface {
 	Pid() int
 	// Signal sends sig to the child's process group.
-	Signal(sig syscall.Signal) error
+	Signal(sig proc.Signal) error
 }
 
 // Hooks lets a launched child report to the loop: its exit (the launcher
