@@ -17,10 +17,13 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
+	"github.com/podvisor/podvisor/internal/launch"
 	"github.com/podvisor/podvisor/internal/logs"
+	"github.com/podvisor/podvisor/internal/observe"
 	"github.com/podvisor/podvisor/internal/proc"
 	"github.com/podvisor/podvisor/internal/server"
 	"github.com/podvisor/podvisor/internal/supervisor"
+	"github.com/podvisor/podvisor/internal/timeline"
 )
 
 const (
@@ -99,8 +102,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	// The processes' sockets, all bound or none before anything starts, and
-	// kept for the run (supervisor/sockets.go).
-	sockets := supervisor.NewSockets()
+	// kept for the run (launch/sockets.go).
+	sockets := launch.NewSockets()
 	if err := sockets.BindAll(cfg); err != nil {
 		fmt.Fprintln(stderr, err)
 		fmt.Fprintln(stderr, "podvisor: cannot bind the processes' sockets; nothing was started")
@@ -192,7 +195,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	tl, oomDetector := observers(cfg, log)
 	tails := logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
-	fdStore := supervisor.NewFDStore(log)           // fds processes hand over (FDSTORE=1)
+	fdStore := launch.NewFDStore(log)               // fds processes hand over (FDSTORE=1)
 	self, _ := os.Hostname()                        // served by default, as names that are not public
 	hosts := server.NewHosts(self, cfg.ListenHosts) // the Host names served (DNS rebinding)
 	web := &liveHTTP{opts: server.Options{Logger: log, Timeline: tl, StoredFDs: fdStore.Count, Hosts: hosts}, log: log}
@@ -287,12 +290,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir *runtimeDir, obs supervisor.Observer, log *slog.Logger,
-	tl supervisor.Recorder, oom supervisor.OOMDetector, tails *logs.Tails, sockets *supervisor.Sockets, fdStore *supervisor.FDStore, load func() (*config.Config, error), onReload func(*config.Config)) (*supervisor.Supervisor, error) {
-	launcher := &supervisor.ProcLauncher{
+func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, runDir *runtimeDir, metrics *server.Metrics, log *slog.Logger,
+	tl *timeline.Recorder, oom supervisor.OOMDetector, tails *logs.Tails, sockets *launch.Sockets, fdStore *launch.FDStore, load func() (*config.Config, error), onReload func(*config.Config)) (*supervisor.Supervisor, error) {
+	launcher := &launch.Launcher{
 		Reaper:     reaper,
 		Sink:       sink,
-		BaseEnv:    supervisor.CleanBaseEnv(os.Environ()),
+		BaseEnv:    launch.CleanBaseEnv(os.Environ()),
 		RuntimeDir: runDir.get,
 		Log:        log,
 		Tails:      tails,
@@ -303,9 +306,9 @@ func newSupervisor(cfg *config.Config, reaper *proc.Reaper, sink *logs.Sink, run
 		Config:   cfg,
 		Launcher: launcher,
 		Checkers: launcher.Checkers(),
+		Watcher:  launch.FileWatcher{Log: log},
 		Log:      log,
-		Observer: obs,
-		Timeline: tl,
+		OnEvent:  observe.Fanout(metrics.OnEvent, tl.OnEvent),
 		OOM:      oom,
 		Load:     load,
 		OnReload: onReload,
@@ -339,7 +342,7 @@ func reopenOnSignal(sink *logs.Sink, log *slog.Logger) (stop func()) {
 }
 
 // needsRuntimeDir reports whether a process of cfg gets a notify socket:
-// systemd readiness, or an fd store (see ProcLauncher.notifySocket).
+// systemd readiness, or an fd store (see launch/notify.go).
 func needsRuntimeDir(cfg *config.Config) bool {
 	for _, p := range cfg.Processes {
 		if p.Ready != nil && p.Ready.Kind == config.ProbeNotifySystemd || p.FDStoreMax > 0 {

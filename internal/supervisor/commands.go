@@ -90,12 +90,6 @@ type operator struct {
 	outcomes             uint64       // waitItem.seq of the latest outcome
 }
 
-// ReloadObserver is implemented by an Observer that counts reloads by
-// result: "applied", "invalid" or "refused".
-type ReloadObserver interface {
-	ReloadObserved(result string)
-}
-
 // goal is what a waiter waits for on one process.
 type goal uint8
 
@@ -280,9 +274,5 @@ func pidText(pid int) string {
 	return fmt.Sprintf(" (pid %d)", pid)
 }
 
-// observeReload counts a reload attempt in the metrics, if they count it.
-func (s *Supervisor) observeReload(result string) {
-	if o, ok := s.obs.(ReloadObserver); ok {
-		o.ReloadObserved(result)
-	}
-}
+// observeReload reports a reload attempt (for the metrics).
+func (s *Supervisor) observeReload(result string) { s.tl.Reload(result) }

@@ -1,4 +1,4 @@
-package supervisor
+package supervisor_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	. "github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // restartChild stamps the instant its main runs (start-PID) and, on SIGTERM,

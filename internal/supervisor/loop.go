@@ -211,7 +211,7 @@ func (s *Supervisor) handle(ev event, now time.Time) {
 		// A stopping leader's group must be empty before its stop is over;
 		// in teardown also a leader that exited by itself, whose group
 		// members its dependencies must still outlive.
-		if (r.state == Stopping || s.phase == PhaseStopping) && !s.cancelled && groupAlive(r.child) {
+		if (r.state == Stopping || s.phase == PhaseStopping) && !s.cancelled && r.child.GroupAlive() {
 			ex := e.exit
 			r.lingering, r.pollAt = &ex, now.Add(groupPoll)
 			return

@@ -166,10 +166,8 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, verb: "started: added to the config"})
 	}
 	s.relink()
-	s.sorted = nil // publish's name order includes the added records
-	if rr, ok := s.tl.(ReloadRecorder); ok {
-		rr.ReconfiguredFrom(cfg) // before any added process starts
-	}
+	s.sorted = nil             // publish's name order includes the added records
+	s.tl.ReconfiguredFrom(cfg) // before any added process starts
 	for _, st := range plan.Steps {
 		if st.Action != PlanRestart {
 			continue

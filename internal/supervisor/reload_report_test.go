@@ -24,7 +24,7 @@ func TestTimelineKnowsReloadedProcesses(t *testing.T) {
 		tl := timeline.New(timeline.FromConfig(cfg), 0, time.Now())
 		next := "processes:\n  db: {command: [db]}\n  extra: {command: [x], depends_on: {db: {condition: started}}}\n"
 		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
-		sup, err := New(Options{Config: cfg, Launcher: f, Checkers: f.checkers, Timeline: tl, Load: load})
+		sup, err := New(Options{Config: cfg, Launcher: f, Checkers: f.checkers, OnEvent: tl.OnEvent, Load: load})
 		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)

@@ -24,8 +24,8 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 	s.deadline = now.Add(s.cfg.ShutdownTimeout)
 	s.outcome.Deadline = s.deadline
 	s.tl.TeardownBegan(s.outcome.Detail, s.cfg.ShutdownTimeout, now)
-	if cr, ok := s.tl.(CauseRecorder); ok && s.outcome.Process != "" {
-		cr.TeardownCause(s.outcome.Process)
+	if s.outcome.Process != "" {
+		s.tl.TeardownCause(s.outcome.Process)
 	}
 	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
 	// Probes of stopping processes must not restart anything (FAULTS C13);
@@ -176,13 +176,6 @@ func (s *Supervisor) abandonAt() time.Time {
 // groupPoll is how often a lingering process group is checked for members.
 const groupPoll = 20 * time.Millisecond
 
-// groupAlive reports whether c's process group still has members; children
-// that cannot tell (test fakes) have none beyond the leader.
-func groupAlive(c Child) bool {
-	g, ok := c.(interface{ GroupAlive() bool })
-	return ok && g.GroupAlive()
-}
-
 // settleGroups completes the exit of every lingering record whose process
 // group is now empty. Until then the record stays stopping and alive, so its
 // dependencies wait and escalate sends SIGKILL to the group at its due time.
@@ -191,7 +184,7 @@ func (s *Supervisor) settleGroups(now time.Time) {
 		if r.lingering == nil || now.Before(r.pollAt) {
 			continue
 		}
-		if groupAlive(r.child) {
+		if r.child.GroupAlive() {
 			r.pollAt = now.Add(groupPoll)
 			continue
 		}
