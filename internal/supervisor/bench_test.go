@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func (r *realRig) supervisor(b *testing.B, yml string) *Supervisor {
 // wrapped is supervisor with the real launcher seen through wrap.
 func (r *realRig) wrapped(b *testing.B, yml string, wrap func(Launcher) Launcher) *Supervisor {
 	b.Helper()
-	l := &launch.Launcher{Reaper: r.reaper, Sink: r.sink, BaseEnv: os.Environ(), RuntimeDir: r.runtimeDir}
+	l := &launch.Launcher{Reaper: r.reaper, Sink: r.sink, BaseEnv: os.Environ(), RuntimeDir: r.runtimeDir, Log: slog.New(slog.DiscardHandler)}
 	sup, err := New(Options{Config: parseB(b, yml), Launcher: wrap(l), Checkers: l.Checkers()})
 	if err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package supervisor_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,7 +286,7 @@ func BenchmarkLaunchToExec(b *testing.B) {
 	for _, kind := range []string{"none", "log", "systemd", "fd"} {
 		b.Run(kind, func(b *testing.B) {
 			rig := newRealRig(b)
-			l := &launch.Launcher{Reaper: rig.reaper, Sink: rig.sink, BaseEnv: os.Environ(), RuntimeDir: rig.runtimeDir}
+			l := &launch.Launcher{Reaper: rig.reaper, Sink: rig.sink, BaseEnv: os.Environ(), RuntimeDir: rig.runtimeDir, Log: slog.New(slog.DiscardHandler)}
 			yml := effectChainYAML(child, "FILE", kind, nil)
 			if kind == "none" {
 				yml = effectChainYAML(child, "FILE", "started", nil)
