@@ -10,20 +10,16 @@ import (
 // TestResponseOf: the wire form of a supervisor's answer is the JSON the
 // control protocol has always sent, empty fields left out.
 func TestResponseOf(t *testing.T) {
-	cases := []struct {
-		in   supervisor.Response
-		want string
-	}{
-		{supervisor.Response{}, `{"ok":false}`},
-		{supervisor.Response{OK: true, Results: []supervisor.Result{{Name: "a", OK: true, Message: "restarted (pid 1, then 2)"}, {Name: "b"}}},
-			`{"ok":true,"results":[{"name":"a","ok":true,"message":"restarted (pid 1, then 2)"},{"name":"b","ok":false,"message":""}]}`},
-		{supervisor.Response{Error: "the config has errors; nothing was changed", Errors: []string{"x.yaml:1:1 bad"}, Plan: []string{"restart a"}, Generation: 3},
-			`{"ok":false,"error":"the config has errors; nothing was changed","errors":["x.yaml:1:1 bad"],"plan":["restart a"],"generation":3}`},
+	results := []supervisor.Result{{Name: "a", OK: true, Message: "restarted (pid 1, then 2)"}, {Name: "b"}}
+	refused := supervisor.Response{Error: "the config has errors", Errors: []string{"x.yaml:1:1 bad"}, Plan: []string{"restart a"}, Generation: 3}
+	want := map[string]supervisor.Response{
+		`{"ok":false}`: {},
+		`{"ok":true,"results":[{"name":"a","ok":true,"message":"restarted (pid 1, then 2)"},{"name":"b","ok":false,"message":""}]}`: {OK: true, Results: results},
+		`{"ok":false,"error":"the config has errors","errors":["x.yaml:1:1 bad"],"plan":["restart a"],"generation":3}`:              refused,
 	}
-	for _, c := range cases {
-		b, err := json.Marshal(responseOf(c.in))
-		if err != nil || string(b) != c.want {
-			t.Errorf("responseOf(%+v) = %s, %v; want %s", c.in, b, err, c.want)
+	for wire, in := range want {
+		if b, err := json.Marshal(responseOf(in)); err != nil || string(b) != wire {
+			t.Errorf("responseOf(%+v) = %s, %v; want %s", in, b, err, wire)
 		}
 	}
 }

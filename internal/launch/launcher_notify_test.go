@@ -33,7 +33,11 @@ func TestNotifySocketPerIncarnation(t *testing.T) {
 	l := &Launcher{Reaper: r, Sink: sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(dir)}
 	out := filepath.Join(t.TempDir(), "sock")
 	yml := "processes:\n  p:\n    command: \"printf %s \\\"$$NOTIFY_SOCKET\\\" > " + out + "; exec python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\\\"READY=1\\\", os.environ[\\\"NOTIFY_SOCKET\\\"])'\"\n    ready: {notify: systemd}\n"
-	p := parse(t, yml).Processes["p"]
+	cfg, err := config.Parse("test.yaml", []byte(yml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Processes["p"]
 	var paths []string
 	for gen := range 3 {
 		ready := make(chan string, 1)
@@ -82,13 +86,4 @@ func TestNotifySocketPerIncarnation(t *testing.T) {
 // staticDir is a RuntimeDir that exists already.
 func staticDir(dir string) func() (string, error) {
 	return func() (string, error) { return dir, nil }
-}
-
-func parse(t *testing.T, yml string) *config.Config {
-	t.Helper()
-	cfg, err := config.Parse("test.yaml", []byte(yml), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	return cfg
 }
