@@ -44,13 +44,14 @@ type Supervisor struct {
 	restartingAll bool
 	restartAllAt  time.Time // and the backoff of the process that asked for it
 	wallClock     func() time.Time
-	stopCmds      int
-	deadline      time.Time // shutdown_timeout deadline once stopping
-	outcome       Outcome
-	haveResult    bool
-	probeCtx      context.Context
-	cancelAll     context.CancelFunc
-	cancelled     bool // Run's ctx is done: nothing waits for groups any more
+
+	stopCmds   int
+	deadline   time.Time // shutdown_timeout deadline once stopping
+	outcome    Outcome
+	haveResult bool
+	probeCtx   context.Context
+	cancelAll  context.CancelFunc
+	cancelled  bool // Run's ctx is done: nothing waits for groups any more
 
 	// armed is set once a signal started or joined the teardown: only then
 	// does a further SIGTERM/SIGINT kill everything. A teardown begun by job
