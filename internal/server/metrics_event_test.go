@@ -35,3 +35,15 @@ func TestMetricsOnEvent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkProbeOnEvent: a probe attempt through the supervisor's hook as
+// run wires it (a fan-out to the metrics and the timeline), against
+// BenchmarkProbeObserved's direct call.
+func BenchmarkProbeOnEvent(b *testing.B) {
+	m := NewMetrics()
+	on := observe.Fanout(m.OnEvent, func(observe.Event) {})
+	e := observe.Event{Kind: observe.Probe, Process: "db", Probe: "ready", Took: 3 * time.Millisecond, OK: true}
+	for b.Loop() {
+		on(e)
+	}
+}
