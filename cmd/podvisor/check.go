@@ -9,7 +9,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/app"
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/supervisor"
+	"github.com/podvisor/podvisor/internal/launch"
 )
 
 // checkFlags defines check's flags (cmdCheck and the command table share it).
@@ -68,7 +68,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	// A trial bind of the sockets: a warning only, since a running podvisor
 	// holds its own (check before a reload).
-	sockets := supervisor.NewSockets()
+	sockets := launch.NewSockets()
 	if err := sockets.BindAll(cfg); err != nil {
 		fmt.Fprintf(stderr, "%v\nwarning: the sockets above cannot be bound now; podvisor run would fail\n", err)
 	}

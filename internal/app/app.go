@@ -21,6 +21,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
+	"github.com/podvisor/podvisor/internal/launch"
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
 	"github.com/podvisor/podvisor/internal/server"
@@ -92,14 +93,14 @@ type run struct {
 	opts    Options
 	sink    *logs.Sink
 	log     *slog.Logger
-	sockets *supervisor.Sockets
+	sockets *launch.Sockets
 	reaper  *proc.Reaper
 	runDir  *runtimeDir
 	metrics *server.Metrics
 	tl      *timeline.Recorder
 	oom     supervisor.OOMDetector
 	tails   *logs.Tails
-	fdStore *supervisor.FDStore
+	fdStore *launch.FDStore
 	hosts   *server.Hosts
 	web     *liveHTTP
 	current atomic.Pointer[config.Config] // the config in effect, for `podvisor logs`
@@ -120,7 +121,7 @@ func Run(e *Early, o Options) (int, error) {
 	r.current.Store(o.Config)
 	// The processes' sockets, all bound or none before anything starts, and
 	// kept for the run (supervisor/sockets.go).
-	r.sockets = supervisor.NewSockets()
+	r.sockets = launch.NewSockets()
 	if err := r.sockets.BindAll(o.Config); err != nil {
 		fmt.Fprintln(o.Stderr, err)
 		fmt.Fprintln(o.Stderr, "podvisor: cannot bind the processes' sockets; nothing was started")
@@ -249,7 +250,7 @@ func (r *run) observe() {
 	}
 	r.tl, r.oom = observers(cfg, r.log)
 	r.tails = logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
-	r.fdStore = supervisor.NewFDStore(r.log)         // fds processes hand over (FDSTORE=1)
+	r.fdStore = launch.NewFDStore(r.log)             // fds processes hand over (FDSTORE=1)
 	self, _ := os.Hostname()                         // served by default, as names that are not public
 	r.hosts = server.NewHosts(self, cfg.ListenHosts) // the Host names served (DNS rebinding)
 	r.web = &liveHTTP{opts: server.Options{Logger: r.log, Timeline: r.tl, StoredFDs: r.fdStore.Count, Hosts: r.hosts}, log: r.log}
@@ -262,7 +263,7 @@ func (r *run) serveHTTP(sup *supervisor.Supervisor) (*server.Events, error) {
 	events := server.NewEvents(sup, r.metrics.Sampler())
 	r.web.opts.Events = events
 	if cfg.UI.Enabled {
-		ui, err := webUI(cfg, sup, r.tl, r.log)
+		ui, err := webUI(cfg, control.Supervised{Supervisor: sup}, r.tl, r.log)
 		if err != nil {
 			r.log.Error("cannot serve the web page; nothing was started", "err", err)
 			return nil, ErrNotStarted
@@ -288,7 +289,7 @@ func (r *run) startControl(sup *supervisor.Supervisor, events *server.Events) (s
 	// The socket's event streams have a budget of their own: anonymous
 	// clients of the HTTP port must not lock the operator out.
 	routes := map[string]http.Handler{"GET /v1/events": events.Handler(server.MaxStreams), "GET /v1/timeline": server.TimelineHandler(r.tl)}
-	stop, err = startControl(path, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{sup, r.sink, &r.current}, routes, r.log)
+	stop, err = startControl(path, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{control.Supervised{Supervisor: sup}, r.sink, &r.current}, routes, r.log)
 	if err != nil {
 		r.log.Error("cannot create the control socket; nothing was started", "err", err)
 		return nil, ErrNotStarted

@@ -6,13 +6,12 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/logs"
-	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // logsBackend is the control socket's backend: the supervisor, plus what
 // `logs` needs of the log set-up (control.LogBackend).
 type logsBackend struct {
-	*supervisor.Supervisor
+	control.Supervised
 	sink *logs.Sink
 	cfg  *atomic.Pointer[config.Config] // the config in effect (reloads replace it)
 }

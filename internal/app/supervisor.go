@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/launch"
+	"github.com/podvisor/podvisor/internal/observe"
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
@@ -18,10 +20,10 @@ const freeMemoryAfter = time.Second
 // newSupervisor builds the supervisor and its launcher from the run's
 // pieces. It is the one place that fills supervisor.Options.
 func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
-	launcher := &supervisor.ProcLauncher{
+	launcher := &launch.Launcher{
 		Reaper:     r.reaper,
 		Sink:       r.sink,
-		BaseEnv:    supervisor.CleanBaseEnv(os.Environ()),
+		BaseEnv:    launch.CleanBaseEnv(os.Environ()),
 		RuntimeDir: r.runDir.get,
 		Log:        r.log,
 		Tails:      r.tails,
@@ -33,8 +35,8 @@ func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
 		Launcher: launcher,
 		Checkers: launcher.Checkers(),
 		Log:      r.log,
-		Observer: r.metrics,
-		Timeline: r.tl,
+		Watcher:  launch.FileWatcher{Log: r.log},
+		OnEvent:  observe.Fanout(r.metrics.OnEvent, r.tl.OnEvent),
 		OOM:      r.oom,
 		Load:     r.opts.Load,
 		OnReload: r.reload,

@@ -17,7 +17,7 @@ import (
 	"github.com/podvisor/podvisor/internal/logs"
 )
 
-// Backend carries out commands; the supervisor implements it.
+// Backend carries out commands; Supervised adapts the supervisor to it.
 type Backend interface {
 	// Command performs op and waits for its outcome until ctx is done;
 	// then it answers with what is known (the command itself goes on: it

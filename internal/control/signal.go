@@ -1,44 +1,14 @@
 package control
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
-// ParseSignal reads a signal as `podvisor signal` takes it: a name with or
-// without the SIG prefix, in any case (HUP, SIGHUP, sighup), or a number.
-func ParseSignal(s string) (syscall.Signal, error) {
-	if n, err := strconv.Atoi(s); err == nil {
-		if n < 1 || n > 64 {
-			return 0, fmt.Errorf("signal number %d is out of range 1-64", n)
-		}
-		return syscall.Signal(n), nil
-	}
-	name := strings.ToUpper(s)
-	if !strings.HasPrefix(name, "SIG") {
-		name = "SIG" + name
-	}
-	if sig := unix.SignalNum(name); sig != 0 {
-		return sig, nil
-	}
-	return 0, fmt.Errorf("unknown signal %q (use a name such as HUP, USR1, TERM, or a number)", s)
-}
+// ParseSignal reads a signal as `podvisor signal` takes it (proc.ParseSignal).
+func ParseSignal(s string) (syscall.Signal, error) { return proc.ParseSignal(s) }
 
-// SignalName names a signal the way `podvisor signal` reports it, whether it
-// was given by name or by number: SIGHUP, SIGUSR1, SIGRTMIN+2 (never Go's
-// descriptions such as "hangup").
-func SignalName(sig syscall.Signal) string {
-	if name := unix.SignalName(sig); name != "" {
-		return name
-	}
-	// glibc's SIGRTMIN is 34 (the kernel's 32 and 33 are its own), as in
-	// `kill -l`.
-	if sig >= 34 && sig <= 64 {
-		return fmt.Sprintf("SIGRTMIN+%d", sig-34)
-	}
-	return fmt.Sprintf("signal %d", int(sig))
-}
+// SignalName names a signal the way `podvisor signal` reports it
+// (proc.SignalName).
+func SignalName(sig syscall.Signal) string { return proc.SignalName(sig) }

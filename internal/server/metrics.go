@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/metrics"
+	"github.com/podvisor/podvisor/internal/observe"
 	"github.com/podvisor/podvisor/internal/resources"
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
@@ -24,7 +25,7 @@ const maxConcurrentScrapes = 2
 var probeBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // Metrics holds podvisor's own metrics: the Go runtime and process
-// figures, the probe measurements it receives as a supervisor.Observer, and
+// figures, the probe measurements and reloads it observes (OnEvent), and
 // anything added with Register. The per-process metrics are not stored
 // here; they are read from a snapshot at each scrape (see Collectors), so
 // they can never drift from /status.
@@ -41,8 +42,6 @@ type Metrics struct {
 	mu    sync.Mutex
 	extra []metrics.Collector
 }
-
-var _ supervisor.Observer = (*Metrics)(nil)
 
 // NewMetrics returns empty Metrics.
 func NewMetrics() *Metrics {
@@ -63,8 +62,19 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// ProbeObserved records one probe attempt. It does not block beyond a short
-// internal lock, as supervisor.Observer requires.
+// OnEvent counts what the supervisor reports that the metrics show (its
+// Options.OnEvent): probe attempts, from probe goroutines, and reloads,
+// from the loop. It does not block beyond a short internal lock.
+func (m *Metrics) OnEvent(e observe.Event) {
+	switch e.Kind {
+	case observe.Probe:
+		m.ProbeObserved(e.Process, e.Probe, e.Took, e.OK)
+	case observe.Reload:
+		m.ReloadObserved(e.Why)
+	}
+}
+
+// ProbeObserved records one probe attempt.
 func (m *Metrics) ProbeObserved(process, probe string, d time.Duration, ok bool) {
 	m.probeDuration.Observe(d.Seconds(), process, probe)
 	// Count on success too, so the series exists at 0 and a rate() over it

@@ -1,7 +1,7 @@
 // The benchmarks' child processes: the test binary re-executed as a stamping
 // child (TestMain), and the readiness-hop chain.
 
-package supervisor
+package supervisor_test
 
 import (
 	"fmt"

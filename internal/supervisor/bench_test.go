@@ -1,9 +1,10 @@
-package supervisor
+package supervisor_test
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +16,9 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
+
+	"github.com/podvisor/podvisor/internal/launch"
+	. "github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // These benchmarks run real processes through the real launcher (reaper,
@@ -45,10 +49,18 @@ func newRealRig(b *testing.B) *realRig {
 	return r
 }
 
+// runtimeDir is the launcher's RuntimeDir: the rig's directory.
+func (r *realRig) runtimeDir() (string, error) { return r.dir, nil }
+
 func (r *realRig) supervisor(b *testing.B, yml string) *Supervisor {
+	return r.wrapped(b, yml, func(l Launcher) Launcher { return l })
+}
+
+// wrapped is supervisor with the real launcher seen through wrap.
+func (r *realRig) wrapped(b *testing.B, yml string, wrap func(Launcher) Launcher) *Supervisor {
 	b.Helper()
-	l := &ProcLauncher{Reaper: r.reaper, Sink: r.sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(r.dir)}
-	sup, err := New(Options{Config: parseB(b, yml), Launcher: l, Checkers: l.Checkers()})
+	l := &launch.Launcher{Reaper: r.reaper, Sink: r.sink, BaseEnv: os.Environ(), RuntimeDir: r.runtimeDir, Log: slog.New(slog.DiscardHandler)}
+	sup, err := New(Options{Config: parseB(b, yml), Launcher: wrap(l), Checkers: l.Checkers()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,9 +152,11 @@ func BenchmarkChainTeardown(b *testing.B) {
 	rig := newRealRig(b)
 	var steps, reacts []time.Duration
 	for b.Loop() {
-		sup := rig.supervisor(b, sb.String())
-		rec := &recordingLauncher{Launcher: sup.launcher}
-		sup.launcher = rec
+		var rec *recordingLauncher
+		sup := rig.wrapped(b, sb.String(), func(l Launcher) Launcher {
+			rec = &recordingLauncher{Launcher: l}
+			return rec
+		})
 		sigs := make(chan os.Signal, 1)
 		done := make(chan Outcome, 1)
 		go func() { done <- sup.Run(context.Background(), sigs) }()

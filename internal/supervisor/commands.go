@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/logs"
 )
 
@@ -21,6 +20,36 @@ import (
 
 // reasonHeld is the reason /status shows for an operator-stopped process.
 const reasonHeld = "stopped by podvisor stop"
+
+// Request is an operator command's arguments. internal/control carries it
+// on the control socket and converts it (control.Supervised): the wire
+// format is the control package's, not the supervisor's.
+type Request struct {
+	Names  []string // restart, stop, start, signal (exactly one)
+	Signal string   // signal: a name or a number, as proc.ParseSignal reads it
+	DryRun bool     // reload: plan only
+}
+
+// Result is a command's outcome for one process.
+type Result struct {
+	Name    string
+	OK      bool
+	Message string // what happened, or why not: "restarted (pid 12 -> 15)"
+}
+
+// Response is a command's answer.
+type Response struct {
+	OK bool
+	// Error refuses the whole request: unknown process, teardown in
+	// progress, invalid config (then Errors has every problem).
+	Error   string
+	Errors  []string
+	Results []Result
+	// Reload: the plan, one action per line, and the config generation
+	// now in effect (unchanged by a dry run or a refusal).
+	Plan       []string
+	Generation uint64
+}
 
 // operator is the loop-owned state of operator commands and reloads.
 type operator struct {
@@ -36,12 +65,6 @@ type operator struct {
 	outcomes             uint64       // waitItem.seq of the latest outcome
 }
 
-// ReloadObserver is implemented by an Observer that counts reloads by
-// result: "applied", "invalid" or "refused".
-type ReloadObserver interface {
-	ReloadObserved(result string)
-}
-
 type waitItem struct {
 	r    *record
 	goal goal
@@ -49,25 +72,25 @@ type waitItem struct {
 	pid  int    // the pid when the command began (for the message)
 	verb string // "stopped", "restarted", "started", ...
 	done bool
-	res  control.Result
+	res  Result
 	// seq orders the outcomes as they happened (0: known when the command
 	// began), so the answer lists them in that order.
 	seq uint64
 }
 
 type waiter struct {
-	reply chan control.Response
-	resp  control.Response
+	reply chan Response
+	resp  Response
 	items []*waitItem
 }
 
-// Command implements control.Backend: it hands the command to the loop and
+// Command hands the command to the loop and
 // waits for the outcome until ctx is done.
-func (s *Supervisor) Command(ctx context.Context, op string, req control.Request) control.Response {
-	ev := commandEv{op: op, req: req, reply: make(chan control.Response, 1)}
+func (s *Supervisor) Command(ctx context.Context, op string, req Request) Response {
+	ev := commandEv{op: op, req: req, reply: make(chan Response, 1)}
 	if op == "reload" {
 		if s.ops.load == nil {
-			return control.Response{Error: "reload is not available in this podvisor"}
+			return Response{Error: "reload is not available in this podvisor"}
 		}
 		// Reading and validating the file (env files, user database) is
 		// I/O: it happens here, never in the loop. One read at a time, held
@@ -76,9 +99,9 @@ func (s *Supervisor) Command(ctx context.Context, op string, req control.Request
 		select {
 		case s.reading <- struct{}{}:
 		case <-s.done:
-			return control.Response{Error: "podvisor is exiting"}
+			return Response{Error: "podvisor is exiting"}
 		case <-ctx.Done():
-			return control.Response{Error: "timed out waiting for another reload to be read"}
+			return Response{Error: "timed out waiting for another reload to be read"}
 		}
 		ev.cfg, ev.err = s.ops.load()
 	}
@@ -87,13 +110,13 @@ func (s *Supervisor) Command(ctx context.Context, op string, req control.Request
 		<-s.reading
 	}
 	if msg != "" {
-		return control.Response{Error: msg}
+		return Response{Error: msg}
 	}
 	select {
 	case res := <-ev.reply:
 		return res
 	case <-s.done:
-		return control.Response{Error: "podvisor exited before the command completed"}
+		return Response{Error: "podvisor exited before the command completed"}
 	case <-ctx.Done():
 		return s.notYet(req)
 	}
@@ -113,8 +136,8 @@ func (s *Supervisor) enqueue(ctx context.Context, ev event) string {
 
 // notYet answers a command whose outcome did not come in time, from the
 // latest snapshot. The command goes on.
-func (s *Supervisor) notYet(req control.Request) control.Response {
-	resp := control.Response{Error: "timed out waiting for the outcome (the command goes on; see podvisor status)"}
+func (s *Supervisor) notYet(req Request) Response {
+	resp := Response{Error: "timed out waiting for the outcome (the command goes on; see podvisor status)"}
 	snap := s.Snapshot()
 	for _, n := range req.Names {
 		for _, p := range snap.Processes {
@@ -125,14 +148,14 @@ func (s *Supervisor) notYet(req control.Request) control.Response {
 				} else if p.Reason != "" {
 					msg += " (" + p.Reason + ")"
 				}
-				resp.Results = append(resp.Results, control.Result{Name: n, Message: msg})
+				resp.Results = append(resp.Results, Result{Name: n, Message: msg})
 			}
 		}
 	}
 	return resp
 }
 
-// Tail implements control.Backend.
+// Tail returns the output tail of the process name.
 func (s *Supervisor) Tail(name string) (*logs.Tail, error) {
 	snap := s.Snapshot()
 	names := make([]string, 0, len(snap.Processes))
@@ -218,9 +241,5 @@ func pidText(pid int) string {
 	return fmt.Sprintf(" (pid %d)", pid)
 }
 
-// observeReload counts a reload attempt in the metrics, if they count it.
-func (s *Supervisor) observeReload(result string) {
-	if o, ok := s.obs.(ReloadObserver); ok {
-		o.ReloadObserved(result)
-	}
-}
+// observeReload reports a reload attempt (for the metrics).
+func (s *Supervisor) observeReload(result string) { s.tl.Reload(result) }

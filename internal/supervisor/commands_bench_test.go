@@ -1,4 +1,4 @@
-package supervisor
+package supervisor_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podvisor/podvisor/internal/control"
+	. "github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // restartChild stamps the instant its main runs (start-PID) and, on SIGTERM,
@@ -84,7 +84,7 @@ func BenchmarkRestartCommand(b *testing.B) {
 		old := pidOf()
 		stampAt(b, dir, "start", old) // its signal handler is installed
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res := sup.Command(ctx, "restart", control.Request{Names: []string{"r"}})
+		res := sup.Command(ctx, "restart", Request{Names: []string{"r"}})
 		cancel()
 		if !res.OK {
 			b.Fatalf("restart: %+v", res)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 func TestReloadTouchesOnlyWhatChanged(t *testing.T) {
@@ -25,14 +23,14 @@ func TestReloadTouchesOnlyWhatChanged(t *testing.T) {
 		next = strings.Replace(next, "  other: {command: [other]}\n", "  extra: {command: [x], depends_on: [db]}\n", 1)
 		h.next.Store(&next)
 
-		dry := h.do("reload", control.Request{DryRun: true})
+		dry := h.do("reload", Request{DryRun: true})
 		if !dry.OK || dry.Generation != 1 || strings.Join(dry.Plan, "\n") != "stop other: removed from the config\nstart extra: added to the config\nrestart web: command changed\nunchanged: 2 process(es) left running as they are" {
 			t.Fatalf("dry run: %+v", dry)
 		}
 		if h.index("signal") >= 0 {
 			t.Fatal("dry run acted")
 		}
-		res := h.do("reload", control.Request{})
+		res := h.do("reload", Request{})
 		if !res.OK || res.Generation != 2 {
 			t.Fatalf("reload: %s %+v", resultText(res), res)
 		}
@@ -59,7 +57,7 @@ func TestReloadTouchesOnlyWhatChanged(t *testing.T) {
 		// An invalid config changes nothing and returns every error.
 		bad := "processes:\n  db: {command: [db], type: servce}\n  app: {command: [app], depends_on: [dbb]}\n"
 		h.next.Store(&bad)
-		res = h.do("reload", control.Request{})
+		res = h.do("reload", Request{})
 		if res.OK || len(res.Errors) != 2 || !strings.Contains(res.Errors[0], "test.yaml:2:") {
 			t.Fatalf("invalid reload: %+v", res)
 		}
@@ -69,7 +67,7 @@ func TestReloadTouchesOnlyWhatChanged(t *testing.T) {
 		// Removing a process others still depend on is invalid too.
 		removeDep := "processes:\n  app: {command: [app], depends_on: [db]}\n  web: {command: [web, -v], depends_on: [app]}\n  extra: {command: [x], depends_on: [db]}\n"
 		h.next.Store(&removeDep)
-		if res := h.do("reload", control.Request{}); res.OK || !strings.Contains(strings.Join(res.Errors, "\n"), `unknown process "db"`) {
+		if res := h.do("reload", Request{}); res.OK || !strings.Contains(strings.Join(res.Errors, "\n"), `unknown process "db"`) {
 			t.Fatalf("removing a dependency: %+v", res)
 		}
 		if st, _, _ := h.state("db"); st != "running" {
@@ -133,7 +131,7 @@ processes:
 		synctest.Wait()
 		next := "processes:\n  cache: {command: [cache, -v]}\n  app: {command: [app], depends_on: {cache: {condition: started, restart: true}}}\n"
 		h.next.Store(&next)
-		res := h.do("reload", control.Request{})
+		res := h.do("reload", Request{})
 		if !res.OK {
 			t.Fatalf("reload: %s %+v", resultText(res), res)
 		}

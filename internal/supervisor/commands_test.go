@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 // startOps is start with a reloadable config: load returns whatever next
@@ -44,15 +43,15 @@ func startOps(t *testing.T, yml string, scripts map[string]script) *opsHarness {
 	return oh
 }
 
-func (h *opsHarness) do(op string, req control.Request) control.Response {
+func (h *opsHarness) do(op string, req Request) Response {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	return h.sup.Command(ctx, op, req)
 }
 
-func names(n ...string) control.Request { return control.Request{Names: n} }
+func names(n ...string) Request { return Request{Names: n} }
 
-func resultText(res control.Response) string {
+func resultText(res Response) string {
 	var b []string
 	for _, r := range res.Results {
 		ok := "ok"
@@ -217,7 +216,7 @@ processes:
 		if res.OK || !strings.Contains(resultText(res), "has completed: nothing to stop") {
 			t.Fatalf("stop completed oneshot: %+v", res)
 		}
-		res = h.do("signal", control.Request{Names: []string{"web"}, Signal: "usr1"})
+		res = h.do("signal", Request{Names: []string{"web"}, Signal: "usr1"})
 		if !res.OK || !strings.Contains(resultText(res), "sent SIGUSR1 to process group") {
 			t.Fatalf("signal: %+v", res)
 		}
@@ -230,7 +229,7 @@ processes:
 				t.Errorf("%s during teardown: %+v", op, res)
 			}
 		}
-		if res := h.do("reload", control.Request{}); res.OK || !strings.Contains(res.Error, "refused during teardown") {
+		if res := h.do("reload", Request{}); res.OK || !strings.Contains(res.Error, "refused during teardown") {
 			t.Errorf("reload during teardown: %+v", res)
 		}
 		h.sigs <- syscall.SIGTERM
@@ -267,7 +266,7 @@ func TestTwoClientsAtOnce(t *testing.T) {
 		h := startOps(t, chain3, map[string]script{"app": {stopDelay: time.Second}})
 		synctest.Wait()
 		var wg sync.WaitGroup
-		var r1, r2 control.Response
+		var r1, r2 Response
 		wg.Go(func() { r1 = h.do("restart", names("web")) })
 		wg.Go(func() { r2 = h.do("restart", names("app", "other")) })
 		wg.Wait()

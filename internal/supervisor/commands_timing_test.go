@@ -10,8 +10,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 func TestCommandAfterExit(t *testing.T) {
@@ -38,7 +36,7 @@ processes:
   a: {command: [a], stop: {command: [hook], timeout: 10s}}
 `, map[string]script{"a": {hook: 3 * time.Second}})
 		synctest.Wait()
-		done := make(chan control.Response, 1)
+		done := make(chan Response, 1)
 		go func() { done <- h.do("stop", names("a")) }()
 		synctest.Wait() // the hook runs
 		res := h.do("start", names("a"))

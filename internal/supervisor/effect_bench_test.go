@@ -1,8 +1,9 @@
-package supervisor
+package supervisor_test
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/proc"
+
+	"github.com/podvisor/podvisor/internal/launch"
+	. "github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // Effect-level benchmarks: the clocks are the children's own. Each child is
@@ -272,7 +276,7 @@ func lastExec(b *testing.B, f string) time.Time {
 	return last
 }
 
-// BenchmarkLaunchToExec: one ProcLauncher.Launch of stampchild with each
+// BenchmarkLaunchToExec: one launch.Launcher.Launch of stampchild with each
 // readiness kind's set-up (none, log matcher, notify socket, notify pipe).
 // Reported: launch-ms (Launch's own duration: pipes, notify set-up, spawner
 // hand-off, fork/exec until the exec succeeded) and exec-ms (from the call
@@ -282,7 +286,7 @@ func BenchmarkLaunchToExec(b *testing.B) {
 	for _, kind := range []string{"none", "log", "systemd", "fd"} {
 		b.Run(kind, func(b *testing.B) {
 			rig := newRealRig(b)
-			l := &ProcLauncher{Reaper: rig.reaper, Sink: rig.sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(rig.dir)}
+			l := &launch.Launcher{Reaper: rig.reaper, Sink: rig.sink, BaseEnv: os.Environ(), RuntimeDir: rig.runtimeDir, Log: slog.New(slog.DiscardHandler)}
 			yml := effectChainYAML(child, "FILE", kind, nil)
 			if kind == "none" {
 				yml = effectChainYAML(child, "FILE", "started", nil)

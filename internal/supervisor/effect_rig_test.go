@@ -1,7 +1,7 @@
 // The effect benchmarks' rig: stamps the children write, a tracing launcher,
 // free ports and the chain configs.
 
-package supervisor
+package supervisor_test
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/proc"
 	"github.com/podvisor/podvisor/internal/testproc"
+
+	. "github.com/podvisor/podvisor/internal/supervisor"
 )
 
 func stampChildPath(b *testing.B) string {
@@ -123,9 +125,11 @@ func (s segments) report(b *testing.B) {
 // the trace.
 func runTraced(b *testing.B, rig *realRig, yml, file string, children int) (stamps, *traceLauncher) {
 	b.Helper()
-	sup := rig.supervisor(b, yml)
-	tl := &traceLauncher{Launcher: sup.launcher, t: map[string]time.Time{}}
-	sup.launcher = tl
+	var tl *traceLauncher
+	sup := rig.wrapped(b, yml, func(l Launcher) Launcher {
+		tl = &traceLauncher{Launcher: l, t: map[string]time.Time{}}
+		return tl
+	})
 	sigs := make(chan os.Signal, 1)
 	done := make(chan Outcome, 1)
 	go func() { done <- sup.Run(context.Background(), sigs) }()

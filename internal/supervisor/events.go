@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/proc"
 )
 
@@ -118,10 +117,10 @@ func (watchEv) isEvent() {}
 // commandEv is an operator command for the loop.
 type commandEv struct {
 	op    string
-	req   control.Request
+	req   Request
 	cfg   *config.Config // reload: the new config, loaded outside the loop
 	err   error          // reload: loading or validating it failed
-	reply chan control.Response
+	reply chan Response
 }
 
 // hangupLoadedEv is the result of the config load a SIGHUP started.

@@ -118,6 +118,9 @@ func (f *fakeLauncher) StopCommand(ctx context.Context, p *config.Process) error
 	return nil
 }
 
+// WatchSeen: a fake child counts as seen running at once.
+func (f *fakeLauncher) WatchSeen(context.Context, int, func()) bool { return false }
+
 func (f *fakeLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
 	sc := f.scripts[p.Name]
 	if sc.spawnErr != nil {

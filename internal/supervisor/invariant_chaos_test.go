@@ -99,9 +99,6 @@ func (c *chaos) run() string {
 	}
 	c.next.Store(&c.yaml)
 	sup, err := New(Options{Config: cfg, Launcher: c, Checkers: c.checkers, Load: c.load})
-	if sup != nil {
-		sup.noWatchers = true
-	}
 	if err != nil {
 		return err.Error()
 	}
@@ -329,6 +326,9 @@ type chaosChild struct {
 
 func (k *chaosChild) Pid() int { return k.pid }
 
+// GroupAlive: a chaos child's group ends with it.
+func (k *chaosChild) GroupAlive() bool { return false }
+
 func (k *chaosChild) Signal(sig syscall.Signal) error {
 	k.c.checkSignal(k.name, k.pid, sig)
 	k.c.logf("signal %s %s", k.name, sigName(sig))
@@ -347,6 +347,9 @@ func (c *chaos) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
 	go k.run(h, c.procs[p.Name])
 	return k, nil
 }
+
+// WatchSeen: a chaos child counts as seen running at once.
+func (c *chaos) WatchSeen(context.Context, int, func()) bool { return false }
 
 func (c *chaos) StopCommand(ctx context.Context, p *config.Process) error {
 	d := c.procs[p.Name].hook

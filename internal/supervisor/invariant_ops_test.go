@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 // Operator commands and reloads in the randomized invariant test
@@ -29,7 +28,7 @@ func (c *chaos) operate() bool {
 	}
 	name := fmt.Sprintf("p%d", c.ops.IntN(c.n))
 	var op string
-	req := control.Request{Names: []string{name}}
+	req := Request{Names: []string{name}}
 	switch r := c.ops.IntN(10); {
 	case r < 3:
 		op = "stop"
@@ -40,7 +39,7 @@ func (c *chaos) operate() bool {
 	case r < 8:
 		op, req.Signal = "signal", "USR2"
 	default:
-		op, req = "reload", control.Request{}
+		op, req = "reload", Request{}
 		next := *c.next.Load()
 		if c.ops.IntN(2) == 0 { // change one command; else reload as is
 			old := fmt.Sprintf("command: [%s", name)

@@ -265,7 +265,7 @@ func (s *Supervisor) onExited(r *record, inc *incarnation, ex proc.Exit, now tim
 	if inc.lingering != nil {
 		return
 	}
-	if (r.state == Stopping || s.phase == PhaseStopping) && !s.cancelled && groupAlive(inc.child) {
+	if (r.state == Stopping || s.phase == PhaseStopping) && !s.cancelled && inc.child.GroupAlive() {
 		inc.lingering, inc.pollAt = &ex, now.Add(groupPoll)
 		return
 	}

@@ -6,7 +6,8 @@ package supervisor
 
 import (
 	"fmt"
-	"syscall"
+
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 // onExtend moves the deadline in force to at least e.at+e.by, as systemd
@@ -33,5 +34,5 @@ func (s *Supervisor) onExtend(r *record, inc *incarnation, e extendEv) {
 // errnoText is the reason's suffix for an ERRNO= value: " (ERRNO=2: no
 // such file or directory)".
 func errnoText(n int) string {
-	return fmt.Sprintf(" (ERRNO=%d: %s)", n, syscall.Errno(n).Error())
+	return fmt.Sprintf(" (ERRNO=%d: %s)", n, proc.ErrnoText(n))
 }

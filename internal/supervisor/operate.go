@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 func (s *Supervisor) opSignal(w *waiter, r *record, name string) {
-	sig, err := control.ParseSignal(name)
+	sig, err := proc.ParseSignal(name)
 	switch {
 	case err != nil:
 		w.resp.Error = err.Error()
@@ -22,7 +22,7 @@ func (s *Supervisor) opSignal(w *waiter, r *record, name string) {
 		// items, so "not running" makes the command fail (exit 1).
 		w.done(r, false, "not running ("+r.state.String()+"): no signal sent")
 	default:
-		sigName := control.SignalName(sig)
+		sigName := proc.SignalName(sig)
 		if err := r.cur.child.Signal(sig); err != nil {
 			w.done(r, false, "signal failed: "+err.Error())
 			return

@@ -7,10 +7,10 @@
 package supervisor
 
 import (
-	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 // canOverlap reports whether a restart of r may overlap: a running service
@@ -75,8 +75,8 @@ func (s *Supervisor) stepOverlaps(now time.Time) {
 			s.log.Warn("stop signal", "process", r.p.Name, "pid", o.pid, "err", err)
 		}
 		s.tl.Signalled(r.p.Name, o.gen, r.p.Stop.Signal, now)
-		if r.p.Stop.Signal != syscall.SIGCONT {
-			_ = o.child.Signal(syscall.SIGCONT)
+		if r.p.Stop.Signal != proc.SIGCONT {
+			_ = o.child.Signal(proc.SIGCONT)
 		}
 	}
 }
@@ -92,8 +92,8 @@ func (s *Supervisor) killOld(r *record, why string) {
 		s.outcome.Killed = true
 	}
 	s.log.Warn("killing the old incarnation", "process", r.p.Name, "pid", o.pid, "reason", why)
-	_ = o.child.Signal(syscall.SIGKILL)
-	s.tl.Signalled(r.p.Name, o.gen, syscall.SIGKILL, time.Now())
+	_ = o.child.Signal(proc.SIGKILL)
+	s.tl.Signalled(r.p.Name, o.gen, proc.SIGKILL, time.Now())
 }
 
 // oldExited handles the exit of r's outgoing incarnation o.

@@ -34,8 +34,8 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 	c = &shortageLogger{Checker: c, log: s.log, process: name, probe: which}
 	t := health.TimingFrom(probe)
 	var observe func(time.Duration, bool)
-	if s.obs != nil {
-		observe = func(d time.Duration, ok bool) { s.obs.ProbeObserved(name, which, d, ok) }
+	if s.tl.on != nil {
+		observe = func(d time.Duration, ok bool) { s.tl.ProbeObserved(name, which, d, ok) }
 	}
 	if which == "startup" {
 		// Detail for /status and the start timeout's line, as for ready;

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 // hupSettle is how long a SIGHUP waits before the file is read, so that a
@@ -80,7 +79,7 @@ func (s *Supervisor) onHangupLoaded(e hangupLoadedEv, now time.Time) {
 // logRefusedReload logs a refused reload and every error in it, whichever
 // way it came (SIGHUP, podvisor reload): the client's answer is not
 // podvisor's log.
-func (s *Supervisor) logRefusedReload(via string, resp control.Response) {
+func (s *Supervisor) logRefusedReload(via string, resp Response) {
 	if resp.Error == "" {
 		return
 	}
@@ -168,10 +167,8 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, verb: "started: added to the config"})
 	}
 	s.relink()
-	s.sorted = nil // publish's name order includes the added records
-	if rr, ok := s.tl.(ReloadRecorder); ok {
-		rr.ReconfiguredFrom(cfg) // before any added process starts
-	}
+	s.sorted = nil             // publish's name order includes the added records
+	s.tl.ReconfiguredFrom(cfg) // before any added process starts
 	for _, st := range plan.Steps {
 		if st.Action != PlanRestart {
 			continue

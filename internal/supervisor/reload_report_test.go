@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/timeline"
 )
 
@@ -25,7 +24,7 @@ func TestTimelineKnowsReloadedProcesses(t *testing.T) {
 		tl := timeline.New(timeline.FromConfig(cfg), 0, time.Now())
 		next := "processes:\n  db: {command: [db]}\n  extra: {command: [x], depends_on: {db: {condition: started}}}\n"
 		load := func() (*config.Config, error) { return config.Parse("test.yaml", []byte(next), nil) }
-		sup, err := New(Options{Config: cfg, Launcher: f, Checkers: f.checkers, Timeline: tl, Load: load})
+		sup, err := New(Options{Config: cfg, Launcher: f, Checkers: f.checkers, OnEvent: tl.OnEvent, Load: load})
 		watchTransitions(t, sup)
 		if err != nil {
 			t.Fatal(err)
@@ -35,7 +34,7 @@ func TestTimelineKnowsReloadedProcesses(t *testing.T) {
 		h := &opsHarness{harness: &harness{t: t, f: f, sup: sup, sigs: make(chan os.Signal, 4), out: make(chan Outcome, 1), stop: cancel}}
 		go func() { h.out <- sup.Run(ctx, h.sigs) }()
 		synctest.Wait()
-		if res := h.do("reload", control.Request{}); !res.OK {
+		if res := h.do("reload", Request{}); !res.OK {
 			t.Fatalf("reload: %s %+v", resultText(res), res)
 		}
 		time.Sleep(time.Second)

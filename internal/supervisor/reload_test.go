@@ -14,7 +14,6 @@ import (
 	"github.com/podvisor/podvisor/internal/testharness"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 // Issue 22 item 3: a renamed process (removed under its old name, added
@@ -38,7 +37,7 @@ processes:
   api: {command: [api, -v]}
 `
 		h.next.Store(&next)
-		res := h.do("reload", control.Request{})
+		res := h.do("reload", Request{})
 		if !res.OK {
 			t.Fatalf("reload: %s %+v", resultText(res), res)
 		}
@@ -85,11 +84,11 @@ func TestRacingReloadsApplyInReadOrder(t *testing.T) {
 		go func() { out <- sup.Run(ctx, sigs) }()
 		synctest.Wait()
 
-		done := make(chan control.Response, 2)
-		go func() { done <- sup.Command(ctx, "reload", control.Request{}) }()
+		done := make(chan Response, 2)
+		go func() { done <- sup.Command(ctx, "reload", Request{}) }()
 		synctest.Wait() // the first reload has read v1 and is parsing it
 		file.Store(&v2)
-		go func() { done <- sup.Command(ctx, "reload", control.Request{}) }()
+		go func() { done <- sup.Command(ctx, "reload", Request{}) }()
 		synctest.Wait()
 		close(slow)
 		<-done
@@ -117,11 +116,11 @@ func TestReloadCompletedOneshotToService(t *testing.T) {
 		}
 		next := "processes:\n  init: {command: [init], type: service}\n  web: {command: [web]}\n"
 		h.next.Store(&next)
-		dry := h.do("reload", control.Request{DryRun: true})
+		dry := h.do("reload", Request{DryRun: true})
 		if !strings.Contains(strings.Join(dry.Plan, "\n"), "restart init: type changed") {
 			t.Errorf("plan: %q", dry.Plan)
 		}
-		res := h.do("reload", control.Request{})
+		res := h.do("reload", Request{})
 		if !res.OK {
 			t.Fatalf("reload: %s %+v", resultText(res), res)
 		}
@@ -147,7 +146,7 @@ processes:
 `, map[string]script{"a": {hook: 3 * time.Second}})
 		synctest.Wait()
 		t0 := time.Now()
-		done := make(chan control.Response, 1)
+		done := make(chan Response, 1)
 		go func() { done <- h.do("stop", names("a")) }()
 		synctest.Wait() // the hook runs
 		if res := h.do("restart", names("a")); !res.OK {
@@ -254,7 +253,7 @@ func TestRefusedReloadIsLogged(t *testing.T) {
 		h := &opsHarness{harness: &harness{t: t, f: f, sup: sup, sigs: make(chan os.Signal, 4), out: make(chan Outcome, 1), stop: cancel}}
 		go func() { h.out <- sup.Run(ctx, h.sigs) }()
 		synctest.Wait()
-		if res := h.do("reload", control.Request{}); res.OK || len(res.Errors) != 2 {
+		if res := h.do("reload", Request{}); res.OK || len(res.Errors) != 2 {
 			t.Fatalf("reload: %+v", res)
 		}
 		out := buf.String()
@@ -263,7 +262,7 @@ func TestRefusedReloadIsLogged(t *testing.T) {
 		}
 		h.sigs <- syscall.SIGTERM // web takes 5 s to stop
 		synctest.Wait()
-		if res := h.do("reload", control.Request{}); res.OK {
+		if res := h.do("reload", Request{}); res.OK {
 			t.Fatalf("reload during teardown: %+v", res)
 		}
 		if out := buf.String(); !strings.Contains(out, "refused during teardown") {
@@ -312,7 +311,7 @@ processes:
 		if st, _, _ := h.state("api"); st != "backoff" {
 			t.Fatalf("api %s, want backoff", st)
 		}
-		if res := h.do("reload", control.Request{}); !res.OK {
+		if res := h.do("reload", Request{}); !res.OK {
 			t.Fatalf("reload: %s %+v", resultText(res), res)
 		}
 		h.mustHave("12s exit web 143", "12s start web2", "12s start api")

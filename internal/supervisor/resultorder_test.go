@@ -6,11 +6,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/podvisor/podvisor/internal/control"
 )
 
-func resultNames(res control.Response) []string {
+func resultNames(res Response) []string {
 	var out []string
 	for _, r := range res.Results {
 		out = append(out, r.Name)

@@ -10,7 +10,6 @@ package supervisor
 import (
 	"fmt"
 	"maps"
-	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -24,7 +23,7 @@ func (s *Supervisor) matchRule(r *record, ex proc.Exit) int {
 	if len(r.p.Restart.Rules) == 0 || s.phase == PhaseStopping || r.cur.intent != intentNone || r.op.held || r.op.gone {
 		return -1
 	}
-	var sig syscall.Signal
+	var sig proc.Signal
 	if ex.Status.Signaled() {
 		sig = ex.Status.Signal()
 	}

@@ -7,68 +7,22 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"strconv"
 	"time"
-
-	"github.com/podvisor/podvisor/internal/proc"
 )
 
-// seenWithin bounds the wait for a sidecar to be seen asleep: one that never
-// sleeps (a busy loop) counts as running after it. The kubelet sees a started
-// container at a later sync, about a second on.
-const seenWithin = time.Second
-
-// seenPoll is how often /proc is read while a sidecar is watched.
-const seenPoll = 2 * time.Millisecond
-
 // watchSeen arranges for r.seen: at once for a process that is no sidecar or
-// whose child cannot be watched (test fakes), else from a goroutine that
-// reads /proc/PID/stat until the child has slept once (it has run its own
-// first instructions: a process that has just exec'd is runnable until it
-// first blocks), has gone, or seenWithin has passed.
+// that the launcher cannot watch (test fakes), else when the launcher has
+// seen child running after its exec (seenEv).
 func (s *Supervisor) watchSeen(r *record, child Child) {
-	pc, ok := child.(*proc.Child)
-	if !r.p.Sidecar || !ok {
-		r.cur.seen = true
+	r.cur.seen = true
+	if !r.p.Sidecar {
 		return
 	}
-	idx, gen, pid := r.idx, r.cur.gen, pc.Pid()
-	ctx := s.probeCtx
-	go func() {
-		path := "/proc/" + strconv.Itoa(pid) + "/stat"
-		t := time.NewTicker(seenPoll)
-		defer t.Stop()
-		until := time.Now().Add(seenWithin)
-		for !slept(path) && time.Now().Before(until) {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-		s.send(seenEv{idx: idx, gen: gen})
-	}()
-}
-
-// slept reports whether the process of a /proc/PID/stat file is not
-// runnable now (asleep, stopped, a zombie), or gone.
-func slept(path string) bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return true
+	idx, gen := r.idx, r.cur.gen
+	if s.launcher.WatchSeen(s.probeCtx, child.Pid(), func() { s.send(seenEv{idx: idx, gen: gen}) }) {
+		r.cur.seen = false
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return true
-	}
-	switch b[i+2] {
-	case 'R', 'D', 'W':
-		return false // running, or paging its image in
-	}
-	return true
 }
 
 // startEarlyHooks starts, when the teardown begins, the stop.command of every

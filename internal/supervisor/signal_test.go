@@ -6,8 +6,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 // TestSignalNotRunningFails: `podvisor signal` on a process that is not
@@ -21,17 +19,17 @@ processes:
   web: {command: [w], depends_on: {migrate: completed}}
 `, map[string]script{"migrate": {exitAfter: time.Second}, "web": {stopDelay: time.Hour}})
 		time.Sleep(2 * time.Second)
-		res := h.do("signal", control.Request{Names: []string{"migrate"}, Signal: "HUP"})
+		res := h.do("signal", Request{Names: []string{"migrate"}, Signal: "HUP"})
 		if res.OK || !strings.Contains(resultText(res), "migrate FAIL not running (completed): no signal sent") {
 			t.Errorf("signal to a completed oneshot: %+v", res)
 		}
 		for _, given := range []string{"1", "HUP", "sighup", "SIGHUP"} {
-			res = h.do("signal", control.Request{Names: []string{"web"}, Signal: given})
+			res = h.do("signal", Request{Names: []string{"web"}, Signal: given})
 			if !res.OK || !strings.Contains(resultText(res), "web ok sent SIGHUP to process group") {
 				t.Errorf("signal web %s: %+v", given, res)
 			}
 		}
-		res = h.do("signal", control.Request{Names: []string{"web"}, Signal: "10"})
+		res = h.do("signal", Request{Names: []string{"web"}, Signal: "10"})
 		if !res.OK || !strings.Contains(resultText(res), "sent SIGUSR1 to") {
 			t.Errorf("signal web 10: %+v", res)
 		}

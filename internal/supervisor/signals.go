@@ -5,8 +5,9 @@ package supervisor
 
 import (
 	"os"
-	"syscall"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 // dupSignalWindow: the same signal arriving again within this is one
@@ -20,16 +21,16 @@ type stampedSignal struct {
 }
 
 func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
-	ss, _ := sig.(syscall.Signal)
+	ss, _ := sig.(proc.Signal)
 	switch ss {
-	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT:
+	case proc.SIGTERM, proc.SIGINT, proc.SIGQUIT:
 		dup := sig == s.lastSig && now.Sub(s.lastSigAt) < dupSignalWindow
 		s.lastSig, s.lastSigAt = sig, now
 		if s.phase == PhaseStopping {
 			switch {
 			case dup:
 				s.log.Debug("same signal twice within "+dupSignalWindow.String()+": one delivery", "signal", sig.String())
-			case ss == syscall.SIGQUIT:
+			case ss == proc.SIGQUIT:
 				s.armed = true
 				s.log.Info("signal received during teardown, teardown continues", "signal", sig.String())
 			case !s.armed:
@@ -45,7 +46,7 @@ func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
 		}
 		s.armed = true
 		s.teardown(Outcome{Reason: ReasonSignal, Signal: sig, Detail: "received " + sig.String()}, now)
-	case syscall.SIGUSR1, syscall.SIGUSR2:
+	case proc.SIGUSR1, proc.SIGUSR2:
 		for _, r := range s.recs {
 			if r.cur.child != nil {
 				if err := r.cur.child.Signal(ss); err != nil {
@@ -53,7 +54,7 @@ func (s *Supervisor) onSignal(sig os.Signal, now time.Time) {
 				}
 			}
 		}
-	case syscall.SIGHUP:
+	case proc.SIGHUP:
 		s.onHangup()
 	default:
 		s.log.Debug("signal ignored", "signal", sig.String())

@@ -48,9 +48,3 @@ type ProcessSnapshot struct {
 	// StartDuration is spawn to ready of the last start (0 until ready).
 	StartDuration time.Duration
 }
-
-// Observer receives measurements the supervisor makes, for metrics. Calls come
-// from probe goroutines and the loop and must not block.
-type Observer interface {
-	ProbeObserved(process, probe string, d time.Duration, ok bool)
-}

@@ -5,8 +5,9 @@
 package supervisor
 
 import (
-	"syscall"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 // requestStop asks for r to be stopped outside teardown, and with it, first,
@@ -134,7 +135,7 @@ func (s *Supervisor) sendStopSignal(r *record) {
 	}
 	r.cur.signalledAt = at
 	// A stopped (SIGSTOP) process would ignore the stop signal until SIGKILL.
-	if r.p.Stop.Signal != syscall.SIGCONT {
-		_ = r.cur.child.Signal(syscall.SIGCONT)
+	if r.p.Stop.Signal != proc.SIGCONT {
+		_ = r.cur.child.Signal(proc.SIGCONT)
 	}
 }

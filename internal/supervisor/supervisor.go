@@ -15,10 +15,10 @@ import (
 type Supervisor struct {
 	cfg      *config.Config
 	launcher Launcher
+	watcher  Watcher // nil: no file is watched (tests send watchEv themselves)
 	checkers CheckerFactory
 	log      *slog.Logger
-	obs      Observer
-	tl       Recorder
+	tl       emitter // Options.OnEvent
 	oom      OOMDetector
 	// onRunning: Options.OnRunning, nil once called.
 	onRunning func()
@@ -44,10 +44,7 @@ type Supervisor struct {
 	restartingAll bool
 	restartAllAt  time.Time // and the backoff of the process that asked for it
 	wallClock     func() time.Time
-	// noWatchers (tests only) keeps startWatchers from starting fsnotify
-	// watchers: a synctest bubble cannot wait on their syscalls; the tests
-	// send watchEv themselves.
-	noWatchers bool
+
 	stopCmds   int
 	deadline   time.Time // shutdown_timeout deadline once stopping
 	outcome    Outcome
@@ -100,10 +97,10 @@ func New(o Options) (*Supervisor, error) {
 	s := &Supervisor{
 		cfg:       o.Config,
 		launcher:  o.Launcher,
+		watcher:   o.Watcher,
 		checkers:  o.Checkers,
 		log:       o.Log,
-		obs:       o.Observer,
-		tl:        recorderOrNop(o.Timeline),
+		tl:        emitter{o.OnEvent},
 		oom:       o.OOM,
 		onRunning: o.OnRunning,
 

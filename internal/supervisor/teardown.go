@@ -7,8 +7,9 @@ package supervisor
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/proc"
 )
 
 // teardown enters the stopping phase. The first cause wins.
@@ -23,8 +24,8 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 	s.deadline = now.Add(s.cfg.ShutdownTimeout)
 	s.outcome.Deadline = s.deadline
 	s.tl.TeardownBegan(s.outcome.Detail, s.cfg.ShutdownTimeout, now)
-	if cr, ok := s.tl.(CauseRecorder); ok && s.outcome.Process != "" {
-		cr.TeardownCause(s.outcome.Process)
+	if s.outcome.Process != "" {
+		s.tl.TeardownCause(s.outcome.Process)
 	}
 	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
 	// Probes of stopping processes must not restart anything (FAULTS C13);
@@ -74,10 +75,10 @@ func (s *Supervisor) kill(r *record, why string) {
 		s.outcome.Killed = true
 	}
 	s.log.Warn("sending SIGKILL", "process", r.p.Name, "pid", r.cur.pid, "reason", why)
-	if err := r.cur.child.Signal(syscall.SIGKILL); err != nil {
+	if err := r.cur.child.Signal(proc.SIGKILL); err != nil {
 		s.log.Warn("kill", "process", r.p.Name, "err", err)
 	}
-	s.tl.Signalled(r.p.Name, r.cur.gen, syscall.SIGKILL, time.Now())
+	s.tl.Signalled(r.p.Name, r.cur.gen, proc.SIGKILL, time.Now())
 }
 
 // stopWaveBudget bounds the time one teardown step goes on beginning stops
@@ -175,13 +176,6 @@ func (s *Supervisor) abandonAt() time.Time {
 // groupPoll is how often a lingering process group is checked for members.
 const groupPoll = 20 * time.Millisecond
 
-// groupAlive reports whether c's process group still has members; children
-// that cannot tell (test fakes) have none beyond the leader.
-func groupAlive(c Child) bool {
-	g, ok := c.(interface{ GroupAlive() bool })
-	return ok && g.GroupAlive()
-}
-
 // settleGroups completes the exit of every lingering record whose process
 // group is now empty. Until then the record stays stopping and alive, so its
 // dependencies wait and escalate sends SIGKILL to the group at its due time.
@@ -190,7 +184,7 @@ func (s *Supervisor) settleGroups(now time.Time) {
 		if r.cur.lingering == nil || now.Before(r.cur.pollAt) {
 			continue
 		}
-		if groupAlive(r.cur.child) {
+		if r.cur.child.GroupAlive() {
 			r.cur.pollAt = now.Add(groupPoll)
 			continue
 		}

@@ -1,27 +1,12 @@
 package supervisor
 
 import (
-	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/observe"
 	"github.com/podvisor/podvisor/internal/proc"
 )
-
-// Recorder receives the life events of every incarnation, for the timeline
-// (internal/timeline). The loop calls it synchronously: calls must be quick
-// and must not block.
-type Recorder interface {
-	Spawned(name string, gen uint64, at time.Time)
-	Started(name string, gen uint64, pid int, at time.Time)
-	Ready(name string, gen uint64, at time.Time)
-	StopRequested(name string, gen uint64, why string, at time.Time)
-	StopCommand(name string, gen uint64, ended bool, err error, at time.Time)
-	Signalled(name string, gen uint64, sig syscall.Signal, at time.Time)
-	Exited(name string, gen uint64, code int, success bool, reason string, at time.Time)
-	TeardownBegan(cause string, budget time.Duration, at time.Time)
-	TeardownEnded(at time.Time)
-}
 
 // OOMDetector tells whether a death by SIGKILL that podvisor did not send
 // was the kernel's OOM killer (internal/oom).
@@ -33,35 +18,70 @@ type OOMDetector interface {
 // Kubernetes words it.
 const ReasonOOMKilled = "OOMKilled"
 
-type nopRecorder struct{}
-
-func (nopRecorder) Spawned(string, uint64, time.Time)                   {}
-func (nopRecorder) Started(string, uint64, int, time.Time)              {}
-func (nopRecorder) Ready(string, uint64, time.Time)                     {}
-func (nopRecorder) StopRequested(string, uint64, string, time.Time)     {}
-func (nopRecorder) StopCommand(string, uint64, bool, error, time.Time)  {}
-func (nopRecorder) Signalled(string, uint64, syscall.Signal, time.Time) {}
-func (nopRecorder) Exited(string, uint64, int, bool, string, time.Time) {}
-func (nopRecorder) TeardownBegan(string, time.Duration, time.Time)      {}
-func (nopRecorder) TeardownEnded(time.Time)                             {}
-
-// ReloadRecorder is implemented by a Recorder that learns the processes of
-// a reloaded config (timeline.Recorder): called before any of them starts.
-type ReloadRecorder interface {
-	ReconfiguredFrom(cfg *config.Config)
+// emitter reports to Options.OnEvent (observe.Event): one method per kind
+// the loop reports, so a call site reads as what happened. A nil hook
+// makes every call a no-op.
+type emitter struct {
+	on func(observe.Event)
 }
 
-// CauseRecorder is implemented by a Recorder that names, in its shutdown
-// report, the process whose failure began the teardown.
-type CauseRecorder interface {
-	TeardownCause(process string)
-}
-
-func recorderOrNop(r Recorder) Recorder {
-	if r == nil {
-		return nopRecorder{}
+func (m emitter) emit(e observe.Event) {
+	if m.on != nil {
+		m.on(e)
 	}
-	return r
+}
+
+func (m emitter) Spawned(name string, gen uint64, at time.Time) {
+	m.emit(observe.Event{Kind: observe.Spawned, Process: name, Gen: gen, At: at})
+}
+
+func (m emitter) Started(name string, gen uint64, pid int, at time.Time) {
+	m.emit(observe.Event{Kind: observe.Started, Process: name, Gen: gen, Pid: pid, At: at})
+}
+
+func (m emitter) Ready(name string, gen uint64, at time.Time) {
+	m.emit(observe.Event{Kind: observe.Ready, Process: name, Gen: gen, At: at})
+}
+
+func (m emitter) StopRequested(name string, gen uint64, why string, at time.Time) {
+	m.emit(observe.Event{Kind: observe.StopRequested, Process: name, Gen: gen, Why: why, At: at})
+}
+
+func (m emitter) StopCommand(name string, gen uint64, ended bool, err error, at time.Time) {
+	m.emit(observe.Event{Kind: observe.StopCommand, Process: name, Gen: gen, Ended: ended, Err: err, At: at})
+}
+
+func (m emitter) Signalled(name string, gen uint64, sig proc.Signal, at time.Time) {
+	m.emit(observe.Event{Kind: observe.Signalled, Process: name, Gen: gen, Signal: sig, At: at})
+}
+
+func (m emitter) Exited(name string, gen uint64, code int, success bool, reason string, at time.Time) {
+	m.emit(observe.Event{Kind: observe.Exited, Process: name, Gen: gen, Code: code, Success: success, Why: reason, At: at})
+}
+
+func (m emitter) TeardownBegan(cause string, budget time.Duration, at time.Time) {
+	m.emit(observe.Event{Kind: observe.TeardownBegan, Why: cause, Budget: budget, At: at})
+}
+
+func (m emitter) TeardownCause(process string) {
+	m.emit(observe.Event{Kind: observe.TeardownCause, Process: process})
+}
+
+func (m emitter) TeardownEnded(at time.Time) {
+	m.emit(observe.Event{Kind: observe.TeardownEnded, At: at})
+}
+
+func (m emitter) ReconfiguredFrom(cfg *config.Config) {
+	m.emit(observe.Event{Kind: observe.Reconfigured, Config: cfg})
+}
+
+func (m emitter) Reload(result string) {
+	m.emit(observe.Event{Kind: observe.Reload, Why: result})
+}
+
+// ProbeObserved is called by probe goroutines, not the loop.
+func (m emitter) ProbeObserved(process, probe string, d time.Duration, ok bool) {
+	m.emit(observe.Event{Kind: observe.Probe, Process: process, Probe: probe, Took: d, OK: ok})
 }
 
 // stopWhy says why the loop is stopping r, for the timeline.
@@ -82,7 +102,7 @@ func (s *Supervisor) stopWhy(r *record, intent stopIntent) string {
 // podvisor did not cause, while the memory cgroup counted a new OOM kill.
 // It counts and logs the kill.
 func (s *Supervisor) oomKilled(r *record, ex proc.Exit) bool {
-	if s.oom == nil || r.cur.killed || (ex.Signal() != syscall.SIGKILL && ex.Code() != 128+int(syscall.SIGKILL)) {
+	if s.oom == nil || r.cur.killed || (ex.Signal() != proc.SIGKILL && ex.Code() != 128+int(proc.SIGKILL)) {
 		return false
 	}
 	if !s.oom.Claim() {

@@ -18,7 +18,7 @@ func startObserved(t *testing.T, yml string, scripts map[string]script, oom OOMD
 	cfg := parse(t, yml)
 	f := newFake(scripts)
 	tl := timeline.New(timeline.FromConfig(cfg), 0, time.Now())
-	sup, err := New(Options{Config: cfg, Launcher: f, Checkers: f.checkers, Timeline: tl, OOM: oom})
+	sup, err := New(Options{Config: cfg, Launcher: f, Checkers: f.checkers, OnEvent: tl.OnEvent, OOM: oom})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,13 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/graph"
 	"github.com/podvisor/podvisor/internal/health"
 	"github.com/podvisor/podvisor/internal/logs"
+	"github.com/podvisor/podvisor/internal/observe"
 	"github.com/podvisor/podvisor/internal/proc"
 )
 
@@ -21,7 +21,11 @@ import (
 type Child interface {
 	Pid() int
 	// Signal sends sig to the child's process group.
-	Signal(sig syscall.Signal) error
+	Signal(sig proc.Signal) error
+	// GroupAlive reports whether the child's process group still has
+	// members (after the leader's exit; teardown.go). A child that cannot
+	// tell answers false.
+	GroupAlive() bool
 }
 
 // Hooks lets a launched child report to the loop: its exit (the launcher
@@ -41,13 +45,18 @@ type Hooks struct {
 	Errno  func(errno int)
 }
 
-// Launcher starts processes. The real one wraps internal/proc and internal/logs;
+// Launcher starts processes. The real one is internal/launch's Launcher;
 // tests use a scripted fake.
 type Launcher interface {
 	Launch(p *config.Process, gen uint64, h Hooks) (Child, error)
 	// StopCommand runs p's stop.command and returns when it has finished or ctx
 	// is done.
 	StopCommand(ctx context.Context, p *config.Process) error
+	// WatchSeen arranges for seen to be called, from another goroutine and
+	// not once ctx is done, when the process pid has been seen running
+	// after its exec (a sidecar's start gate, sidecars.go). It returns
+	// false when it cannot watch: the process counts as seen at once.
+	WatchSeen(ctx context.Context, pid int, seen func()) bool
 }
 
 // CheckerFactory builds a polled check (http, tcp, exec, file) for one
@@ -59,10 +68,17 @@ type Options struct {
 	Config   *config.Config
 	Launcher Launcher
 	Checkers CheckerFactory // needed only when a polled probe is configured
+	Watcher  Watcher        // needed only when a process has watch:
 	Log      *slog.Logger
-	Observer Observer    // may be nil
-	Timeline Recorder    // may be nil
 	OOM      OOMDetector // may be nil
+
+	// OnEvent, if set, observes the supervisor (the timeline, the
+	// metrics; observe.Fanout when more than one subscribes). The loop
+	// calls it for the life of every incarnation, teardowns and reloads,
+	// and each probe goroutine for its probe's attempts (observe.Probe),
+	// so calls come from several goroutines at once: it must be safe for
+	// that, quick, and must never block.
+	OnEvent func(observe.Event)
 
 	// Operating (commands.go, reload.go); all optional.
 	Load     func() (*config.Config, error) // reads the config again, for reload and SIGHUP

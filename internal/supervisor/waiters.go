@@ -9,12 +9,11 @@ import (
 	"slices"
 
 	"github.com/podvisor/podvisor/internal/config"
-	"github.com/podvisor/podvisor/internal/control"
 )
 
 // done records an immediate outcome for r.
 func (w *waiter) done(r *record, ok bool, msg string) {
-	w.items = append(w.items, &waitItem{r: r, done: true, res: control.Result{Name: r.p.Name, OK: ok, Message: msg}})
+	w.items = append(w.items, &waitItem{r: r, done: true, res: Result{Name: r.p.Name, OK: ok, Message: msg}})
 }
 
 // settleWaiters answers every waiter whose items all reached an outcome.
@@ -63,7 +62,7 @@ func (s *Supervisor) evaluate(it *waitItem) {
 	finish := func(ok bool, msg string) {
 		s.ops.outcomes++
 		it.done, it.seq = true, s.ops.outcomes
-		it.res = control.Result{Name: r.p.Name, OK: ok, Message: msg}
+		it.res = Result{Name: r.p.Name, OK: ok, Message: msg}
 	}
 	if it.goal == goalStopped {
 		msg := it.verb

@@ -1,14 +1,12 @@
-package supervisor
+package launch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -16,12 +14,14 @@ import (
 	"github.com/podvisor/podvisor/internal/health"
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
+	"github.com/podvisor/podvisor/internal/supervisor"
 	"golang.org/x/sys/unix"
 )
 
-// ProcLauncher is the real Launcher: it spawns through the reaper, connects
-// stdout and stderr to the log sink and sets up readiness notification.
-type ProcLauncher struct {
+// Launcher is the supervisor's real Launcher: it spawns through the
+// reaper, connects stdout and stderr to the log sink and sets up readiness
+// notification.
+type Launcher struct {
 	Reaper  *proc.Reaper
 	Sink    *logs.Sink
 	BaseEnv []string // podvisor's own environment, inherited by every child
@@ -34,11 +34,10 @@ type ProcLauncher struct {
 	Sockets    *Sockets    // the processes' listening sockets (sockets.go); may be nil
 	FDStore    *FDStore    // fds processes stored (fdstore.go); may be nil
 
-	spareMu sync.Mutex
-	spare   *health.NotifySocket // made ahead of need, see notifySocket
+	notify notifyPool // spare notify sockets (notify.go)
 }
 
-var _ Launcher = (*ProcLauncher)(nil)
+var _ supervisor.Launcher = (*Launcher)(nil)
 
 // outputDrain bounds the wait for a dead child's pipes to reach EOF.
 const outputDrain = 100 * time.Millisecond
@@ -61,7 +60,7 @@ var hiddenEnv = []string{"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FD
 // env_file, process; already merged by config). Later entries win. A bare
 // uid without a passwd entry gets HOME=/ as Docker gives it, and USER and
 // LOGNAME set to the number, so podvisor's own (/root, root) never leak.
-func (l *ProcLauncher) Env(p *config.Process) []string {
+func (l *Launcher) Env(p *config.Process) []string {
 	var extra []string
 	if u := p.User; u != nil {
 		if u.Name != "" {
@@ -110,7 +109,7 @@ func CleanBaseEnv(environ []string) []string {
 
 // Checkers returns the factory for polled probes, with exec probes spawned
 // through the reaper in the process's environment and working directory.
-func (l *ProcLauncher) Checkers() CheckerFactory {
+func (l *Launcher) Checkers() supervisor.CheckerFactory {
 	return func(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error) {
 		env := l.Env(p)
 		c, err := health.NewChecker(probe, credRunner{l.Reaper, cred(p)}, env, p.WorkingDir, since)
@@ -122,7 +121,7 @@ func (l *ProcLauncher) Checkers() CheckerFactory {
 }
 
 // Launch starts one incarnation of p.
-func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
+func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (supervisor.Child, error) {
 	env := l.Env(p)
 	outR, outW, err := logs.OpenPipe()
 	if err != nil {
@@ -138,13 +137,20 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	// never arrives; the read ends belong to the sink once attached.
 	closeW := func() { outW.Close(); errW.Close() }
 	closeR := func() { unix.Close(outR); unix.Close(errR) }
+	var cleanups []func() // the notify resources, released at the exit
+	abort := func(err error) (supervisor.Child, error) {
+		closeW()
+		closeR()
+		for _, c := range cleanups {
+			c()
+		}
+		return nil, err
+	}
 
 	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
 	files, names, err := listenFiles(l.Sockets, l.FDStore, p)
 	if err != nil {
-		closeW()
-		closeR()
-		return nil, err
+		return abort(err)
 	}
 	if len(files) > 0 {
 		spec.ListenFiles = files
@@ -154,7 +160,6 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		tap       func([]byte)
 		sock      *health.NotifySocket
 		notifyR   *os.File
-		cleanups  []func()
 		readyKind config.ProbeKind
 	)
 	if p.Ready != nil {
@@ -164,11 +169,9 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 			m := health.NewLogMatcher(p.Ready.Regexp, func(line string) { h.Ready("log line matched: " + clip(line, 200)) })
 			tap = m.Feed
 		case config.ProbeNotifySystemd:
-			sock, err = l.notifySocket()
+			sock, err = l.notify.socket(l.RuntimeDir)
 			if err != nil {
-				closeW()
-				closeR()
-				return nil, fmt.Errorf("notify socket: %w", err)
+				return abort(fmt.Errorf("notify socket: %w", err))
 			}
 			env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
 			if p.Watchdog > 0 {
@@ -180,9 +183,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		case config.ProbeNotifyFD:
 			r, w, perr := health.NewNotifyPipe()
 			if perr != nil {
-				closeW()
-				closeR()
-				return nil, fmt.Errorf("notify pipe: %w", perr)
+				return abort(fmt.Errorf("notify pipe: %w", perr))
 			}
 			notifyR = r
 			spec.NotifyFD, spec.NotifyFile = p.Ready.FD, w
@@ -191,14 +192,9 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	}
 	if sock == nil && p.FDStoreMax > 0 && l.FDStore != nil {
 		// The fd store needs a notify socket even without notify readiness.
-		sock, err = l.notifySocket()
+		sock, err = l.notify.socket(l.RuntimeDir)
 		if err != nil {
-			closeW()
-			closeR()
-			for _, c := range cleanups {
-				c()
-			}
-			return nil, fmt.Errorf("notify socket: %w", err)
+			return abort(fmt.Errorf("notify socket: %w", err))
 		}
 		env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
 		cleanups = append(cleanups, func() { sock.Close() })
@@ -235,45 +231,11 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 	tail := l.Tails.For(p.Name)
 	l.Sink.AttachStream(outR, l.stream(p, "stdout", gen, tail, tap, gate.eof))
 	l.Sink.AttachStream(errR, l.stream(p, "stderr", gen, tail, tap, gate.eof))
-	pid := child.Pid()
 	switch {
 	case sock != nil:
-		go func() {
-			_ = sock.Run(pid, func(n health.Notification) {
-				if n.Status != "" {
-					h.Status(n.Status)
-				}
-				if n.Ready && readyKind == config.ProbeNotifySystemd {
-					h.Ready("READY=1")
-				}
-				if (n.Watchdog || n.WatchdogTrigger) && h.Watchdog != nil {
-					h.Watchdog(n.WatchdogTrigger)
-				}
-				if n.ExtendUsec > 0 && h.Extend != nil {
-					h.Extend(time.Duration(min(n.ExtendUsec, uint64(24*time.Hour/time.Microsecond))) * time.Microsecond)
-				}
-				if n.Errno > 0 && h.Errno != nil {
-					h.Errno(n.Errno)
-				}
-				if n.Store != nil {
-					l.FDStore.handleOrClose(p, n.Store, warn.Warn)
-				}
-			}, func(reason string) {
-				warn.Warn("notify message rejected", "process", p.Name, "reason", reason)
-			})
-		}()
+		go l.readNotify(p, sock, child.Pid(), readyKind, h, warn)
 	case notifyR != nil:
-		go func() {
-			switch err := health.WaitNotifyFD(notifyR); {
-			case err == nil:
-				h.Ready(fmt.Sprintf("newline on fd %d", p.Ready.FD))
-			case errors.Is(err, health.ErrNotifyClosed):
-				// s6 rule: EOF without a newline is not readiness; say so,
-				// or the wait would look like a hang (FAULTS C10).
-				l.Log.Warn("notify fd closed without readiness", "process", p.Name, "fd", p.Ready.FD)
-				h.Status(fmt.Sprintf("notify fd %d closed without readiness", p.Ready.FD))
-			}
-		}()
+		go l.waitNotifyFD(p, notifyR, h)
 	}
 	return child, nil
 }
@@ -281,7 +243,7 @@ func (l *ProcLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 // stream says where one output stream of incarnation gen of p goes (its
 // log keys): podvisor's stdout, its file, or nowhere. The tail and a log
 // readiness check see every line in any case.
-func (l *ProcLauncher) stream(p *config.Process, stream string, gen uint64, tail *logs.Tail, tap func([]byte), atEOF func()) logs.Stream {
+func (l *Launcher) stream(p *config.Process, stream string, gen uint64, tail *logs.Tail, tap func([]byte), atEOF func()) logs.Stream {
 	st := logs.Stream{Name: p.Name, Stream: stream, Incarnation: gen, Tail: tail, Tap: tap, AtEOF: atEOF}
 	o := p.Log
 	dest, file := o.Stdout, o.File
@@ -297,44 +259,8 @@ func (l *ProcLauncher) stream(p *config.Process, stream string, gen uint64, tail
 	return st
 }
 
-// notifySocket returns a fresh NOTIFY_SOCKET for one incarnation. Creating
-// one (a bind that makes a file, a chmod) costs 0.2-0.6 ms, which sat between
-// a dependency's readiness and its dependent's exec. So one spare is made in
-// the background after each use, and the next launch takes it. A spare is
-// never shared: every incarnation still gets a socket no one else had.
-func (l *ProcLauncher) notifySocket() (*health.NotifySocket, error) {
-	l.spareMu.Lock()
-	s := l.spare
-	l.spare = nil
-	l.spareMu.Unlock()
-	dir, err := l.RuntimeDir()
-	if err != nil {
-		return nil, err
-	}
-	if s == nil {
-		if s, err = health.NewNotifySocket(dir); err != nil {
-			return nil, err
-		}
-	}
-	go func() {
-		next, err := health.NewNotifySocket(dir)
-		if err != nil {
-			return // the next launch makes its own and reports the error
-		}
-		l.spareMu.Lock()
-		if l.spare == nil {
-			l.spare, next = next, nil
-		}
-		l.spareMu.Unlock()
-		if next != nil {
-			next.Close()
-		}
-	}()
-	return s, nil
-}
-
 // StopCommand runs p's stop.command in p's environment, bounded by ctx.
-func (l *ProcLauncher) StopCommand(ctx context.Context, p *config.Process) error {
+func (l *Launcher) StopCommand(ctx context.Context, p *config.Process) error {
 	code, out, err := l.Reaper.RunCommandAs(ctx, cred(p), p.Stop.Command, l.Env(p), p.WorkingDir, stopOutputLimit)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package supervisor
+package launch
 
 import (
 	"context"
@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
+	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // Every incarnation of a notify: systemd process gets a socket of its own,
-// even though sockets are made ahead of need (ProcLauncher.notifySocket): a
+// even though sockets are made ahead of need (notifyPool): a
 // different path each time, gone once its incarnation has exited, and a
 // READY=1 sent to it reaches that incarnation's hook.
 func TestNotifySocketPerIncarnation(t *testing.T) {
@@ -28,15 +30,19 @@ func TestNotifySocketPerIncarnation(t *testing.T) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l := &ProcLauncher{Reaper: r, Sink: sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(dir)}
+	l := &Launcher{Reaper: r, Sink: sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(dir)}
 	out := filepath.Join(t.TempDir(), "sock")
 	yml := "processes:\n  p:\n    command: \"printf %s \\\"$$NOTIFY_SOCKET\\\" > " + out + "; exec python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\\\"READY=1\\\", os.environ[\\\"NOTIFY_SOCKET\\\"])'\"\n    ready: {notify: systemd}\n"
-	p := parse(t, yml).Processes["p"]
+	cfg, err := config.Parse("test.yaml", []byte(yml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Processes["p"]
 	var paths []string
 	for gen := range 3 {
 		ready := make(chan string, 1)
 		exited := make(chan struct{})
-		_, err := l.Launch(p, uint64(gen), Hooks{
+		_, err := l.Launch(p, uint64(gen), supervisor.Hooks{
 			Ready:  func(d string) { ready <- d },
 			Status: func(string) {},
 			Exited: func(proc.Exit) { close(exited) },
