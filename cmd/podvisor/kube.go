@@ -128,7 +128,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, p := range res.Procs.Processes {
 		if p.WorkingDir == "" {
-			p.WorkingDir = wd
+			p.WorkingDir = config.Literal(wd) // the document holds values in podvisor's syntax
 		}
 	}
 	procsPath := filepath.Join(tmp, "procs.yaml")
@@ -229,7 +229,7 @@ func playProcs(res *kube.Result, procsPath string, stderr io.Writer) (procs []by
 	for _, mt := range res.Mounts {
 		res.Procs.Header = append(res.Procs.Header, fmt.Sprintf("volume %s: bound at %s", mt.Volume, mt.Target))
 	}
-	procs = res.Procs.Marshal()
+	procs = config.Write(res.Procs)
 	pcfg, err := config.Parse(procsPath, procs, nil)
 	if err != nil {
 		// A translation podvisor cannot load is podvisor's bug: say so.

@@ -10,7 +10,7 @@ type KV struct {
 	Key, Value string
 }
 
-// Document is a procs.yaml as podvisor writes it (import): what Write
+// Document is a procs.yaml as podvisor writes it (import, kube play): what Write
 // renders, with the comments that say where a value only approximates
 // its origin. String values are already in podvisor's syntax: a literal
 // $ that podvisor would interpolate is escaped (Literal), and ${VAR} stands for a variable taken from podvisor's
@@ -40,11 +40,14 @@ type DocProcess struct {
 	Ready        *DocProbe
 	StartTimeout time.Duration
 	Live         *DocProbe
+	Startup      *DocProbe
 
 	Restart          *DocRestart
 	SuccessExitCodes []int
-	Stop             DocStop
 	OOMScoreAdj      *int
+	Sidecar          bool
+	SecretEnv        []string // names of variables whose values are secrets
+	Stop             DocStop
 	Log              *DocLog // nil: the defaults (both streams on podvisor's stdout)
 
 	// Comments by key (command, ready, restart, stop, ...): why the value
@@ -53,6 +56,21 @@ type DocProcess struct {
 	// Origin is where the process was defined (file:line), written as a
 	// comment above it.
 	Origin string
+	// Note says what the process stands for (kube play: "init
+	// container"), written as a comment above it.
+	Note string
+}
+
+// Comment records why key's value only approximates the original; a
+// second comment on the same key is appended to the first.
+func (p *DocProcess) Comment(key, how string) {
+	if p.Comments == nil {
+		p.Comments = map[string]string{}
+	}
+	if c, ok := p.Comments[key]; ok {
+		how = c + "; " + how
+	}
+	p.Comments[key] = how
 }
 
 // DocDep is one depends_on entry.
@@ -74,6 +92,8 @@ type DocProbe struct {
 	InitialDelay     time.Duration
 	SuccessThreshold int
 	FailureThreshold int
+	StopTimeout      time.Duration // 0: the process's stop.timeout
+	WhileStopping    bool
 }
 
 // DocLog is a process's log block; empty fields are left out.
@@ -98,6 +118,14 @@ type DocRestart struct {
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 	Limit      int
+	Rules      []DocRule
+}
+
+// DocRule is one entry of restart.rules.
+type DocRule struct {
+	Codes  []int
+	NotIn  bool   // Codes is exit_codes.not_in, else exit_codes.in
+	Action string // restart | stop | restart-all | shutdown
 }
 
 // DocStop is the stop block; zero values are left out.
@@ -107,6 +135,9 @@ type DocStop struct {
 	Timed   bool // Timeout was given (0s means SIGKILL at once)
 	Argv    []string
 	Shell   string
+	// CommandFirst: the command starts when a teardown begins.
+	CommandFirst bool
+	MinGrace     time.Duration
 }
 
 // Process looks a process up by name.

@@ -104,6 +104,9 @@ func (w *writer) process(p *DocProcess) {
 	if p.Origin != "" {
 		w.line(1, "# from "+CommentText(p.Origin))
 	}
+	if p.Note != "" {
+		w.line(1, "# "+CommentText(p.Note))
+	}
 	w.kv(1, quoteKey(p.Name), "", c("name"))
 	w.kv(2, "command", command(p.Argv, p.Shell), c("command"))
 	if p.Type != "" {
@@ -141,45 +144,25 @@ func (w *writer) process(p *DocProcess) {
 	if p.Live != nil {
 		w.probe("live", p.Live, c("live"))
 	}
-	if r := p.Restart; r != nil {
-		if r.Backoff == 0 && r.MaxBackoff == 0 && r.Limit == 0 {
-			w.kv(2, "restart", r.Policy, c("restart"))
-		} else {
-			w.kv(2, "restart", "", c("restart"))
-			w.kv(3, "policy", r.Policy, "")
-			if r.Backoff > 0 {
-				w.kv(3, "backoff", FormatDuration(r.Backoff), "")
-			}
-			if r.MaxBackoff > 0 {
-				w.kv(3, "max_backoff", FormatDuration(r.MaxBackoff), "")
-			}
-			if r.Limit > 0 {
-				w.kv(3, "limit", strconv.Itoa(r.Limit), "")
-			}
-		}
+	if p.Startup != nil {
+		w.probe("startup", p.Startup, c("startup"))
+	}
+	if p.Restart != nil {
+		w.restart(p.Restart, c("restart"))
 	}
 	if len(p.SuccessExitCodes) > 0 {
-		codes := make([]string, len(p.SuccessExitCodes))
-		for i, code := range p.SuccessExitCodes {
-			codes[i] = strconv.Itoa(code)
-		}
-		w.kv(2, "success_exit_codes", "["+strings.Join(codes, ", ")+"]", c("success_exit_codes"))
+		w.kv(2, "success_exit_codes", ints(p.SuccessExitCodes), c("success_exit_codes"))
 	}
 	if p.OOMScoreAdj != nil {
 		w.kv(2, "oom_score_adj", strconv.Itoa(*p.OOMScoreAdj), c("oom_score_adj"))
 	}
-	if s := p.Stop; s.Signal != "" || s.Timed || s.Argv != nil || s.Shell != "" {
-		w.kv(2, "stop", "", c("stop"))
-		if s.Signal != "" {
-			w.kv(3, "signal", s.Signal, "")
-		}
-		if s.Timed {
-			w.kv(3, "timeout", FormatDuration(s.Timeout), "")
-		}
-		if s.Argv != nil || s.Shell != "" {
-			w.kv(3, "command", command(s.Argv, s.Shell), "")
-		}
+	if p.Sidecar {
+		w.kv(2, "sidecar", "true", c("sidecar"))
 	}
+	if len(p.SecretEnv) > 0 {
+		w.kv(2, "secret_env", list(p.SecretEnv), c("secret_env"))
+	}
+	w.stop(p.Stop, c)
 	if l := p.Log; l != nil {
 		w.kv(2, "log", "", c("log"))
 		for _, f := range []struct{ k, v string }{{"stdout", l.Stdout}, {"stderr", l.Stderr}, {"file", l.File}, {"stderr_file", l.StderrFile}} {
@@ -194,6 +177,65 @@ func (w *writer) process(p *DocProcess) {
 			w.kv(3, "max_files", strconv.Itoa(l.MaxFiles), "")
 		}
 	}
+}
+
+func (w *writer) restart(r *DocRestart, c string) {
+	if r.Backoff == 0 && r.MaxBackoff == 0 && r.Limit == 0 && len(r.Rules) == 0 {
+		w.kv(2, "restart", r.Policy, c)
+		return
+	}
+	w.kv(2, "restart", "", c)
+	w.kv(3, "policy", r.Policy, "")
+	if r.Backoff > 0 {
+		w.kv(3, "backoff", FormatDuration(r.Backoff), "")
+	}
+	if r.MaxBackoff > 0 {
+		w.kv(3, "max_backoff", FormatDuration(r.MaxBackoff), "")
+	}
+	if r.Limit > 0 {
+		w.kv(3, "limit", strconv.Itoa(r.Limit), "")
+	}
+	if len(r.Rules) > 0 {
+		w.kv(3, "rules", "", "")
+		for _, x := range r.Rules {
+			op := "in"
+			if x.NotIn {
+				op = "not_in"
+			}
+			w.line(4, "- {exit_codes: {"+op+": "+ints(x.Codes)+"}, action: "+quote(x.Action)+"}")
+		}
+	}
+}
+
+// stop writes the stop block, left out when it holds nothing.
+func (w *writer) stop(s DocStop, c func(string) string) {
+	if s.Signal == "" && !s.Timed && s.Argv == nil && s.Shell == "" && s.MinGrace == 0 {
+		return
+	}
+	w.kv(2, "stop", "", c("stop"))
+	if s.Signal != "" {
+		w.kv(3, "signal", s.Signal, "")
+	}
+	if s.Timed {
+		w.kv(3, "timeout", FormatDuration(s.Timeout), "")
+	}
+	if s.Argv != nil || s.Shell != "" {
+		w.kv(3, "command", command(s.Argv, s.Shell), "")
+	}
+	if s.CommandFirst {
+		w.kv(3, "command_first", "true", "")
+	}
+	if s.MinGrace > 0 {
+		w.kv(3, "min_grace", FormatDuration(s.MinGrace), "")
+	}
+}
+
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
 }
 
 func (w *writer) probe(key string, pr *DocProbe, c string) {
@@ -217,6 +259,12 @@ func (w *writer) probe(key string, pr *DocProbe, c string) {
 	}
 	if pr.FailureThreshold > 0 {
 		w.kv(3, "failure_threshold", strconv.Itoa(pr.FailureThreshold), "")
+	}
+	if pr.StopTimeout > 0 {
+		w.kv(3, "stop_timeout", FormatDuration(pr.StopTimeout), "")
+	}
+	if pr.WhileStopping {
+		w.kv(3, "while_stopping", "true", "")
 	}
 }
 

@@ -25,26 +25,32 @@ func fullDocument() *Document {
 			Ready: &DocProbe{Kind: "tcp", Target: "127.0.0.1:5432", Interval: 2 * time.Second, FailureThreshold: 5},
 			Stop:  DocStop{Signal: "SIGINT", Timeout: 0, Timed: true},
 		}, {
-			Name:             "app",
-			Shell:            Literal(`exec app --price '$5' "${USER}"`),
-			Env:              []KV{{Key: "A", Value: "1"}, {Key: "QUOTE", Value: `he said "hi"` + "\n" + "line 2"}},
-			WorkingDir:       "/srv/app",
-			DependsOn:        []DocDep{{Name: "db", Condition: "ready", Restart: true}, {Name: "migrate", Condition: "completed"}},
-			Ready:            &DocProbe{Kind: "http", Target: "http://127.0.0.1:8080/healthz", StartInterval: 250 * time.Millisecond},
-			StartTimeout:     90 * time.Second,
-			Live:             &DocProbe{Kind: "exec", Argv: []string{"true"}, Timeout: 3 * time.Second, SuccessThreshold: 1},
-			Restart:          &DocRestart{Policy: "on-failure", Backoff: time.Second, MaxBackoff: 10 * time.Second, Limit: 3},
+			Name:         "app",
+			Shell:        Literal(`exec app --price '$5' "${USER}"`),
+			Env:          []KV{{Key: "A", Value: "1"}, {Key: "QUOTE", Value: `he said "hi"` + "\n" + "line 2"}},
+			WorkingDir:   "/srv/app",
+			DependsOn:    []DocDep{{Name: "db", Condition: "ready", Restart: true}, {Name: "migrate", Condition: "completed"}},
+			Ready:        &DocProbe{Kind: "http", Target: "http://127.0.0.1:8080/healthz", StartInterval: 250 * time.Millisecond},
+			StartTimeout: 90 * time.Second,
+			Live:         &DocProbe{Kind: "exec", Argv: []string{"true"}, Timeout: 3 * time.Second, SuccessThreshold: 1, StopTimeout: 4 * time.Second},
+			Startup:      &DocProbe{Kind: "exec", Argv: []string{"test", "-e", Literal("/run/${x}")}, StartInterval: 100 * time.Millisecond, FailureThreshold: 700, StopTimeout: 7 * time.Second},
+			Restart: &DocRestart{Policy: "on-failure", Backoff: time.Second, MaxBackoff: 10 * time.Second, Limit: 3,
+				Rules: []DocRule{{Codes: []int{42}, Action: "shutdown"}, {Codes: []int{0, 1}, NotIn: true, Action: "restart-all"}}},
 			SuccessExitCodes: []int{0, 3},
 			OOMScoreAdj:      &oom,
-			Stop:             DocStop{Timeout: 20 * time.Second, Timed: true, Shell: "kill -TERM 1"},
+			Sidecar:          true,
+			SecretEnv:        []string{"QUOTE", "TOKEN"},
+			Stop:             DocStop{Timeout: 20 * time.Second, Timed: true, Shell: "kill -TERM 1", CommandFirst: true, MinGrace: 2 * time.Second},
 			Log:              &DocLog{Stdout: "file", Stderr: "file", File: "/var/log/app.log", MaxSize: 5 << 20, MaxFiles: 3},
 			Comments:         map[string]string{"command": "run by /bin/sh -c", "user": "no such key written"},
 			Origin:           "app.conf:3",
+			Note:             "native sidecar\n(init container)",
 		}, {
-			Name:  "migrate",
-			Argv:  []string{"migrate", "up"},
-			Type:  "oneshot",
-			Ready: &DocProbe{Kind: "file", Target: "/run/migrated"},
+			Name:    "migrate",
+			Argv:    []string{"migrate", "up"},
+			Type:    "oneshot",
+			Ready:   &DocProbe{Kind: "file", Target: "/run/migrated", WhileStopping: true},
+			Restart: &DocRestart{Policy: "never", Rules: []DocRule{{Codes: []int{3}, Action: "restart"}}},
 		}},
 	}
 }
@@ -96,12 +102,30 @@ func TestWriteLoads(t *testing.T) {
 	if l := app.Log; l.File != "/var/log/app.log" || l.MaxSize != 5<<20 || l.MaxFiles != 3 {
 		t.Errorf("app log %+v", l)
 	}
-	if mig.Type != Oneshot || mig.Ready.Kind != ProbeFile || mig.Ready.Target != "/run/migrated" {
+	if mig.Type != Oneshot || mig.Ready.Kind != ProbeFile || mig.Ready.Target != "/run/migrated" || !mig.Ready.WhileStopping {
 		t.Errorf("migrate %+v", mig)
+	}
+	if r := mig.Restart; r.Policy != Never || len(r.Rules) != 1 || !slices.Equal(r.Rules[0].In, []int{3}) || r.Rules[0].Action.String() != "restart" {
+		t.Errorf("migrate restart %+v", r)
+	}
+	if db.Ready.WhileStopping || db.Sidecar || db.Startup != nil || db.Stop.CommandFirst || db.Stop.MinGrace != 0 {
+		t.Errorf("db has keys it was not given: %+v", db)
+	}
+	if s := app.Startup; s == nil || s.Kind != ProbeExec || !slices.Equal(s.Command, []string{"test", "-e", "/run/${x}"}) ||
+		s.StartInterval != 100*time.Millisecond || s.FailureThreshold != 700 || s.StopTimeout != 7*time.Second {
+		t.Errorf("app startup %+v", s)
+	}
+	if app.Live.StopTimeout != 4*time.Second || !app.Sidecar || !slices.Equal(app.SecretEnv, []string{"QUOTE", "TOKEN"}) ||
+		!app.Stop.CommandFirst || app.Stop.MinGrace != 2*time.Second {
+		t.Errorf("app live %+v sidecar %v secret_env %q stop %+v", app.Live, app.Sidecar, app.SecretEnv, app.Stop)
+	}
+	if r := app.Restart.Rules; len(r) != 2 || !slices.Equal(r[0].In, []int{42}) || r[0].Action.String() != "shutdown" ||
+		!slices.Equal(r[1].NotIn, []int{0, 1}) || r[1].In != nil || r[1].Action.String() != "restart-all" {
+		t.Errorf("app restart rules %+v", r)
 	}
 	// Comments: beside the key, or on a line of their own for a key not written.
 	for _, want := range []string{"# from app.conf:3", "command: \"exec app", "# approximated: run by /bin/sh -c",
-		"# approximated (user): no such key written", "# converted from test"} {
+		"# approximated (user): no such key written", "# converted from test", "  # native sidecar (init container)\n  app:"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("written document lacks %q:\n%s", want, out)
 		}
@@ -122,7 +146,9 @@ func FuzzWrite(f *testing.F) {
 		}
 		d := &Document{Processes: []*DocProcess{
 			{Name: "sh", Shell: Literal(cmd), Env: []KV{{Key: "V", Value: Literal(val)}}},
-			{Name: "argv", Argv: []string{Literal(cmd), Literal(val)}},
+			{Name: "argv", Argv: []string{Literal(cmd), Literal(val)}, Note: cmd,
+				Startup: &DocProbe{Kind: "exec", Argv: []string{Literal(val)}},
+				Stop:    DocStop{Argv: []string{Literal(cmd)}, CommandFirst: true}},
 		}}
 		out := Write(d)
 		cfg, err := Parse("procs.yaml", out, func(string) (string, bool) { return "", false })
@@ -135,8 +161,12 @@ func FuzzWrite(f *testing.F) {
 		if !slices.Contains(cfg.Processes["sh"].Env, "V="+val) {
 			t.Fatalf("env %q, want V=%q\n%s", cfg.Processes["sh"].Env, val, out)
 		}
-		if got := cfg.Processes["argv"].Command; !slices.Equal(got, []string{cmd, val}) {
-			t.Fatalf("argv %q, want %q\n%s", got, []string{cmd, val}, out)
+		argv := cfg.Processes["argv"]
+		if !slices.Equal(argv.Command, []string{cmd, val}) {
+			t.Fatalf("argv %q, want %q\n%s", argv.Command, []string{cmd, val}, out)
+		}
+		if !slices.Equal(argv.Startup.Command, []string{val}) || !slices.Equal(argv.Stop.Command, []string{cmd}) {
+			t.Fatalf("startup %q, stop %q, want %q and %q\n%s", argv.Startup.Command, argv.Stop.Command, val, cmd, out)
 		}
 	})
 }

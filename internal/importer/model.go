@@ -59,13 +59,7 @@ type (
 
 // note records an approximation: a comment beside key, and a report entry.
 func note(p *Process, r *Report, pos, key, how string) {
-	if p.Comments == nil {
-		p.Comments = map[string]string{}
-	}
-	if c, ok := p.Comments[key]; ok {
-		how = c + "; " + how
-	}
-	p.Comments[key] = how
+	p.Comment(key, how)
 	r.Approx(pos, p.Name+"."+key, how)
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // lookupKey finds key in the ConfigMap (secret false) or Secret named name:
@@ -78,22 +80,22 @@ func objKind(secret bool) string {
 // secrets names the variables whose values came from a Secret (envFrom
 // secretRef, secretKeyRef) and were not overridden since: procs.yaml lists
 // them in secret_env, so that podvisor redacts them whatever their names.
-func (t *translator) env(c *Container, where place) (out [][2]string, secrets []string) {
+func (t *translator) env(c *Container, where place) (out []config.KV, secrets []string) {
 	idx := map[string]int{}
 	fromSecret := map[string]bool{}
 	setFrom := func(k, v string, secret bool) {
 		fromSecret[k] = secret
 		if i, ok := idx[k]; ok {
-			out[i][1] = v
+			out[i].Value = v
 			return
 		}
 		idx[k] = len(out)
-		out = append(out, [2]string{k, v})
+		out = append(out, config.KV{Key: k, Value: v})
 	}
 	set := func(k, v string) { setFrom(k, v, false) }
 	lookup := func(k string) (string, bool) {
 		if i, ok := idx[k]; ok {
-			return out[i][1], true
+			return out[i].Value, true
 		}
 		return "", false
 	}
@@ -143,8 +145,8 @@ func (t *translator) env(c *Container, where place) (out [][2]string, secrets []
 		}
 	}
 	for _, kv := range out {
-		if fromSecret[kv[0]] {
-			secrets = append(secrets, kv[0])
+		if fromSecret[kv.Key] {
+			secrets = append(secrets, kv.Key)
 		}
 	}
 	slices.Sort(secrets)

@@ -1,6 +1,10 @@
 package kube
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
 
 func TestExpand(t *testing.T) {
 	vars := map[string]string{"A": "a", "B": "$(A)", "EMPTY": ""}
@@ -33,7 +37,7 @@ func TestParseDependsOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]Dep{"app": {{"proxy", "ready"}, {"db", "started"}}, "worker": {{"db", "ready"}}}
+	want := map[string][]config.DocDep{"app": {{Name: "proxy", Condition: "ready"}, {Name: "db", Condition: "started"}}, "worker": {{Name: "db", Condition: "ready"}}}
 	if len(got) != 2 || len(got["app"]) != 2 || got["app"][1] != want["app"][1] || got["worker"][0] != want["worker"][0] {
 		t.Fatalf("got %v, want %v", got, want)
 	}

@@ -34,7 +34,7 @@ func FuzzTranslate(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			procs := res.Procs.Marshal()
+			procs := config.Write(res.Procs)
 			if _, err := config.Parse("procs.yaml", procs, nil); err != nil {
 				t.Fatalf("the translation of %s %q does not load: %v\nmanifest:\n%s\nprocs.yaml:\n%s", w.Kind, w.Name, err, data, procs)
 			}

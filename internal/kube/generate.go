@@ -476,3 +476,18 @@ var signalNames = map[string]string{"hangup": "SIGHUP", "interrupt": "SIGINT", "
 func signalName(s interface{ String() string }) string {
 	return signalNames[s.String()]
 }
+
+func integer(i int) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(i)}
+}
+
+func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode} }
+
+func add(m *yaml.Node, key string, v *yaml.Node) {
+	m.Content = append(m.Content, scalar(key), v)
+}
+
+// scalar is a plain string scalar (quoted by the encoder when needed).
+func scalar(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}

@@ -8,8 +8,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // Options steer Translate. They hold everything Translate would otherwise
@@ -38,15 +41,15 @@ type Options struct {
 
 // Result is a translated workload.
 type Result struct {
-	Procs    *Procs
-	Warnings []string // fields not honoured, each listed once
+	Procs    *config.Document // the procs.yaml that runs it
+	Warnings []string         // fields not honoured, each listed once
 	Volumes  []*VolumePlan
 	Mounts   []Mount // bind mounts for the private mount namespace
 }
 
 // orderedStartInterval is how often --ordered tries a readiness gate until
 // it first passes: podvisor's own default start_interval.
-const orderedStartInterval = "100ms"
+const orderedStartInterval = 100 * time.Millisecond
 
 // orderedTriesPerSecond is how many attempts orderedStartInterval makes in
 // a second.
@@ -56,8 +59,8 @@ const orderedTriesPerSecond = 10
 const (
 	defaultGrace      = 30
 	minGrace          = 2 // the kubelet's minimumGracePeriodInSeconds
-	kubeletBackoff    = "10s"
-	kubeletMaxBackoff = "5m0s"
+	kubeletBackoff    = 10 * time.Second
+	kubeletMaxBackoff = 5 * time.Minute
 	defaultBackoffLim = 6 // a Job's default backoffLimit
 	annotDependsOn    = "podvisor.dev/depends-on"
 	annotCommand      = "podvisor.dev/command."
@@ -130,7 +133,7 @@ func (t *translator) container(name string) *Container {
 // Translate turns a workload into the procs.yaml that runs it locally.
 func Translate(m *Manifest, w *Workload, opts Options) (*Result, error) {
 	t := &translator{m: m, w: w, opts: opts}
-	res := &Result{Procs: &Procs{}}
+	res := &Result{Procs: &config.Document{}}
 	spec := &w.Spec
 	if len(spec.Containers) == 0 {
 		t.errorf("%s %q: no containers", w.Kind, w.Name)
@@ -210,6 +213,7 @@ func Translate(m *Manifest, w *Workload, opts Options) (*Result, error) {
 	for _, w := range res.Warnings {
 		p.Header = append(p.Header, "warning: "+w)
 	}
+	literal(p)
 	return res, nil
 }
 
@@ -270,15 +274,15 @@ func (t *translator) imageCommand(c *Container) string {
 // builder adds the processes in order and keeps the gates.
 type builder struct {
 	t        *translator
-	p        *Procs
+	p        *config.Document
 	grace    int
 	policy   string
 	jobRun   bool
 	vols     map[string]*VolumePlan
-	gate     []Dep // what the next init step (or the regular containers) wait for
+	gate     []config.DocDep // what the next init step (or the regular containers) wait for
 	sidecars []string
-	hooks    []string // post-start hooks of the regular containers so far
-	ordered  []Dep    // --ordered: every process so far, with its gate condition
+	hooks    []string        // post-start hooks of the regular containers so far
+	ordered  []config.DocDep // --ordered: every process so far, with its gate condition
 }
 
 func (b *builder) initContainer(c *Container, i int) {
@@ -295,11 +299,11 @@ func (b *builder) initContainer(c *Container, i int) {
 	b.checkRules(c, where)
 	q := b.base(c, where)
 	if sidecar {
-		q.Comment = "native sidecar (init container with restartPolicy: Always)"
+		q.Note = "native sidecar (init container with restartPolicy: Always)"
 		q.Sidecar = true
 		b.service(q, c, where, "Always")
 	} else {
-		q.Comment = "init container"
+		q.Note = "init container"
 		q.Type = "oneshot"
 		// The pod's policy, Never, or else OnFailure (an init container is
 		// retried under Always), unless the container sets its own.
@@ -311,7 +315,7 @@ func (b *builder) initContainer(c *Container, i int) {
 			policy = c.RestartPolicy
 		}
 		if policy == "Never" {
-			q.Restart = &Restart{Policy: "never"}
+			q.Restart = &config.DocRestart{Policy: "never"}
 		} else {
 			q.Restart = b.restart("on-failure", 0)
 		}
@@ -330,19 +334,19 @@ func (b *builder) initContainer(c *Container, i int) {
 	if sidecar {
 		// Sidecars stop in reverse order: each depends on the ones before.
 		for _, s := range b.sidecars {
-			q.DependsOn = addDep(q.DependsOn, Dep{s, "started"})
+			q.DependsOn = addDep(q.DependsOn, config.DocDep{Name: s, Condition: "started"})
 		}
 		b.sidecars = append(b.sidecars, q.Name)
 		cond := "started"
 		if c.StartupProbe != nil {
 			cond = "ready"
 		}
-		b.gate = []Dep{{q.Name, cond}}
+		b.gate = []config.DocDep{{Name: q.Name, Condition: cond}}
 		if hook != "" {
-			b.gate = append(b.gate, Dep{hook, "completed"})
+			b.gate = append(b.gate, config.DocDep{Name: hook, Condition: "completed"})
 		}
 	} else {
-		b.gate = []Dep{{q.Name, "completed"}}
+		b.gate = []config.DocDep{{Name: q.Name, Condition: "completed"}}
 	}
 }
 
@@ -378,10 +382,10 @@ func (b *builder) regular(c *Container, i int) {
 			}
 			q.Restart = b.restart("on-failure", limit)
 			if limit == 0 && (b.t.w.Kind == "Job" || b.t.w.Kind == "CronJob") {
-				q.Restart = &Restart{Policy: "never"}
+				q.Restart = &config.DocRestart{Policy: "never"}
 			}
 		default:
-			q.Restart = &Restart{Policy: "never"}
+			q.Restart = &config.DocRestart{Policy: "never"}
 			if bl := b.t.w.BackoffLimit; bl != nil && *bl > 0 {
 				t.warnf("spec.backoffLimit: a failed pod is not created again; the run ends with the failed container's exit code")
 			}
@@ -401,10 +405,10 @@ func (b *builder) regular(c *Container, i int) {
 	}
 	q.DependsOn = append(q.DependsOn, b.gate...)
 	for _, s := range b.sidecars {
-		q.DependsOn = addDep(q.DependsOn, Dep{s, "started"})
+		q.DependsOn = addDep(q.DependsOn, config.DocDep{Name: s, Condition: "started"})
 	}
 	for _, h := range b.hooks {
-		q.DependsOn = addDep(q.DependsOn, Dep{h, "completed"})
+		q.DependsOn = addDep(q.DependsOn, config.DocDep{Name: h, Condition: "completed"})
 	}
 	if hook != "" {
 		b.hooks = append(b.hooks, hook)
@@ -413,7 +417,7 @@ func (b *builder) regular(c *Container, i int) {
 
 // orderedDeps gates q on everything before it: services ready, oneshots
 // completed, jobs started; stopping then runs in exact reverse order.
-func (b *builder) orderedDeps(q *Proc, hook string) {
+func (b *builder) orderedDeps(q *config.DocProcess, hook string) {
 	for _, d := range b.ordered {
 		q.DependsOn = addDep(q.DependsOn, d)
 	}
@@ -424,14 +428,14 @@ func (b *builder) orderedDeps(q *Proc, hook string) {
 	case "job":
 		cond = "started"
 	}
-	b.ordered = append(b.ordered, Dep{q.Name, cond})
+	b.ordered = append(b.ordered, config.DocDep{Name: q.Name, Condition: cond})
 	if hook != "" {
-		b.ordered = append(b.ordered, Dep{hook, "completed"})
+		b.ordered = append(b.ordered, config.DocDep{Name: hook, Condition: "completed"})
 	}
 }
 
 // addDep adds d unless deps already has an edge to the same process.
-func addDep(deps []Dep, d Dep) []Dep {
+func addDep(deps []config.DocDep, d config.DocDep) []config.DocDep {
 	for i := range deps {
 		if deps[i].Name == d.Name {
 			return deps
@@ -441,7 +445,7 @@ func addDep(deps []Dep, d Dep) []Dep {
 }
 
 // setDep adds d, replacing an edge to the same process.
-func setDep(deps []Dep, d Dep) []Dep {
+func setDep(deps []config.DocDep, d config.DocDep) []config.DocDep {
 	for i := range deps {
 		if deps[i].Name == d.Name {
 			deps[i] = d
@@ -453,7 +457,7 @@ func setDep(deps []Dep, d Dep) []Dep {
 
 // add appends q, and its postStart hook as a process of its own; it
 // returns the hook's name, or "".
-func (b *builder) add(q *Proc, c *Container, where place) string {
+func (b *builder) add(q *config.DocProcess, c *Container, where place) string {
 	b.p.Processes = append(b.p.Processes, q)
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return ""
@@ -466,18 +470,18 @@ func (b *builder) add(q *Proc, c *Container, where place) string {
 		b.t.errorAt(where, ": the container name is too long for its postStart hook's process name %q (podvisor names have at most 63 characters; shorten it to 52)", c.Name+postStartSuffix)
 		return ""
 	}
-	h := &Proc{
+	h := &config.DocProcess{
 		Name:       c.Name + postStartSuffix,
-		Comment:    fmt.Sprintf("postStart hook of %s: holds back the containers after it until it succeeds", c.Name),
-		Command:    argv,
+		Note:       fmt.Sprintf("postStart hook of %s: holds back the containers after it until it succeeds", c.Name),
+		Argv:       argv,
 		Type:       "oneshot",
 		Env:        q.Env,
 		WorkingDir: q.WorkingDir,
 		User:       q.User,
-		DependsOn:  []Dep{{c.Name, "started"}},
-		Restart:    &Restart{Policy: "never"},
+		DependsOn:  []config.DocDep{{Name: c.Name, Condition: "started"}},
+		Restart:    &config.DocRestart{Policy: "never"},
 		// A hook still running at teardown is cut short: its container is stopping.
-		Stop: &Stop{Timeout: "1s"},
+		Stop: config.DocStop{Timeout: time.Second, Timed: true},
 	}
 	b.p.Processes = append(b.p.Processes, h)
 	return h.Name
@@ -485,15 +489,15 @@ func (b *builder) add(q *Proc, c *Container, where place) string {
 
 // base fills what every kind of container shares: command, env, user,
 // working directory, stop.
-func (b *builder) base(c *Container, where place) *Proc {
+func (b *builder) base(c *Container, where place) *config.DocProcess {
 	t := b.t
-	q := &Proc{Name: c.Name}
+	q := &config.DocProcess{Name: c.Name}
 	t.envFiles = nil
 	q.Env, q.SecretEnv = t.env(c, where)
 	lookup := func(k string) (string, bool) {
 		for _, kv := range q.Env {
-			if kv[0] == k {
-				return kv[1], true
+			if kv.Key == k {
+				return kv.Value, true
 			}
 		}
 		return "", false
@@ -511,16 +515,16 @@ func (b *builder) base(c *Container, where place) *Proc {
 	for _, s := range c.Args {
 		argv = append(argv, expand(s, lookup))
 	}
-	q.Command = withEnvFiles(c.Name, b.remapAll(argv), t.envFiles)
+	q.Argv = withEnvFiles(c.Name, b.remapAll(argv), t.envFiles)
 	for i := range q.Env {
-		q.Env[i][1] = b.remap(q.Env[i][1])
+		q.Env[i].Value = b.remap(q.Env[i].Value)
 	}
 	q.WorkingDir = b.remap(c.WorkingDir)
 	q.User = b.user(c, where)
 
 	// The kubelet gives every container its stop signal and at least
 	// minimumGracePeriodInSeconds before SIGKILL, even past the grace.
-	stop := &Stop{Timeout: secs(b.grace), MinGrace: secs(minGrace)}
+	stop := config.DocStop{Timeout: secs(b.grace), Timed: true, MinGrace: secs(minGrace)}
 	if lc := c.Lifecycle; lc != nil {
 		if lc.StopSignal != "" {
 			if os := t.w.Spec.OS; os == nil || os.Name == "" {
@@ -532,10 +536,10 @@ func (b *builder) base(c *Container, where place) *Proc {
 			stop.Signal = lc.StopSignal
 		}
 		if lc.PreStop != nil {
-			stop.Command = b.hook(c, lc.PreStop, where.in("lifecycle", "preStop"))
+			stop.Argv = b.hook(c, lc.PreStop, where.in("lifecycle", "preStop"))
 			// The kubelet starts every preStop when termination begins;
 			// sidecars then wait for their turn.
-			stop.CommandFirst = stop.Command != nil && !t.opts.Ordered
+			stop.CommandFirst = stop.Argv != nil && !t.opts.Ordered
 		}
 	}
 	q.Stop = stop
@@ -565,14 +569,14 @@ func validSignal(s string) bool {
 
 // service sets the type, restart policy and probes of a long-running
 // container (regular under restartPolicy Always, or a native sidecar).
-func (b *builder) service(q *Proc, c *Container, where place, policy string) {
+func (b *builder) service(q *config.DocProcess, c *Container, where place, policy string) {
 	switch policy {
 	case "Always":
 		q.Restart = b.restart("always", 0)
 	case "OnFailure":
 		q.Restart = b.restart("on-failure", 0)
 	default:
-		q.Restart = &Restart{Policy: "never"}
+		q.Restart = &config.DocRestart{Policy: "never"}
 	}
 	startup, readiness := c.StartupProbe, c.ReadinessProbe
 	if !q.Sidecar && startup != nil {
@@ -592,7 +596,7 @@ func (b *builder) service(q *Proc, c *Container, where place, policy string) {
 		}
 		if q.Live != nil {
 			q.Live.SuccessThreshold = 0
-			q.Live.StartInterval = ""
+			q.Live.StartInterval = 0
 		}
 		return
 	}
@@ -631,7 +635,7 @@ func (b *builder) service(q *Proc, c *Container, where place, policy string) {
 	if c.LivenessProbe != nil {
 		q.Live = b.probe(c, c.LivenessProbe, where.in("livenessProbe"))
 		q.Live.SuccessThreshold = 0
-		q.Live.StartInterval = ""
+		q.Live.StartInterval = 0
 	}
 }
 
@@ -640,10 +644,10 @@ func (b *builder) service(q *Proc, c *Container, where place, policy string) {
 // (pkg/kubelet/prober/worker.go, doProbe): the startupProbe first (failing
 // failureThreshold times kills the container), then readiness and liveness;
 // readiness never kills and goes on while the container terminates.
-func (b *builder) jobProbes(q *Proc, c *Container, where place) {
+func (b *builder) jobProbes(q *config.DocProcess, c *Container, where place) {
 	if pr := c.StartupProbe; pr != nil {
 		q.Startup = b.probe(c, pr, where.in("startupProbe"))
-		q.Startup.Interval = "" // the check ends at its first pass
+		q.Startup.Interval = 0 // the check ends at its first pass
 		// A backstop for attempts podvisor could not make (they count as
 		// no failure): the probe's whole budget.
 		d := defaults(*pr)
@@ -656,8 +660,8 @@ func (b *builder) jobProbes(q *Proc, c *Container, where place) {
 			// Without a startupProbe the kubelet counts the container
 			// started at once; a job's ready check is readiness only
 			// next to a startup check, so it gets one that passes at once.
-			q.Startup = &Check{Exec: []string{"true"}}
-			q.Comment = strings.TrimPrefix(q.Comment+"; startup: no startupProbe (started at once), so ready is the readinessProbe", "; ")
+			q.Startup = &config.DocProbe{Kind: "exec", Argv: []string{"true"}}
+			q.Comment("startup", "no startupProbe (started at once), so ready is the readinessProbe")
 		}
 	}
 	if c.LivenessProbe != nil {
@@ -676,8 +680,8 @@ func (b *builder) noProbes(c *Container, where place, what string) {
 	}
 }
 
-func (b *builder) restart(policy string, limit int) *Restart {
-	r := &Restart{Policy: policy, Limit: limit}
+func (b *builder) restart(policy string, limit int) *config.DocRestart {
+	r := &config.DocRestart{Policy: policy, Limit: limit}
 	if !b.t.opts.Ordered {
 		r.Backoff, r.MaxBackoff = kubeletBackoff, kubeletMaxBackoff
 	}
@@ -734,7 +738,7 @@ func defaults(p Probe) Probe {
 
 // probe converts a probe; integer seconds keep their meaning (the first
 // check after initialDelaySeconds, then one every periodSeconds).
-func (b *builder) probe(c *Container, in *Probe, where place) *Check {
+func (b *builder) probe(c *Container, in *Probe, where place) *config.DocProbe {
 	p := defaults(*in)
 	if g := p.TerminationGracePeriodSeconds; g != nil {
 		switch {
@@ -744,7 +748,7 @@ func (b *builder) probe(c *Container, in *Probe, where place) *Check {
 			b.t.errorAt(where.in("terminationGracePeriodSeconds"), " %d: must be greater than 0, as the API requires", *g)
 		}
 	}
-	ch := &Check{
+	ch := &config.DocProbe{
 		StartInterval:    secs(p.PeriodSeconds),
 		Interval:         secs(p.PeriodSeconds),
 		Timeout:          secs(p.TimeoutSeconds),
@@ -770,22 +774,22 @@ func (b *builder) probe(c *Container, in *Probe, where place) *Check {
 	}
 	switch {
 	case p.Exec != nil:
-		ch.Exec = b.remapAll(p.Exec.Command)
-		if len(ch.Exec) == 0 {
+		ch.Kind, ch.Argv = "exec", b.remapAll(p.Exec.Command)
+		if len(ch.Argv) == 0 {
 			b.t.errorAt(where.in("exec"), ": empty command")
 		}
 	case p.HTTPGet != nil:
-		ch.HTTP = b.httpURL(c, p.HTTPGet, where.in("httpGet"))
+		ch.Kind, ch.Target = "http", b.httpURL(c, p.HTTPGet, where.in("httpGet"))
 	case p.TCPSocket != nil:
 		port := b.port(c, p.TCPSocket.Port, where.in("tcpSocket", "port"))
-		ch.TCP = net.JoinHostPort(host(p.TCPSocket.Host), strconv.Itoa(port))
+		ch.Kind, ch.Target = "tcp", net.JoinHostPort(host(p.TCPSocket.Host), strconv.Itoa(port))
 	case p.GRPC.Kind != 0:
 		b.t.errorAt(where.in("grpc"), ": gRPC probes are not supported: a gRPC client (google.golang.org/grpc) would add 4-6 MB to podvisor; use an exec probe running grpc_health_probe -addr=127.0.0.1:PORT")
 	default:
 		b.t.errorAt(where, ": no handler (want exec, httpGet or tcpSocket)")
 	}
-	if ch.HTTP == "" && ch.TCP == "" && ch.Exec == nil {
-		ch.Exec = []string{"true"} // an error was reported; keep the model well-formed
+	if ch.Kind == "" || ch.Kind == "exec" && ch.Argv == nil {
+		ch.Kind, ch.Argv = "exec", []string{"true"} // an error was reported; keep the model well-formed
 	}
 	return ch
 }
@@ -873,13 +877,6 @@ func (b *builder) hook(c *Container, h *LifecycleHandler, where place) []string 
 	return nil
 }
 
-func secs(n int) string {
-	if n == 0 {
-		return "0s"
-	}
-	return strconv.Itoa(n) + "s"
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -906,19 +903,19 @@ func (t *translator) annotationEdges(b *builder) {
 		regular[c.Name] = true
 	}
 	for _, name := range sortedKeys(edges) {
-		q := b.p.proc(name)
+		q := b.p.Process(name)
 		if q == nil || strings.HasSuffix(name, postStartSuffix) {
 			t.errorf("annotation %s: no container named %q", annotDependsOn, name)
 			continue
 		}
 		if t.opts.Ordered && regular[name] {
 			// The annotation replaces the implicit chain among regular containers.
-			q.DependsOn = slices.DeleteFunc(q.DependsOn, func(d Dep) bool {
+			q.DependsOn = slices.DeleteFunc(q.DependsOn, func(d config.DocDep) bool {
 				return regular[strings.TrimSuffix(d.Name, postStartSuffix)]
 			})
 		}
 		for _, d := range edges[name] {
-			if b.p.proc(d.Name) == nil || d.Name == name {
+			if b.p.Process(d.Name) == nil || d.Name == name {
 				t.errorf("annotation %s: %s depends on %q, which is not another container of the pod", annotDependsOn, name, d.Name)
 				continue
 			}
@@ -927,8 +924,8 @@ func (t *translator) annotationEdges(b *builder) {
 	}
 }
 
-func parseDependsOn(s string) (map[string][]Dep, error) {
-	out := map[string][]Dep{}
+func parseDependsOn(s string) (map[string][]config.DocDep, error) {
+	out := map[string][]config.DocDep{}
 	cur := ""
 	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == '\n' }) {
 		item = strings.TrimSpace(item)
@@ -948,7 +945,7 @@ func parseDependsOn(s string) (map[string][]Dep, error) {
 		if cond != "started" && cond != "ready" && cond != "completed" {
 			return nil, fmt.Errorf("%q: condition %q: want started, ready or completed", item, cond)
 		}
-		out[cur] = append(out[cur], Dep{strings.TrimSpace(dep), cond})
+		out[cur] = append(out[cur], config.DocDep{Name: strings.TrimSpace(dep), Condition: cond})
 	}
 	return out, nil
 }
@@ -1119,18 +1116,18 @@ func noRestart(policy string, rules []RestartRule) []int {
 // applyRules expresses restartPolicyRules with podvisor's restart policy
 // and success_exit_codes: on-failure restarts exactly after the codes that
 // are not success codes. What that cannot say is a precise warning.
-func (b *builder) applyRules(q *Proc, c *Container, policy string, where place) {
+func (b *builder) applyRules(q *config.DocProcess, c *Container, policy string, where place) {
 	defer b.restartAllRule(q, c)
 	if len(c.RestartPolicyRules) == 0 || c.RestartPolicy == "Always" && q.Type == "" {
 		return // nothing to add to a restart on every exit
 	}
-	keep := func(p string) *Restart {
+	keep := func(p string) *config.DocRestart {
 		r := *q.Restart
 		r.Rules = nil
 		r.Policy = p
 		if p == "never" {
-			r = Restart{Policy: "never"}
-		} else if r.Backoff == "" && !b.t.opts.Ordered {
+			r = config.DocRestart{Policy: "never"}
+		} else if r.Backoff == 0 && !b.t.opts.Ordered {
 			r.Backoff, r.MaxBackoff = kubeletBackoff, kubeletMaxBackoff
 		}
 		return &r
@@ -1147,7 +1144,7 @@ func (b *builder) applyRules(q *Proc, c *Container, policy string, where place) 
 	case codes[0] == 0:
 		q.Restart = keep("on-failure")
 		if len(codes) > 1 {
-			q.SuccessCodes = codes
+			q.SuccessExitCodes = codes
 			b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: exit codes %s end the container without a restart, as the kubelet does, but podvisor counts them as success (success_exit_codes)", where, codeRanges(codes[1:])))
 		}
 	default:
@@ -1159,7 +1156,7 @@ func (b *builder) applyRules(q *Proc, c *Container, policy string, where place) 
 		} else {
 			q.Restart = keep("on-failure")
 			b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: exit 0 restarts the container in the kubelet; podvisor's %s ends with it, and is restarted after every other code but %s", where, q.Type, codeRanges(codes)))
-			q.SuccessCodes = append([]int{0}, codes...)
+			q.SuccessExitCodes = append([]int{0}, codes...)
 		}
 	}
 }
@@ -1169,7 +1166,7 @@ func (b *builder) applyRules(q *Proc, c *Container, policy string, where place) 
 // podvisor's restart-all replays the start-up of every process as the
 // kubelet restarts every container. The other codes keep the policy that
 // applyRules chose (noRestart counts them as restarted either way).
-func (b *builder) restartAllRule(q *Proc, c *Container) {
+func (b *builder) restartAllRule(q *config.DocProcess, c *Container) {
 	var all []int
 	for code := 0; code <= 255; code++ {
 		for _, r := range c.RestartPolicyRules {
@@ -1186,7 +1183,7 @@ func (b *builder) restartAllRule(q *Proc, c *Container) {
 		return
 	}
 	r := *q.Restart
-	r.Rules = []Rule{{Codes: all, Action: "restart-all"}}
+	r.Rules = []config.DocRule{{Codes: all, Action: "restart-all"}}
 	if len(all) > 128 { // the shorter list: not_in the others
 		var rest []int
 		for code := 0; code <= 255; code++ {
@@ -1194,7 +1191,7 @@ func (b *builder) restartAllRule(q *Proc, c *Container) {
 				rest = append(rest, code)
 			}
 		}
-		r.Rules[0] = Rule{Codes: rest, NotIn: true, Action: "restart-all"}
+		r.Rules[0] = config.DocRule{Codes: rest, NotIn: true, Action: "restart-all"}
 	}
 	q.Restart = &r
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
 )
@@ -41,7 +42,7 @@ func playErr(manifest string, opts Options) (*Result, error) {
 // load checks that the procs.yaml loads and returns it.
 func load(t *testing.T, res *Result) *config.Config {
 	t.Helper()
-	data := res.Procs.Marshal()
+	data := config.Write(res.Procs)
 	cfg, err := config.Parse("procs.yaml", data, nil)
 	if err != nil {
 		t.Fatalf("generated procs.yaml does not load: %v\n%s", err, data)
@@ -364,7 +365,7 @@ spec:
 	}
 	// The written procs.yaml escapes $ by config's one rule: $HOME, which
 	// podvisor keeps, is written as it is.
-	if data := string(res.Procs.Marshal()); !strings.Contains(data, "late $HOME") || strings.Contains(data, "$$HOME") {
+	if data := string(config.Write(res.Procs)); !strings.Contains(data, "late $HOME") || strings.Contains(data, "$$HOME") {
 		t.Errorf("$HOME escaped in the written procs.yaml:\n%s", data)
 	}
 
@@ -379,6 +380,38 @@ spec:
 	optional := strings.Replace(pod, "{name: A, value: one}", "{name: A, valueFrom: {configMapKeyRef: {name: nope, key: k, optional: true}}}", 1)
 	if _, err := playErr(optional, Options{}); err != nil {
 		t.Errorf("optional missing ConfigMap: %v", err)
+	}
+}
+
+// TestLiteral: every value config interpolates comes back from the written
+// procs.yaml as the translation built it, ${...} and $$ included, and a
+// postStart hook, which shares its container's environment, is escaped once.
+func TestLiteral(t *testing.T) {
+	pod := `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: app
+    command: [sh, -c, 'echo ${A} $$$$ $HOME'] # $$ is a $ in Kubernetes' expansion
+    workingDir: /srv/${w}
+    env: [{name: A, value: 'a${b}$$$$c'}]
+    readinessProbe: {exec: {command: [test, '${r}']}}
+    lifecycle:
+      postStart: {exec: {command: [echo, '${p}']}}
+      preStop: {exec: {command: [echo, '${s}']}}
+`
+	cfg := load(t, play(t, pod, Options{}))
+	app, hook := cfg.Processes["app"], cfg.Processes["app"+postStartSuffix]
+	if !slices.Equal(app.Command, []string{"sh", "-c", "echo ${A} $$ $HOME"}) || app.WorkingDir != "/srv/${w}" {
+		t.Errorf("command %q, working_dir %q", app.Command, app.WorkingDir)
+	}
+	if !slices.Contains(app.Env, "A=a${b}$$c") || !slices.Contains(hook.Env, "A=a${b}$$c") {
+		t.Errorf("env %q, hook env %q", app.Env, hook.Env)
+	}
+	if !slices.Equal(app.Ready.Command, []string{"test", "${r}"}) || !slices.Equal(app.Stop.Command, []string{"echo", "${s}"}) ||
+		!slices.Equal(hook.Command, []string{"echo", "${p}"}) {
+		t.Errorf("ready %q, stop %q, hook %q", app.Ready.Command, app.Stop.Command, hook.Command)
 	}
 }
 
@@ -721,7 +754,7 @@ func TestImageCommandArgsOnce(t *testing.T) {
 		`exec app --flag=$@a`: `exec app --flag=$@a "$@"`,
 	} {
 		res := play(t, pod, Options{ImageCommands: map[string]string{"img": cmd}})
-		got := res.Procs.Processes[0].Command
+		got := load(t, res).Processes["app"].Command
 		if !slices.Equal(got, []string{"/bin/sh", "-c", want, "app", "x"}) {
 			t.Errorf("--image-command img=%s: command %q, want %q", cmd, got, want)
 		}
@@ -844,11 +877,11 @@ func TestKube135Fields(t *testing.T) {
 		return "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n" + spec +
 			"  volumes: [{name: work, emptyDir: {}}]\n  containers:\n  - name: app\n    command: [x]\n" + container
 	}
-	proc := func(t *testing.T, doc string) (*Proc, []string) {
+	proc := func(t *testing.T, doc string) (*config.DocProcess, []string) {
 		t.Helper()
 		res := play(t, doc, Options{})
 		load(t, res)
-		return res.Procs.proc("app"), res.Warnings
+		return res.Procs.Process("app"), res.Warnings
 	}
 	warned := func(ws []string, s string) bool {
 		return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, s) })
@@ -860,17 +893,17 @@ func TestKube135Fields(t *testing.T) {
 		// terminating) and liveness.
 		q, ws := proc(t, pod("  restartPolicy: Never\n", "    startupProbe: {exec: {command: [s]}, periodSeconds: 2, failureThreshold: 4}\n"+
 			"    readinessProbe: {exec: {command: [r]}, periodSeconds: 1}\n    livenessProbe: {exec: {command: [l]}}\n"))
-		if q.Type != "job" || q.Startup == nil || q.Startup.Exec[0] != "s" || q.Startup.FailureThreshold != 4 || q.StartTimeout != "9s" {
+		if q.Type != "job" || q.Startup == nil || q.Startup.Argv[0] != "s" || q.Startup.FailureThreshold != 4 || q.StartTimeout != 9*time.Second {
 			t.Errorf("startup %+v, start_timeout %s: want the startupProbe, failureThreshold 4, budget 4x2s+1s", q.Startup, q.StartTimeout)
 		}
-		if q.Ready == nil || q.Ready.Exec[0] != "r" || !q.Ready.WhileStopping || q.Live == nil || q.Live.Exec[0] != "l" {
+		if q.Ready == nil || q.Ready.Argv[0] != "r" || !q.Ready.WhileStopping || q.Live == nil || q.Live.Argv[0] != "l" {
 			t.Errorf("ready %+v, live %+v: want the readinessProbe (while_stopping) and the livenessProbe", q.Ready, q.Live)
 		}
 		if warned(ws, "readinessProbe") {
 			t.Errorf("a warning about the readinessProbe: %q", ws)
 		}
 		q, _ = proc(t, pod("  restartPolicy: OnFailure\n", "    readinessProbe: {exec: {command: [r]}}\n"))
-		if q.Startup == nil || !slices.Equal(q.Startup.Exec, []string{"true"}) || q.Ready == nil || q.StartTimeout != "" {
+		if q.Startup == nil || q.Startup.Kind != "exec" || !slices.Equal(q.Startup.Argv, []string{"true"}) || q.Ready == nil || q.StartTimeout != 0 {
 			t.Errorf("startup %+v ready %+v start_timeout %q: want a startup check that passes at once, and the readinessProbe", q.Startup, q.Ready, q.StartTimeout)
 		}
 	})
@@ -882,8 +915,8 @@ func TestKube135Fields(t *testing.T) {
 		// A regular container of an Always pod with both probes: the
 		// startupProbe is its startup check, the readinessProbe readiness.
 		q, ws := proc(t, pod("", "    startupProbe: {exec: {command: [s]}, failureThreshold: 7}\n    readinessProbe: {exec: {command: [r]}}\n"))
-		if q.Type != "" || q.Startup == nil || q.Startup.Exec[0] != "s" || q.Startup.FailureThreshold != 7 ||
-			q.Ready == nil || q.Ready.Exec[0] != "r" || !q.Ready.WhileStopping {
+		if q.Type != "" || q.Startup == nil || q.Startup.Argv[0] != "s" || q.Startup.FailureThreshold != 7 ||
+			q.Ready == nil || q.Ready.Argv[0] != "r" || !q.Ready.WhileStopping {
 			t.Errorf("startup %+v ready %+v: want the startupProbe and the readinessProbe (while_stopping)", q.Startup, q.Ready)
 		}
 		if warned(ws, "readinessProbe") {
@@ -892,21 +925,21 @@ func TestKube135Fields(t *testing.T) {
 		// --ordered: both gate the next container, tried every 100ms; the
 		// startup check keeps its budget (7 periods of 10s) in attempts.
 		res := play(t, pod("", "    startupProbe: {exec: {command: [s]}, failureThreshold: 7}\n    readinessProbe: {exec: {command: [r]}}\n"), Options{Ordered: true})
-		if o := res.Procs.proc("app"); o.Startup == nil || o.Startup.StartInterval != "100ms" || o.Startup.FailureThreshold != 700 ||
-			o.Ready == nil || o.Ready.StartInterval != "100ms" {
+		if o := res.Procs.Process("app"); o.Startup == nil || o.Startup.StartInterval != 100*time.Millisecond || o.Startup.FailureThreshold != 700 ||
+			o.Ready == nil || o.Ready.StartInterval != 100*time.Millisecond {
 			t.Errorf("--ordered: startup %+v ready %+v", o.Startup, o.Ready)
 		}
 		for _, side := range []string{"readinessProbe: {exec: {command: [r]}}", "startupProbe: {exec: {command: [r]}}, readinessProbe: {exec: {command: [x]}}"} {
 			res := play(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  initContainers:\n  - {name: side, command: [x], restartPolicy: Always, "+side+"}\n"+
 				"  containers:\n  - {name: app, command: [x]}\n", Options{})
-			if s := res.Procs.proc("side"); s.Ready == nil || s.Ready.Exec[0] != "r" || s.Ready.WhileStopping || s.Startup != nil {
+			if s := res.Procs.Process("side"); s.Ready == nil || s.Ready.Argv[0] != "r" || s.Ready.WhileStopping || s.Startup != nil {
 				t.Errorf("sidecar with %s: ready %+v startup %+v: its gate, not probed once termination has begun", side, s.Ready, s.Startup)
 			}
 		}
 	})
 	t.Run("https probe", func(t *testing.T) {
 		q, _ := proc(t, pod("", "    readinessProbe: {httpGet: {port: 8443, path: /ready, scheme: HTTPS}}\n"))
-		if q.Ready.HTTP != "https://127.0.0.1:8443/ready" {
+		if q.Ready.Kind != "http" || q.Ready.Target != "https://127.0.0.1:8443/ready" {
 			t.Errorf("ready %+v", q.Ready)
 		}
 	})
@@ -929,8 +962,8 @@ func TestKube135Fields(t *testing.T) {
 				"always", nil, ""},
 		} {
 			q, ws := proc(t, pod("  restartPolicy: "+tc.pod+"\n", "    "+tc.container+"\n"))
-			if q.Restart.Policy != tc.policy || !slices.Equal(q.SuccessCodes, tc.codes) {
-				t.Errorf("%s / %s: restart %+v, success codes %v; want %s %v", tc.pod, tc.container, q.Restart, q.SuccessCodes, tc.policy, tc.codes)
+			if q.Restart.Policy != tc.policy || !slices.Equal(q.SuccessExitCodes, tc.codes) {
+				t.Errorf("%s / %s: restart %+v, success codes %v; want %s %v", tc.pod, tc.container, q.Restart, q.SuccessExitCodes, tc.policy, tc.codes)
 			}
 			if tc.warn != "" && !warned(ws, tc.warn) {
 				t.Errorf("%s / %s: warnings %q, want %q", tc.pod, tc.container, ws, tc.warn)
@@ -942,7 +975,7 @@ func TestKube135Fields(t *testing.T) {
 		src := pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}, "+
 			"{action: RestartAllContainers, exitCodes: {operator: In, values: [1, 2, 3, 42]}}]\n")
 		q, _ := proc(t, src)
-		if want := []Rule{{Codes: []int{1, 2, 3}, Action: "restart-all"}}; !reflect.DeepEqual(q.Restart.Rules, want) {
+		if want := []config.DocRule{{Codes: []int{1, 2, 3}, Action: "restart-all"}}; !reflect.DeepEqual(q.Restart.Rules, want) {
 			t.Errorf("rules %+v, want %+v", q.Restart.Rules, want)
 		}
 		cfg := load(t, play(t, src, Options{}))
@@ -955,17 +988,17 @@ func TestKube135Fields(t *testing.T) {
 		}
 	})
 	t.Run("file key ref", func(t *testing.T) {
-		q, _ := proc(t, pod("", "    env: [{name: TOKEN, valueFrom: {fileKeyRef: {volumeName: work, path: cfg/app.env, key: TOKEN}}}, "+
-			"{name: OPT, valueFrom: {fileKeyRef: {volumeName: work, path: app.env, key: OPT, optional: true}}}]\n"))
+		cfg := load(t, play(t, pod("", "    env: [{name: TOKEN, valueFrom: {fileKeyRef: {volumeName: work, path: cfg/app.env, key: TOKEN}}}, "+
+			"{name: OPT, valueFrom: {fileKeyRef: {volumeName: work, path: app.env, key: OPT, optional: true}}}]\n"), Options{}))
 		want := []string{"/bin/sh", "-c", envFileScript, "app", "/vol/work/cfg/app.env", "TOKEN", "TOKEN", "required",
 			"/vol/work/app.env", "OPT", "OPT", "optional", "--", "x"}
-		if !slices.Equal(q.Command, want) {
-			t.Errorf("command %q\nwant %q", q.Command, want)
+		if got := cfg.Processes["app"].Command; !slices.Equal(got, want) {
+			t.Errorf("command %q\nwant %q", got, want)
 		}
 	})
 	t.Run("probe grace", func(t *testing.T) {
 		q, ws := proc(t, pod("", "    livenessProbe: {exec: {command: [ok]}, terminationGracePeriodSeconds: 5}\n"))
-		if q.Live == nil || q.Live.StopTimeout != "5s" || warned(ws, "terminationGracePeriodSeconds") {
+		if q.Live == nil || q.Live.StopTimeout != 5*time.Second || warned(ws, "terminationGracePeriodSeconds") {
 			t.Errorf("live %+v, warnings %q: want stop_timeout 5s, no warning", q.Live, ws)
 		}
 	})

@@ -26,7 +26,7 @@ func TestExamples(t *testing.T) {
 		t.Fatalf("pod-entrypoint: exit %d\n%s", code, r.stderr)
 	}
 	out := r.stdout.String()
-	for _, want := range []string{"command: [podvisor, run, -c, /etc/podvisor/procs.yaml]", "shutdown_timeout: 30s", "volume procs: bound at /etc/podvisor"} {
+	for _, want := range []string{`command: [podvisor, run, "-c", /etc/podvisor/procs.yaml]`, "shutdown_timeout: 30s", "volume procs: bound at /etc/podvisor"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pod-entrypoint dry run lacks %q:\n%s", want, out)
 		}
@@ -44,9 +44,9 @@ func TestExamples(t *testing.T) {
 	out = r.stdout.String()
 	for _, re := range []string{
 		`(?m)^  install-podvisor:\n    command: \[cp, `,
-		`(?m)^  proxy\.post-start:\n    command: \[/podvisor/podvisor, wait, --http`,
-		`(?m)^  app:\n(.*\n)*?    depends_on: \{install-podvisor: completed, proxy\.post-start: completed\}`,
-		`(?m)^      command: \[/podvisor/podvisor, wait, --gone, --http, 'http://127.0.0.1:9000/healthz', --timeout, 25s\]`,
+		`(?m)^  proxy\.post-start:\n    command: \[/podvisor/podvisor, wait, "--http"`,
+		`(?m)^  app:\n(.*\n)*?    depends_on:\n      install-podvisor: completed\n      proxy\.post-start: completed\n`,
+		`(?m)^      command: \[/podvisor/podvisor, wait, "--gone", "--http", "http://127.0.0.1:9000/healthz", "--timeout", "25s"\]`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("pod-poststart-wait dry run does not match %s:\n%s", re, out)
