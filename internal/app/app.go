@@ -120,7 +120,7 @@ func Run(e *Early, o Options) (int, error) {
 	r := &run{opts: o}
 	r.current.Store(o.Config)
 	// The processes' sockets, all bound or none before anything starts, and
-	// kept for the run (supervisor/sockets.go).
+	// kept for the run (launch/sockets.go).
 	r.sockets = launch.NewSockets()
 	if err := r.sockets.BindAll(o.Config); err != nil {
 		fmt.Fprintln(o.Stderr, err)

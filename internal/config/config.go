@@ -157,7 +157,7 @@ type Process struct {
 	Sidecar bool
 
 	// Sockets are bound by podvisor and passed to every incarnation
-	// (sockets.go).
+	// (internal/launch/sockets.go).
 	Sockets []Socket
 	// FDStoreMax bounds the fds the process may hand to podvisor to keep
 	// for its next incarnation (FDSTORE=1); 0 disables the store.

@@ -29,7 +29,7 @@ type Notification struct {
 	// Errno is ERRNO=: the error the process reports it failed with (0:
 	// absent).
 	Errno int
-	// Store is set for FDSTORE=1 or FDSTOREREMOVE=1 (fdstore.go).
+	// Store is set for FDSTORE=1 or FDSTOREREMOVE=1 (internal/launch/fdstore.go).
 	Store *StoreRequest
 }
 
