@@ -98,7 +98,7 @@ func (l *loader) socket(proc string, n *yaml.Node, path *keyPath) (Socket, bool)
 	good := true
 	if v, ok := f.get("name"); ok {
 		if name, ok := l.str(v.val, path.field("name")); ok {
-			if !validFDName(name) {
+			if !ValidFDName(name) {
 				l.errorf(v.val, path.field("name"), "invalid socket name %q", name).Hint = "1-255 printable characters without : or spaces"
 				good = false
 			}
@@ -183,9 +183,9 @@ func ParseListen(s string) (network, address, msg string) {
 	return "", "", fmt.Sprintf("unknown scheme %q", scheme)
 }
 
-// validFDName follows sd_pid_notify_with_fds(3)'s rule for FDNAME: at most
+// ValidFDName is the rule for an fd name (a socket's name, FDNAME= of the fd store): at most
 // 255 printable ASCII characters, without ':' (the LISTEN_FDNAMES separator).
-func validFDName(s string) bool {
+func ValidFDName(s string) bool {
 	if s == "" || len(s) > 255 {
 		return false
 	}

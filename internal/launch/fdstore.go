@@ -73,7 +73,7 @@ func (st *FDStore) handle(p *config.Process, req *health.StoreRequest, warn func
 	for _, f := range req.Files {
 		var stt unix.Stat_t
 		switch {
-		case !validStoreName(req.Name):
+		case !config.ValidFDName(req.Name):
 			warn("fd store: invalid FDNAME; fd closed", "process", p.Name)
 		case unix.Fstat(int(f.Fd()), &stt) != nil:
 		case stored(list, stt):
@@ -95,19 +95,6 @@ func stored(list []storedFD, stt unix.Stat_t) bool {
 		}
 	}
 	return false
-}
-
-// validStoreName follows the FDNAME rule: 1-255 printable ASCII, no ':'.
-func validStoreName(s string) bool {
-	if s == "" || len(s) > 255 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c >= 0x7f || c == ':' {
-			return false
-		}
-	}
-	return true
 }
 
 // files returns p's stored fds and their names, in the order stored.
