@@ -29,7 +29,7 @@ type Launcher struct {
 	// making it on the first call (a run without notify sockets makes
 	// none: nothing to create at start, nothing to remove at exit).
 	RuntimeDir func() (string, error)
-	Log        *slog.Logger
+	Log        *slog.Logger // nil: nothing is logged
 	Tails      *logs.Tails // recent output per process, for `podvisor logs`; may be nil
 	Sockets    *Sockets    // the processes' listening sockets (sockets.go); may be nil
 	FDStore    *FDStore    // fds processes stored (fdstore.go); may be nil
@@ -38,6 +38,14 @@ type Launcher struct {
 }
 
 var _ supervisor.Launcher = (*Launcher)(nil)
+
+// logger is Log, or a logger that drops everything when Log is nil.
+func (l *Launcher) logger() *slog.Logger {
+	if l.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l.Log
+}
 
 // outputDrain bounds the wait for a dead child's pipes to reach EOF.
 const outputDrain = 100 * time.Millisecond
@@ -203,7 +211,7 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 	// throttled; what is still counted is told when the socket closes.
 	var warn *warnLimiter
 	if sock != nil {
-		warn = newWarnLimiter(l.Log, realClock{}, warnInterval)
+		warn = newWarnLimiter(l.logger(), realClock{}, warnInterval)
 		cleanups = append(cleanups, warn.Close)
 	}
 	spec.Env = env

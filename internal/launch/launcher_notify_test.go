@@ -87,3 +87,39 @@ func TestNotifySocketPerIncarnation(t *testing.T) {
 func staticDir(dir string) func() (string, error) {
 	return func() (string, error) { return dir, nil }
 }
+
+// A Launcher without a logger (benchmarks, tests) survives what it would
+// log: a notify fd closed without a newline (it used to dereference nil).
+func TestNilLogNotifyFDClosed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := proc.NewReaper(nil)
+	go r.Run(ctx)
+	sink := logs.NewSink(io.Discard, logs.Options{})
+	defer sink.Close(context.Background())
+	l := &Launcher{Reaper: r, Sink: sink, BaseEnv: os.Environ()}
+	yml := "processes:\n  p:\n    command: \"exec 3>&-\"\n    ready: {notify: \"fd:3\"}\n"
+	cfg, err := config.Parse("test.yaml", []byte(yml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	ready := make(chan string, 1)
+	if _, err := l.Launch(cfg.Processes["p"], 1, supervisor.Hooks{
+		Ready:  func(d string) { ready <- d },
+		Status: func(string) {},
+		Exited: func(proc.Exit) { close(exited) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the child never exited")
+	}
+	select {
+	case d := <-ready:
+		t.Fatalf("a closed fd counted as readiness: %q", d)
+	default:
+	}
+}

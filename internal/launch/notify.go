@@ -90,7 +90,7 @@ func (l *Launcher) waitNotifyFD(p *config.Process, r *os.File, h supervisor.Hook
 	case errors.Is(err, health.ErrNotifyClosed):
 		// s6 rule: EOF without a newline is not readiness; say so,
 		// or the wait would look like a hang (FAULTS C10).
-		l.Log.Warn("notify fd closed without readiness", "process", p.Name, "fd", p.Ready.FD)
+		l.logger().Warn("notify fd closed without readiness", "process", p.Name, "fd", p.Ready.FD)
 		h.Status(fmt.Sprintf("notify fd %d closed without readiness", p.Ready.FD))
 	}
 }
