@@ -30,9 +30,9 @@ type Launcher struct {
 	// none: nothing to create at start, nothing to remove at exit).
 	RuntimeDir func() (string, error)
 	Log        *slog.Logger // nil: nothing is logged
-	Tails      *logs.Tails // recent output per process, for `podvisor logs`; may be nil
-	Sockets    *Sockets    // the processes' listening sockets (sockets.go); may be nil
-	FDStore    *FDStore    // fds processes stored (fdstore.go); may be nil
+	Tails      *logs.Tails  // recent output per process, for `podvisor logs`; may be nil
+	Sockets    *Sockets     // the processes' listening sockets (sockets.go); may be nil
+	FDStore    *FDStore     // fds processes stored (fdstore.go); may be nil
 
 	notify notifyPool // spare notify sockets (notify.go)
 }
