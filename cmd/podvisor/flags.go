@@ -36,7 +36,7 @@ const eagerGCAbove = 256 << 10
 
 func loadConfig(path string) (*config.Config, error) {
 	// For a big or hostile file, collecting more eagerly keeps the peak
-	// small (FAULTS A7).
+	// small (docs/reliability.md, A7).
 	if fi, err := os.Stat(path); err != nil || fi.Size() > eagerGCAbove {
 		defer debug.SetGCPercent(debug.SetGCPercent(25))
 	}

@@ -2,7 +2,7 @@ package config
 
 import "syscall"
 
-// The defaults below are SPEC section 2's. They are applied while decoding, so
+// The defaults below are docs/reference.md's ("procs.yaml"). They are applied while decoding, so
 // a Config never holds a zero value that means "default".
 
 func defaultConfig(file, dir string) *Config {

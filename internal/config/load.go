@@ -86,7 +86,8 @@ func fileKind(m fs.FileMode) string {
 // problem found as *Error values sorted by position, printed one per line.
 //
 // Parse is a function of its inputs apart from reading env_file files and
-// the user database (for `user:`). Choices made where SPEC is silent:
+// the user database (for `user:`). Choices made
+// beyond docs/reference.md:
 //
 //   - The input must be UTF-8 without NUL bytes; a leading UTF-8 byte order
 //     mark is skipped. One YAML document only; anchors and aliases are

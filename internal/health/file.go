@@ -16,7 +16,7 @@ import (
 const mtimeSlack = 10 * time.Millisecond
 
 // fileChecker succeeds when path exists and was modified at or after since,
-// so a file left over from an earlier run never counts (SPEC section 3). It
+// so a file left over from an earlier run never counts (docs/reference.md, "Probes"). It
 // only stats the path (following symlinks; a dangling one is a failure) and
 // never reads the file. A file that disappears later is a failure again, so
 // readiness after start turns false after failure_threshold checks.

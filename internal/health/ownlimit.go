@@ -9,7 +9,7 @@ import (
 // (file descriptors, memory, processes for an exec probe) rather than
 // anything the probed process did, and if so the inconclusive Result for it.
 // Charging such errors to the process would kill a healthy service because
-// podvisor is short of fds (FAULTS D7).
+// podvisor is short of fds (docs/reliability.md, D7).
 func ownLimit(err error, spawning bool) (Result, bool) {
 	errnos := []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENOBUFS}
 	if spawning {

@@ -21,7 +21,7 @@ type Timing struct {
 	StartReady bool
 }
 
-// TimingFrom returns p's timing, with SPEC defaults for unset (zero) fields.
+// TimingFrom returns p's timing, with the defaults of docs/reference.md ("Probes") for unset (zero) fields.
 func TimingFrom(p *config.Probe) Timing {
 	return Timing{
 		InitialDelay:     p.InitialDelay,

@@ -9,7 +9,7 @@ import (
 
 // exitGate tells the supervisor of a child's exit once the child has been
 // reaped and its output pipes have reached EOF, so its last lines come
-// before the news of its exit (FAULTS B12). The drain is bounded: a
+// before the news of its exit (docs/reliability.md, B12). The drain is bounded: a
 // grandchild may hold the pipes open indefinitely, so outputDrain after the
 // reap the exit goes anyway. Usually both pipes are at EOF by the reap (the
 // kernel closes a dying process's fds before it becomes a zombie).

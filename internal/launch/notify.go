@@ -89,7 +89,7 @@ func (l *Launcher) waitNotifyFD(p *config.Process, r *os.File, h supervisor.Hook
 		h.Ready(fmt.Sprintf("newline on fd %d", p.Ready.FD))
 	case errors.Is(err, health.ErrNotifyClosed):
 		// s6 rule: EOF without a newline is not readiness; say so,
-		// or the wait would look like a hang (FAULTS C10).
+		// or the wait would look like a hang (docs/reliability.md, C10).
 		l.logger().Warn("notify fd closed without readiness", "process", p.Name, "fd", p.Ready.FD)
 		h.Status(fmt.Sprintf("notify fd %d closed without readiness", p.Ready.FD))
 	}

@@ -13,7 +13,7 @@ import (
 // In JSON a record already has "process":"podvisor", so an attribute named
 // process (the process a message is about) becomes "subject": a duplicate
 // key would make most parsers, which keep the last value, attribute
-// podvisor's line to that child (FAULTS E9).
+// podvisor's line to that child (docs/reliability.md, E9).
 func (s *Sink) newHandler() slog.Handler {
 	options := func(json bool) *slog.HandlerOptions {
 		return &slog.HandlerOptions{
@@ -57,7 +57,7 @@ func (o ownWriter) Write(p []byte) (int, error) {
 	case s.ownQueue <- b:
 	default:
 		// The sink is stuck behind a slow writer; the caller (often the
-		// supervisor's loop) must not wait for it (FAULTS D9).
+		// supervisor's loop) must not wait for it (docs/reliability.md, D9).
 		s.inflight.Add(-1)
 		s.ownDropped.Add(1)
 		s.own.stats.dropped[reasonIndex(ReasonBlocked)].Add(1)

@@ -229,7 +229,7 @@ func (p *pump) shutdown() {
 // stream is hot), read each ready stream once into the shared buffer, format
 // all lines of the round into one batch and queue it, then end the streams
 // that hit EOF. Their atEOF runs after the queueing, so a message logged
-// because of it (an exit) comes after their last lines (FAULTS B12).
+// because of it (an exit) comes after their last lines (docs/reliability.md, B12).
 func (p *pump) run() {
 	// Reads go after MaxLine bytes of room, where a stream's unfinished
 	// line is put before its next bytes (splitter.take).

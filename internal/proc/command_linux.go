@@ -13,7 +13,7 @@ import (
 const (
 	// outputGrace bounds the wait for the output pipe's EOF once the command
 	// exited and its group was killed: a process that left the group can
-	// still hold the pipe open (FAULTS C2).
+	// still hold the pipe open (docs/reliability.md, C2).
 	outputGrace = 250 * time.Millisecond
 	// killWait bounds the wait for the command's exit after SIGKILL when ctx
 	// is done (a process in uninterruptible sleep dies late).

@@ -18,7 +18,7 @@
 // # Clean children
 //
 // Children start with an empty signal mask and default signal dispositions even
-// when podvisor itself inherited blocked or ignored signals (FAULTS B19, G4):
+// when podvisor itself inherited blocked or ignored signals (docs/reliability.md, B19):
 //
 //   - Mask. Go's fork child restores the signal mask that the forking OS thread
 //     had at fork time, and every Go thread carries the mask podvisor started

@@ -34,7 +34,7 @@ import (
 // stdout/stderr are podvisor's pipes), so an inherited SIG_IGN for these two
 // is harmless to them.
 //
-// SIGPIPE (FAULTS D10, G5): a Go program that writes to a broken pipe on fd 1
+// SIGPIPE (docs/reliability.md, D10): a Go program that writes to a broken pipe on fd 1
 // or 2 dies of SIGPIPE unless SIGPIPE is subscribed; after Sanitize such a
 // write fails with EPIPE instead, so `podvisor run | head -1` cannot kill
 // podvisor. Children still get SIGPIPE's default action.

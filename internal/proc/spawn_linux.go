@@ -213,7 +213,7 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 		if cred != nil && s.Dir != "" {
 			// Stat above ran as podvisor (root): the fork child's chdir as
 			// the user would fail with a bare EACCES, which execve's
-			// error would then misname (FAULTS: "exec: permission denied").
+			// error would then misname (docs/reliability.md, H12).
 			if err := searchableBy(s.Dir, *s.Cred); err != nil {
 				return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("working directory %q: %s", s.Dir, err), Err: unix.EACCES}
 			}

@@ -11,7 +11,7 @@ import (
 // ones the Go runtime has made so far included, and leaves the extra ones
 // idle for later. The runtime aborts when it cannot create a thread it needs
 // (golang/go#14835), which happens at a cgroup's pids.max, and a fork bomb
-// among the children is enough to reach it (FAULTS D7): every goroutine
+// among the children is enough to reach it (docs/reliability.md, D7): every goroutine
 // that blocks in a system call needs a thread of its own. Threads that exist
 // already are reused, never ended, so the headroom made here holds for
 // podvisor's life. Each costs a kernel task and a few pages; a total, not a

@@ -1,5 +1,5 @@
 // Package server is podvisor's read-only HTTP face: /readyz, /livez, /status
-// and /metrics (SPEC section 4), plus the client side used by
+// and /metrics (docs/reference.md, "HTTP endpoints"), plus the client side used by
 // `podvisor status`.
 //
 // Everything served is derived from an immutable supervisor.Snapshot, so a

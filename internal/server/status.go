@@ -13,7 +13,7 @@ import (
 )
 
 // Status is the /status document. It is a wire format: field names and types
-// are part of the contract (SPEC section 4), and it deliberately has no room
+// are part of the contract (docs/reference.md, "HTTP endpoints"), and it deliberately has no room
 // for command lines or environment values.
 type Status struct {
 	Phase     string          `json:"phase"`

@@ -43,7 +43,7 @@ type incarnation struct {
 	cancelHook  context.CancelFunc // cancels the stop.command in flight
 
 	// lingering holds the exit of a stopped leader whose process group still
-	// has members: the stop is over only once the group is empty (FAULTS B4),
+	// has members: the stop is over only once the group is empty (docs/reliability.md, B4),
 	// checked at pollAt since the kernel sends no event for it.
 	lingering *proc.Exit
 	pollAt    time.Time

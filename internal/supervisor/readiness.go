@@ -57,7 +57,7 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 		// Watch reports only transitions; until the first success the loop
 		// hears nothing, so a failed attempt's detail (timeout, not found,
 		// HTTP 500) is passed on here for the "still waiting" and "start
-		// timeout" lines and /status (FAULTS C1, C3).
+		// timeout" lines and /status (docs/reliability.md, C1, C3).
 		c = &reportingChecker{Checker: c, failed: func(detail string) {
 			s.send(probeFailedEv{idx: idx, gen: gen, detail: detail})
 		}}
@@ -194,7 +194,7 @@ func (s *Supervisor) watchReady(r *record, now time.Time) {
 
 // stopProbes ends r's checks. stopping: r is being stopped and still
 // runs, so a ready check with while_stopping goes on until it exits (the
-// kubelet probes a terminating container's readiness, FAULTS C13 holds for
+// kubelet probes a terminating container's readiness, fault C13 of docs/reliability.md holds for
 // everything else).
 func (s *Supervisor) stopProbes(r *record, stopping bool) {
 	if r.cur.cancelProbe != nil {

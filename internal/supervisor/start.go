@@ -110,7 +110,7 @@ func (s *Supervisor) started(r *record, child Child, err error, now time.Time) {
 			return
 		}
 		// Out of pids, fds or memory: a failed start, retried with backoff
-		// per the restart policy (FAULTS D7).
+		// per the restart policy (docs/reliability.md, D7).
 		r.reason = "cannot start: " + err.Error()
 		s.onFailure(r, -1, 0, now)
 		return

@@ -19,7 +19,7 @@ const (
 	Failed                 // gave up: spawn error, restart limit, failed oneshot/job
 )
 
-// stateNames uses SPEC's words; indexed by State so a new constant without a
+// stateNames uses docs/reference.md's words; indexed by State so a new constant without a
 // name shows up as "" in TestStateNames rather than as a wrong word.
 var stateNames = [...]string{
 	Pending:   "pending",

@@ -28,7 +28,7 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 		s.tl.TeardownCause(s.outcome.Process)
 	}
 	s.log.Info("teardown started", "cause", o.Detail, "shutdown_timeout", s.cfg.ShutdownTimeout.String())
-	// Probes of stopping processes must not restart anything (FAULTS C13);
+	// Probes of stopping processes must not restart anything (docs/reliability.md, C13);
 	// only a ready check with while_stopping goes on, for the ready state.
 	for _, r := range s.recs {
 		s.stopProbes(r, true)
