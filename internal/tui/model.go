@@ -198,8 +198,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.addLog(msg)
 		return m, m.next
 	case resultMsg:
+		// A result is the return of a command (do), not a message of the
+		// channel: reading the channel again here would add a second
+		// reader, and two readers deliver lines out of order (issue 35).
 		m.result = string(msg)
-		return m, m.next
+		return m, nil
 	case timelineMsg:
 		if msg.err == nil {
 			m.doc = msg.doc
