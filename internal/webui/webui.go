@@ -129,15 +129,14 @@ func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
 		}
 		n = v
 	}
-	tail, err := h.opts.Backend.Tail(r.URL.Query().Get("name"))
+	lines, err := tailLines(h.opts.Backend, r.URL.Query().Get("name"), n)
 	if err != nil {
 		writeJSON(w, http.StatusNotFound, control.Response{Error: err.Error()})
 		return
 	}
-	lines, _ := tail.Last(n)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	for _, l := range lines {
-		_, _ = io.WriteString(w, l.Line+"\n")
+		_, _ = io.WriteString(w, l+"\n")
 	}
 }
 
