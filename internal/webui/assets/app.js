@@ -11,6 +11,11 @@ let cfg = { actions: false, logs: false };
 let sortKey = "name", sortRev = false, selected = "";
 let graphDeps = null; // name -> [{name, condition}]
 let redrawQueued = false;
+let es = null; // the event stream
+let failures = 0, downSince = null; // connection attempts failed in a row, since when
+// After this many failed attempts (the stream asks for one a second),
+// podvisor is taken as gone and the page stops retrying.
+const maxFailures = 5;
 
 function el(tag, attrs, text) {
   const e = document.createElement(tag);
@@ -206,9 +211,19 @@ function onResources(data) {
 }
 
 function connect() {
-  const es = new EventSource("/events?resources=5s");
-  es.onopen = () => { $("conn").textContent = "live"; };
-  es.onerror = () => { $("conn").textContent = "reconnecting…"; };
+  es = new EventSource("/events?resources=5s");
+  es.onopen = () => { failures = 0; downSince = null; $("conn").textContent = "live"; };
+  es.onerror = () => {
+    downSince = downSince || new Date();
+    const since = downSince.toLocaleTimeString();
+    if (++failures >= maxFailures) {
+      es.close();
+      $("conn").textContent = "podvisor is gone (no answer since " + since + "): reload the page to try again";
+      return;
+    }
+    $("conn").textContent = "reconnecting… (no answer since " + since + ")";
+    if (es.readyState === EventSource.CLOSED) setTimeout(connect, 1000); // refused, not retried by the browser
+  };
   es.addEventListener("status", (e) => {
     const st = JSON.parse(e.data);
     status = st;
@@ -237,23 +252,35 @@ function connect() {
   es.addEventListener("overflow", () => { $("conn").textContent = "fell behind; reconnecting…"; });
 }
 
+// token resolves to the token of actions: the tab's, or one typed into a
+// password field ("" if cancelled).
 function token() {
-  let t = sessionStorage.getItem("podvisor-token");
-  if (!t) {
-    t = prompt("Token for actions (ui.token_file on the server):") || "";
-    if (t) sessionStorage.setItem("podvisor-token", t);
-  }
-  return t;
+  const t = sessionStorage.getItem("podvisor-token");
+  if (t) return Promise.resolve(t);
+  const d = $("tokendlg"), input = $("token");
+  input.value = "";
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => {
+      const v = d.returnValue === "ok" ? input.value : "";
+      input.value = "";
+      if (v) sessionStorage.setItem("podvisor-token", v);
+      resolve(v);
+    }, { once: true });
+    d.returnValue = "";
+    d.showModal();
+  });
 }
 
 async function act(op, body) {
   const what = op + (body.names ? " " + body.names.join(" ") : "") + (body.signal ? " " + body.signal : "");
   if (!confirm(what + "?")) return;
+  const tok = await token();
+  if (!tok) { $("result").textContent = what + ": cancelled (no token)"; return; }
   $("result").textContent = what + "…";
   try {
     const r = await fetch("/ui/api/" + op, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: "Bearer " + token() },
+      headers: { "Content-Type": "application/json", Authorization: "Bearer " + tok },
       body: JSON.stringify(body),
     });
     const res = await r.json();
@@ -301,6 +328,10 @@ async function init() {
     if (r.ok) cfg = await r.json();
   } catch (e) { /* read-only then */ }
   $("reload").hidden = !cfg.actions;
+  // A timeline that cannot be fetched (podvisor gone) is said, not shown broken.
+  $("timeline").addEventListener("error", () => { $("timeline").hidden = true; $("notimeline").hidden = false; });
+  $("timeline").addEventListener("load", () => { $("timeline").hidden = false; $("notimeline").hidden = true; });
+  if ($("timeline").complete && !$("timeline").naturalWidth) { $("timeline").hidden = true; $("notimeline").hidden = false; }
   $("reload").addEventListener("click", () => act("reload", {}));
   $("filter").addEventListener("input", queueRedraw);
   $("logsearch").addEventListener("input", showLogs);
