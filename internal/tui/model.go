@@ -554,7 +554,11 @@ func (m *Model) followLogs(name string) tea.Cmd {
 	go func() {
 		w := &lineWriter{send: func(l string) bool { return m.send(logMsg{gen, "", l}) }}
 		if err := m.src.Logs(ctx, w, src, true); err != nil && ctx.Err() == nil {
-			m.send(logMsg{gen, "", "[" + name + ": " + err.Error() + "]"})
+			who := name
+			if name == "*" {
+				who = "all processes"
+			}
+			m.send(logMsg{gen, "", "[" + who + ": " + err.Error() + "]"})
 		}
 	}()
 	return nil
