@@ -251,7 +251,7 @@ func TestWebPageActionsWithToken(t *testing.T) {
 	p := start(t, "ui: {actions: true, token_file: "+tokFile+", logs: true}")
 	b := newBrowser(t, tools["chromium"])
 	b.do(t, chromedp.Navigate("http://"+p.Addr+"/"))
-	b.waitJS(t, 10*time.Second, "api running", cell("api", 2)+` === "running"`)
+	b.waitJS(t, 10*time.Second, "api running, the stream live", cell("api", 2)+` === "running" && document.querySelector('#conn').textContent === "live"`)
 
 	// Without the token, and with a wrong one: refused, nothing done.
 	b.allowError("status of 401 (Unauthorized) http://" + p.Addr + "/ui/api/restart")

@@ -11,6 +11,7 @@ let cfg = { actions: false, logs: false };
 let sortKey = "name", sortRev = false, selected = "";
 let graphDeps = null; // name -> [{name, condition}]
 let redrawQueued = false;
+let statusSeen = false; // a status frame came: until then the served state shows
 let es = null; // the event stream
 let failures = 0, downSince = null; // connection attempts failed in a row, since when
 // After this many failed attempts (the stream asks for one a second),
@@ -67,6 +68,7 @@ function queueRedraw() {
 }
 
 function redraw() {
+  if (!statusSeen) return; // the page's own first state stands until the stream's
   $("phase").textContent = status.phase || "?";
   $("ready").textContent = status.ready ? "ready" : "not ready";
   $("ready").className = "badge " + (status.ready ? "s-running" : "s-backoff");
@@ -80,7 +82,7 @@ function redraw() {
   });
   const tb = document.querySelector("#procs tbody");
   const old = new Map([...tb.rows].map((r) => [r.dataset.name, r]));
-  const frag = document.createDocumentFragment();
+  const trs = [];
   for (const p of rows) {
     const c = cpu.get(p.name);
     const cells = [p.name, p.type, p.state, p.ready ? "yes" : "no", p.pid || "-", uptime(p), p.restarts,
@@ -95,9 +97,11 @@ function redraw() {
     tr.cells[2].className = "s-" + p.state;
     tr.dataset.restarts = p.restarts;
     tr.classList.toggle("sel", p.name === selected);
-    frag.appendChild(tr);
+    trs.push(tr);
   }
-  tb.replaceChildren(frag);
+  // Rows move only when the order changed: a moved row is a new node to
+  // whoever holds it (a click under way, a screen reader).
+  if (trs.length !== tb.rows.length || trs.some((tr, i) => tb.rows[i] !== tr)) tb.replaceChildren(...trs);
   for (const th of document.querySelectorAll("#procs th")) {
     th.classList.toggle("sorted", th.dataset.key === sortKey);
     th.classList.toggle("rev", th.dataset.key === sortKey && sortRev);
@@ -227,6 +231,7 @@ function connect() {
   es.addEventListener("status", (e) => {
     const st = JSON.parse(e.data);
     status = st;
+    statusSeen = true;
     procs.clear();
     for (const p of st.processes) procs.set(p.name, p);
     refreshTimeline();
@@ -323,11 +328,6 @@ function select(name) {
 }
 
 async function init() {
-  try {
-    const r = await fetch("/ui/api/config");
-    if (r.ok) cfg = await r.json();
-  } catch (e) { /* read-only then */ }
-  $("reload").hidden = !cfg.actions;
   // A timeline that cannot be fetched (podvisor gone) is said, not shown broken.
   $("timeline").addEventListener("error", () => { $("timeline").hidden = true; $("notimeline").hidden = false; });
   $("timeline").addEventListener("load", () => { $("timeline").hidden = false; $("notimeline").hidden = true; });
@@ -357,6 +357,13 @@ async function init() {
   }
   setInterval(() => { if (procs.size) queueRedraw(); }, 1000); // uptimes
   setInterval(() => { if (cfg.logs && selected) loadLogs(); }, 2000);
+  // The rows came with the page: a click may come before the config.
+  try {
+    const r = await fetch("/ui/api/config");
+    if (r.ok) cfg = await r.json();
+  } catch (e) { /* read-only then */ }
+  $("reload").hidden = !cfg.actions;
+  if (selected) select(selected);
   connect();
 }
 
