@@ -263,7 +263,8 @@ func (r *run) serveHTTP(sup *supervisor.Supervisor) (*server.Events, error) {
 	events := server.NewEvents(sup, r.metrics.Sampler())
 	r.web.opts.Events = events
 	if cfg.UI.Enabled {
-		ui, err := webUI(cfg, control.Supervised{Supervisor: sup}, r.tl, r.log)
+		ui, err := webUI(cfg, logsBackend{control.Supervised{Supervisor: sup}, r.sink, &r.current},
+			func() server.Status { return server.NewStatus(sup.Snapshot()) }, r.tl, r.log)
 		if err != nil {
 			r.log.Error("cannot serve the web page; nothing was started", "err", err)
 			return nil, ErrNotStarted

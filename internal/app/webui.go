@@ -13,12 +13,12 @@ import (
 
 // webUI builds the page's handler from the config's ui key: the token, if
 // actions are on, is read now, so a bad token file fails the start.
-func webUI(cfg *config.Config, backend control.Backend, tl server.TimelineSource, log *slog.Logger) (http.Handler, error) {
+func webUI(cfg *config.Config, backend control.Backend, status func() server.Status, tl server.TimelineSource, log *slog.Logger) (http.Handler, error) {
 	tok, err := UIToken(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return webui.New(webui.Options{Backend: backend, Logs: cfg.UI.Logs, Timeline: tl, Logger: log, Token: tok}), nil
+	return webui.New(webui.Options{Backend: backend, Status: status, Logs: cfg.UI.Logs, Timeline: tl, Logger: log, Token: tok}), nil
 }
 
 // UIToken reads the token of the page's actions (nil when they are off).

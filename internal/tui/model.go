@@ -50,9 +50,6 @@ var sortKeys = []string{"name", "state", "restarts", "cpu", "rss", "uptime"}
 // maxLogLines bounds the log pane's memory.
 const maxLogLines = 2000
 
-// maxFollowAll bounds the streams "follow all" opens.
-const maxFollowAll = 32
-
 type (
 	frameMsg frame
 	connMsg  struct{ state string }
@@ -198,8 +195,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.addLog(msg)
 		return m, m.next
 	case resultMsg:
+		// A result is the return of a command (do), not a message of the
+		// channel: reading the channel again here would add a second
+		// reader, and two readers deliver lines out of order (issue 35).
 		m.result = string(msg)
-		return m, m.next
+		return m, nil
 	case timelineMsg:
 		if msg.err == nil {
 			m.doc = msg.doc
@@ -380,6 +380,8 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		switch {
 		case m.mode != modeTable:
 			m.mode = modeTable
+		case m.search != "":
+			m.search, m.scroll = "", 0
 		case m.logName != "":
 			m.stopLogs()
 		default:
@@ -398,7 +400,7 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "down", "j":
 		m.move(rows, 1)
 	case "pgup":
-		m.scroll += 10
+		m.scroll = min(m.scroll+10, m.maxScroll())
 	case "pgdown":
 		m.scroll = max(0, m.scroll-10)
 	case "o":
@@ -536,42 +538,38 @@ func (m *Model) do(op string, req control.Request) tea.Cmd {
 	}
 }
 
-// followLogs starts following name's output ("*": every process's).
+// followLogs starts following name's output ("*": every process's, as
+// one stream that podvisor interleaves by time and prefixes with the
+// names; docs/ui.md).
 func (m *Model) followLogs(name string) tea.Cmd {
 	m.stopLogs()
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.logGen++
 	gen := m.logGen
 	m.logName, m.logCancel, m.logLines, m.scroll = name, cancel, nil, 0
-	names := []string{name}
+	src := name
 	if name == "*" {
-		names = names[:0]
-		for n := range m.procs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		names = names[:min(len(names), maxFollowAll)]
+		src = ""
 	}
-	for _, n := range names {
-		prefix := ""
-		if name == "*" {
-			prefix = n
-		}
-		go func() {
-			w := &lineWriter{send: func(l string) bool { return m.send(logMsg{gen, prefix, l}) }}
-			if err := m.src.Logs(ctx, w, n, true); err != nil && ctx.Err() == nil {
-				m.send(logMsg{gen, prefix, "[" + n + ": " + err.Error() + "]"})
+	go func() {
+		w := &lineWriter{send: func(l string) bool { return m.send(logMsg{gen, "", l}) }}
+		if err := m.src.Logs(ctx, w, src, true); err != nil && ctx.Err() == nil {
+			who := name
+			if name == "*" {
+				who = "all processes"
 			}
-		}()
-	}
+			m.send(logMsg{gen, "", "[" + who + ": " + err.Error() + "]"})
+		}
+	}()
 	return nil
 }
 
+// stopLogs stops following, and ends the search with it.
 func (m *Model) stopLogs() {
 	if m.logCancel != nil {
 		m.logCancel()
 	}
-	m.logName, m.logCancel, m.logLines = "", nil, nil
+	m.logName, m.logCancel, m.logLines, m.search, m.scroll = "", nil, nil, "", 0
 }
 
 func (m *Model) addLog(l logMsg) {

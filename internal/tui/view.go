@@ -49,13 +49,10 @@ func (m *Model) render() string {
 	case modeTimeline:
 		lines = append(lines, fit(m.timelineLines(w), body)...)
 	default:
-		tableH := body
-		if m.logName != "" {
-			tableH = max(body/2, 3)
-		}
+		tableH, logH := m.heights()
 		lines = append(lines, m.table(w, tableH)...)
 		if m.logName != "" {
-			lines = append(lines, m.logPane(w, body-tableH)...)
+			lines = append(lines, m.logPane(w, logH)...)
 		}
 	}
 	lines = append(lines, m.resultLine(w), m.keyLine(w))
@@ -63,6 +60,36 @@ func (m *Model) render() string {
 		lines[i] = m.clip(l, w)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// heights splits the table view's body between the table and, while
+// following, the output pane.
+func (m *Model) heights() (table, output int) {
+	body := max(m.h, 5) - 3 // title, result line, key line
+	if m.logName == "" {
+		return body, 0
+	}
+	table = max(body/2, 3)
+	return table, body - table
+}
+
+// shownLogs are the output lines the pane shows: with a search, only
+// those that match.
+func (m *Model) shownLogs() []string {
+	var ls []string
+	for _, l := range m.logLines {
+		if m.search == "" || strings.Contains(l, m.search) {
+			ls = append(ls, clean(l))
+		}
+	}
+	return ls
+}
+
+// maxScroll is how far up the output scrolls: to its first line at the
+// top of the pane, not beyond.
+func (m *Model) maxScroll() int {
+	_, h := m.heights()
+	return max(len(m.shownLogs())-(h-1), 0)
 }
 
 // fit pads or cuts ls to n lines.
@@ -185,7 +212,7 @@ func (m *Model) table(w, h int) []string {
 			ansi.Truncate(detail(p), detailW, "…"),
 		}
 		line := mark + strings.Join(cells, " ")
-		if rows[i] == sel && m.color {
+		if rows[i] == sel { // reverse video is no colour: NO_COLOR keeps it
 			line = ansiReverse + ansi.Strip(line) + strings.Repeat(" ", max(0, w-width(ansi.Strip(line)))) + ansiReset
 		}
 		out = append(out, line)
@@ -281,18 +308,13 @@ func (m *Model) logPane(w, h int) []string {
 	}
 	head += " "
 	out := []string{head + strings.Repeat("─", max(0, w-width(head)))}
-	var ls []string
-	for _, l := range m.logLines {
-		if m.search == "" || strings.Contains(l, m.search) {
-			ls = append(ls, clean(l))
-		}
-	}
+	ls := m.shownLogs()
 	n := h - 1
-	end := max(len(ls)-m.scroll, 0)
+	end := max(len(ls)-min(m.scroll, m.maxScroll()), 0)
 	start := max(end-n, 0)
 	for _, l := range ls[start:end] {
 		if m.search != "" {
-			l = strings.ReplaceAll(l, m.search, m.style(ansiReverse, m.search))
+			l = strings.ReplaceAll(l, m.search, ansiReverse+m.search+ansiReset)
 		}
 		out = append(out, l)
 	}
@@ -373,7 +395,8 @@ var helpLines = []string{
 	"  ↑/↓ j/k   move             o         sort by the next column",
 	"  /         filter (search in the output pane)",
 	"  l, enter  follow the selected process's output   L  follow all",
-	"  PgUp/PgDn scroll the output  esc      back / stop following / clear filter",
+	"  PgUp/PgDn scroll the output",
+	"  esc       back / end the search / stop following / clear the filter",
 	"  r         restart            S         stop           s  start",
 	"  !         send a signal      R         reload the config",
 	"  d         dependencies       t         timeline       ?  this help",

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/control"
+	"github.com/podvisor/podvisor/internal/server"
 	"github.com/podvisor/podvisor/internal/timeline"
 )
 
@@ -52,6 +53,9 @@ type Options struct {
 	Timeline interface {
 		Doc(now time.Time) timeline.Doc
 	}
+	// Status is the state the page is served with (page.go); nil: the
+	// page waits for the event stream.
+	Status func() server.Status
 	// Logger records refused actions (never the token).
 	Logger *slog.Logger
 }
@@ -73,12 +77,7 @@ func New(o Options) http.Handler {
 	}
 	static, _ := fs.Sub(assets, "assets")
 	files := http.FileServerFS(static)
-	h.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		r2 := r.Clone(r.Context())
-		r2.URL.Path = "/"
-		securityHeaders(w)
-		files.ServeHTTP(w, r2)
-	})
+	h.mux.HandleFunc("GET /{$}", h.index)
 	h.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", files))
 	h.mux.HandleFunc("GET /ui/api/config", h.config)
 	h.mux.HandleFunc("GET /ui/api/logs", h.logs)
@@ -129,15 +128,14 @@ func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
 		}
 		n = v
 	}
-	tail, err := h.opts.Backend.Tail(r.URL.Query().Get("name"))
+	lines, err := tailLines(h.opts.Backend, r.URL.Query().Get("name"), n)
 	if err != nil {
 		writeJSON(w, http.StatusNotFound, control.Response{Error: err.Error()})
 		return
 	}
-	lines, _ := tail.Last(n)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	for _, l := range lines {
-		_, _ = io.WriteString(w, l.Line+"\n")
+		_, _ = io.WriteString(w, l+"\n")
 	}
 }
 

@@ -3,9 +3,12 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,8 +151,10 @@ func TestWebPage(t *testing.T) {
 	b := newBrowser(t, tools["chromium"])
 	b.do(t, chromedp.Navigate("http://"+p.Addr+"/"))
 
-	b.waitJS(t, 10*time.Second, "five rows, api running and ready",
-		`document.querySelectorAll('#procs tbody tr').length === 5 && `+cell("api", 2)+` === "running" && `+cell("api", 3)+` === "yes"`)
+	// The rows come with the page; the stream then goes live.
+	b.waitJS(t, 10*time.Second, "five rows, api running and ready, the stream live",
+		`document.querySelectorAll('#procs tbody tr').length === 5 && `+cell("api", 2)+` === "running" && `+cell("api", 3)+` === "yes" && `+
+			`document.querySelector('#conn').textContent === "live"`)
 	if got := b.eval(t, `document.querySelector('#conn').textContent`); got != "live" {
 		t.Errorf("connection %q, want live", got)
 	}
@@ -246,7 +251,7 @@ func TestWebPageActionsWithToken(t *testing.T) {
 	p := start(t, "ui: {actions: true, token_file: "+tokFile+", logs: true}")
 	b := newBrowser(t, tools["chromium"])
 	b.do(t, chromedp.Navigate("http://"+p.Addr+"/"))
-	b.waitJS(t, 10*time.Second, "api running", cell("api", 2)+` === "running"`)
+	b.waitJS(t, 10*time.Second, "api running, the stream live", cell("api", 2)+` === "running" && document.querySelector('#conn').textContent === "live"`)
 
 	// Without the token, and with a wrong one: refused, nothing done.
 	b.allowError("status of 401 (Unauthorized) http://" + p.Addr + "/ui/api/restart")
@@ -267,12 +272,16 @@ func TestWebPageActionsWithToken(t *testing.T) {
 		t.Error("the token appears in podvisor's output")
 	}
 
-	// The page's restart button, with the token typed in and confirmed.
-	b.eval(t, fmt.Sprintf(`(window.prompt = () => %q, window.confirm = () => true, true)`, token))
+	// The page's restart button, confirmed, with the token typed into a
+	// password field (never shown in clear).
+	b.eval(t, `(window.confirm = () => true, true)`)
 	b.do(t, chromedp.Click(chromedp.CSS(`#procs tr[data-name="api"]`)))
 	b.waitJS(t, 2*time.Second, "the action buttons", `!document.querySelector('#actions').hidden`)
 	b.waitJS(t, 5*time.Second, "api's output", `document.querySelector('#logs').textContent.includes('hello from api')`)
 	b.do(t, chromedp.Click(chromedp.CSS(`#actions button[data-op="restart"]`)))
+	b.waitJS(t, 2*time.Second, "a password field asking for the token",
+		`document.querySelector('#tokendlg')?.open === true && document.querySelector('#token').type === 'password'`)
+	b.do(t, chromedp.SendKeys(`#token`, token), chromedp.Click(chromedp.CSS(`#tokendlg button[value="ok"]`)))
 	b.waitJS(t, 10*time.Second, "the outcome and the restart",
 		`document.querySelector('#result').textContent.startsWith('restart api: done') && `+cell("api", 6)+` === "1"`)
 	b.noErrors(t)
@@ -294,5 +303,59 @@ func TestWebPageOff(t *testing.T) {
 		if res.StatusCode != want {
 			t.Errorf("ui: false, GET %s: %d, want %d", path, res.StatusCode, want)
 		}
+	}
+}
+
+// TestWebPageFirstState: the page served already shows the processes, so
+// that a screenshot taken at load (chromium --headless --screenshot) is not
+// just "connecting…".
+func TestWebPageFirstState(t *testing.T) {
+	tools := need(t, "chromium")
+	p := start(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(5*time.Second))
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.Addr+"/", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	row := regexp.MustCompile(`<tr data-name="api"[^>]*>(<td[^>]*>[^<]*</td>){2}<td[^>]*>running</td>`)
+	if !row.Match(page) || !strings.Contains(string(page), `id="phase" class="badge">running<`) {
+		t.Errorf("the page served does not show the state:\n%s", page)
+	}
+	// What headless Chromium sees at load.
+	out, err := exec.Command(tools["chromium"], "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+t.TempDir(),
+		"--dump-dom", "http://"+p.Addr+"/").Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	if !row.Match(out) {
+		t.Errorf("chromium at load sees no process table:\n%s", out)
+	}
+}
+
+// TestWebPageNarrowAndGone: at 700 px the page does not scroll sideways;
+// after podvisor exits the page says so, stops retrying, and shows no
+// broken timeline image.
+func TestWebPageNarrowAndGone(t *testing.T) {
+	tools := need(t, "chromium")
+	p := start(t, "")
+	b := newBrowser(t, tools["chromium"])
+	b.do(t, chromedp.EmulateViewport(700, 900), chromedp.Navigate("http://"+p.Addr+"/"))
+	b.waitJS(t, 10*time.Second, "api running, the timeline shown",
+		cell("api", 2)+` === "running" && document.querySelector('#timeline').naturalWidth > 100 && document.querySelector('#conn').textContent === "live"`)
+	if got := b.eval(t, `document.documentElement.scrollWidth + " " + document.documentElement.clientWidth`); got != "700 700" {
+		t.Errorf("at 700 px wide the page is %s (scroll width, width): it scrolls sideways", got)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	b.waitJS(t, 15*time.Second, "the page saying podvisor is gone, no longer retrying",
+		`document.querySelector('#conn').textContent.includes('podvisor is gone') && es.readyState === EventSource.CLOSED`)
+	if got := b.eval(t, `(i => i.hidden || (i.complete && i.naturalWidth > 0))(document.querySelector('#timeline'))`); got != "true" {
+		t.Errorf("a broken timeline image shows after podvisor exited")
 	}
 }

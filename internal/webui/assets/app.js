@@ -11,6 +11,12 @@ let cfg = { actions: false, logs: false };
 let sortKey = "name", sortRev = false, selected = "";
 let graphDeps = null; // name -> [{name, condition}]
 let redrawQueued = false;
+let statusSeen = false; // a status frame came: until then the served state shows
+let es = null; // the event stream
+let failures = 0, downSince = null; // connection attempts failed in a row, since when
+// After this many failed attempts (the stream asks for one a second),
+// podvisor is taken as gone and the page stops retrying.
+const maxFailures = 5;
 
 function el(tag, attrs, text) {
   const e = document.createElement(tag);
@@ -62,6 +68,7 @@ function queueRedraw() {
 }
 
 function redraw() {
+  if (!statusSeen) return; // the page's own first state stands until the stream's
   $("phase").textContent = status.phase || "?";
   $("ready").textContent = status.ready ? "ready" : "not ready";
   $("ready").className = "badge " + (status.ready ? "s-running" : "s-backoff");
@@ -75,7 +82,7 @@ function redraw() {
   });
   const tb = document.querySelector("#procs tbody");
   const old = new Map([...tb.rows].map((r) => [r.dataset.name, r]));
-  const frag = document.createDocumentFragment();
+  const trs = [];
   for (const p of rows) {
     const c = cpu.get(p.name);
     const cells = [p.name, p.type, p.state, p.ready ? "yes" : "no", p.pid || "-", uptime(p), p.restarts,
@@ -90,9 +97,11 @@ function redraw() {
     tr.cells[2].className = "s-" + p.state;
     tr.dataset.restarts = p.restarts;
     tr.classList.toggle("sel", p.name === selected);
-    frag.appendChild(tr);
+    trs.push(tr);
   }
-  tb.replaceChildren(frag);
+  // Rows move only when the order changed: a moved row is a new node to
+  // whoever holds it (a click under way, a screen reader).
+  if (trs.length !== tb.rows.length || trs.some((tr, i) => tb.rows[i] !== tr)) tb.replaceChildren(...trs);
   for (const th of document.querySelectorAll("#procs th")) {
     th.classList.toggle("sorted", th.dataset.key === sortKey);
     th.classList.toggle("rev", th.dataset.key === sortKey && sortRev);
@@ -206,12 +215,23 @@ function onResources(data) {
 }
 
 function connect() {
-  const es = new EventSource("/events?resources=5s");
-  es.onopen = () => { $("conn").textContent = "live"; };
-  es.onerror = () => { $("conn").textContent = "reconnecting…"; };
+  es = new EventSource("/events?resources=5s");
+  es.onopen = () => { failures = 0; downSince = null; $("conn").textContent = "live"; };
+  es.onerror = () => {
+    downSince = downSince || new Date();
+    const since = downSince.toLocaleTimeString();
+    if (++failures >= maxFailures) {
+      es.close();
+      $("conn").textContent = "podvisor is gone (no answer since " + since + "): reload the page to try again";
+      return;
+    }
+    $("conn").textContent = "reconnecting… (no answer since " + since + ")";
+    if (es.readyState === EventSource.CLOSED) setTimeout(connect, 1000); // refused, not retried by the browser
+  };
   es.addEventListener("status", (e) => {
     const st = JSON.parse(e.data);
     status = st;
+    statusSeen = true;
     procs.clear();
     for (const p of st.processes) procs.set(p.name, p);
     refreshTimeline();
@@ -237,23 +257,35 @@ function connect() {
   es.addEventListener("overflow", () => { $("conn").textContent = "fell behind; reconnecting…"; });
 }
 
+// token resolves to the token of actions: the tab's, or one typed into a
+// password field ("" if cancelled).
 function token() {
-  let t = sessionStorage.getItem("podvisor-token");
-  if (!t) {
-    t = prompt("Token for actions (ui.token_file on the server):") || "";
-    if (t) sessionStorage.setItem("podvisor-token", t);
-  }
-  return t;
+  const t = sessionStorage.getItem("podvisor-token");
+  if (t) return Promise.resolve(t);
+  const d = $("tokendlg"), input = $("token");
+  input.value = "";
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => {
+      const v = d.returnValue === "ok" ? input.value : "";
+      input.value = "";
+      if (v) sessionStorage.setItem("podvisor-token", v);
+      resolve(v);
+    }, { once: true });
+    d.returnValue = "";
+    d.showModal();
+  });
 }
 
 async function act(op, body) {
   const what = op + (body.names ? " " + body.names.join(" ") : "") + (body.signal ? " " + body.signal : "");
   if (!confirm(what + "?")) return;
+  const tok = await token();
+  if (!tok) { $("result").textContent = what + ": cancelled (no token)"; return; }
   $("result").textContent = what + "…";
   try {
     const r = await fetch("/ui/api/" + op, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: "Bearer " + token() },
+      headers: { "Content-Type": "application/json", Authorization: "Bearer " + tok },
       body: JSON.stringify(body),
     });
     const res = await r.json();
@@ -296,11 +328,10 @@ function select(name) {
 }
 
 async function init() {
-  try {
-    const r = await fetch("/ui/api/config");
-    if (r.ok) cfg = await r.json();
-  } catch (e) { /* read-only then */ }
-  $("reload").hidden = !cfg.actions;
+  // A timeline that cannot be fetched (podvisor gone) is said, not shown broken.
+  $("timeline").addEventListener("error", () => { $("timeline").hidden = true; $("notimeline").hidden = false; });
+  $("timeline").addEventListener("load", () => { $("timeline").hidden = false; $("notimeline").hidden = true; });
+  if ($("timeline").complete && !$("timeline").naturalWidth) { $("timeline").hidden = true; $("notimeline").hidden = false; }
   $("reload").addEventListener("click", () => act("reload", {}));
   $("filter").addEventListener("input", queueRedraw);
   $("logsearch").addEventListener("input", showLogs);
@@ -326,6 +357,13 @@ async function init() {
   }
   setInterval(() => { if (procs.size) queueRedraw(); }, 1000); // uptimes
   setInterval(() => { if (cfg.logs && selected) loadLogs(); }, 2000);
+  // The rows came with the page: a click may come before the config.
+  try {
+    const r = await fetch("/ui/api/config");
+    if (r.ok) cfg = await r.json();
+  } catch (e) { /* read-only then */ }
+  $("reload").hidden = !cfg.actions;
+  if (selected) select(selected);
   connect();
 }
 
