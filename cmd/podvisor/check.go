@@ -73,6 +73,6 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\nwarning: the sockets above cannot be bound now; podvisor run would fail\n", err)
 	}
 	sockets.Close()
-	fmt.Fprintf(stdout, "ok: %d processes, %d levels\n", len(cfg.Names), len(cfg.Graph.Levels()))
+	fmt.Fprintf(stdout, "ok: %s, %s\n", count(len(cfg.Names), "process", "processes"), count(len(cfg.Graph.Levels()), "level", "levels"))
 	return exitOK
 }
