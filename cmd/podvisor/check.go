@@ -64,7 +64,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if w := cfg.TeardownWarning(); w != "" {
-		fmt.Fprintln(stderr, w)
+		fmt.Fprintln(stderr, "warning:", w)
 	}
 	// A trial bind of the sockets: a warning only, since a running podvisor
 	// holds its own (check before a reload).

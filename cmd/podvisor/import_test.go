@@ -119,3 +119,13 @@ func TestCountsSingular(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTeardownWarning: check prints the teardown chain's warning with
+// one "warning: " prefix (run logs it at WARN level without one).
+func TestCheckTeardownWarning(t *testing.T) {
+	p := writeTemp(t, "procs.yaml", "shutdown_timeout: 1s\nprocesses:\n  a:\n    command: [\"true\"]\n    stop: {timeout: 5s}\n")
+	code, _, stderr := runMain("check", "-c", p)
+	if want := "warning: stop timeouts along the longest teardown chain a add up to 5s, more than shutdown_timeout 1s\n"; code != 0 || stderr != want {
+		t.Errorf("check: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+}

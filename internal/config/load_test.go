@@ -847,11 +847,11 @@ processes:
   cache: {command: x, depends_on: [db], stop: {timeout: 20s}}
   app: {command: x, depends_on: [cache], stop: {timeout: 5s}}
   side: {command: x, depends_on: [db], stop: {timeout: 1s}}
-`, "warning: stop timeouts along the longest teardown chain app -> cache -> db add up to 40s, more than shutdown_timeout 30s"},
+`, "stop timeouts along the longest teardown chain app -> cache -> db add up to 40s, more than shutdown_timeout 30s"},
 		{"single process above budget", `shutdown_timeout: 5s
 processes:
   slow: {command: x}
-`, "warning: stop timeouts along the longest teardown chain slow add up to 10s, more than shutdown_timeout 5s"},
+`, "stop timeouts along the longest teardown chain slow add up to 10s, more than shutdown_timeout 5s"},
 		{"completed oneshot does not count", `shutdown_timeout: 25s
 processes:
   init: {command: x, type: oneshot}
@@ -863,7 +863,7 @@ processes:
   init: {command: x, type: oneshot}
   db: {command: x, depends_on: {init: started}}
   app: {command: x, depends_on: [db]}
-`, "warning: stop timeouts along the longest teardown chain app -> db -> init add up to 30s, more than shutdown_timeout 25s"},
+`, "stop timeouts along the longest teardown chain app -> db -> init add up to 30s, more than shutdown_timeout 25s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
