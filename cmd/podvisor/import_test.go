@@ -129,3 +129,14 @@ func TestCheckTeardownWarning(t *testing.T) {
 		t.Errorf("check: exit %d, stderr %q, want %q", code, stderr, want)
 	}
 }
+
+// TestCheckShellSignalRule: check warns that a signals: rule cannot match
+// the death of a shell string's command (the shell exits 128+N; issue 35).
+func TestCheckShellSignalRule(t *testing.T) {
+	p := writeTemp(t, "procs.yaml", "processes:\n  a:\n    command: \"./crashy\"\n    restart:\n      rules:\n        - {signals: [SEGV], action: restart}\n")
+	code, stdout, stderr := runMain("check", "-c", p)
+	want := "warning: " + p + ":6:11 processes.a.restart.rules[0]: the command is a shell string without exec: /bin/sh -c reports its death by SIGSEGV as exit code 139"
+	if code != 0 || stdout != "ok: 1 process, 1 level\n" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("check: exit %d, stdout %q, stderr %q; want the warning %q", code, stdout, stderr, want)
+	}
+}
