@@ -5,6 +5,27 @@ import (
 	"testing"
 )
 
+// TestReportStdoutRotation: the rotation keys of a stream printed on
+// podvisor's stdout are reported too (every directive ends in the report).
+func TestReportStdoutRotation(t *testing.T) {
+	sv := "[program:web]\ncommand=/usr/bin/web\nstdout_logfile=/dev/stdout\nstdout_logfile_maxbytes=0\n" +
+		"stderr_logfile=/dev/stderr\nstderr_logfile_maxbytes=0\nstderr_logfile_backups=3\n"
+	_, r, err := ConvertSupervisord(Source{Path: "s.conf", Data: []byte(sv)}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := reportText(r)
+	for _, want := range []string{
+		"s.conf:4: [program:web] stdout_logfile_maxbytes=0 (podvisor's stdout is not rotated)",
+		"s.conf:6: [program:web] stderr_logfile_maxbytes=0 (podvisor's stdout is not rotated)",
+		"s.conf:7: [program:web] stderr_logfile_backups: podvisor's stdout is not rotated",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+}
+
 // TestReportMessages pins report lines a newcomer found wrong (issue 35):
 // each key at its own line, podvisor's messages on stdout, log_level's own
 // message, a numprocs copy's approximation once, shutdown.command approximated.

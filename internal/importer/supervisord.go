@@ -622,10 +622,13 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 		switch strings.ToLower(v) {
 		case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
 			r.AsIs(pos, sec+k.Name+"="+v+" (podvisor prints it on its stdout as \"name | line\")")
+			c.unrotated(s, sec, stream)
 		case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2":
 			progNote(p, r, sec, pos, "log", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
+			c.unrotated(s, sec, stream)
 		case "auto", "":
 			progNote(p, r, sec, pos, "log", k.Name+"="+v+": supervisord wrote a file it named itself; podvisor prints the lines on its stdout")
+			c.unrotated(s, sec, stream)
 		case "none":
 			if stream == "stdout" {
 				p.EnsureLog().Stdout = "off"
@@ -652,6 +655,22 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 			}
 			r.AsIs(pos, sec+k.Name+" (log."+map[string]string{"stdout": "file", "stderr": "stderr_file"}[stream]+")")
 			c.rotation(s, sec, stream, p)
+		}
+	}
+}
+
+// unrotated reports the rotation keys of a stream that podvisor prints on
+// its stdout, which it never rotates: 0 (supervisord's "never") as is.
+func (c *svConv) unrotated(s *iniSection, sec, stream string) {
+	for _, key := range []string{stream + "_logfile_maxbytes", stream + "_logfile_backups"} {
+		k, ok := s.get(key)
+		if !ok {
+			continue
+		}
+		if n, ok := parseByteSize(k.Value); ok && n == 0 {
+			c.r.AsIs(at(s.File, k.Line), sec+key+"=0 (podvisor's stdout is not rotated)")
+		} else {
+			c.r.Drop(at(s.File, k.Line), sec+key, "podvisor's stdout is not rotated")
 		}
 	}
 }
