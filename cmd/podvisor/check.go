@@ -63,8 +63,8 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
-	if w := cfg.TeardownWarning(); w != "" {
-		fmt.Fprintln(stderr, w)
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintln(stderr, "warning:", w)
 	}
 	// A trial bind of the sockets: a warning only, since a running podvisor
 	// holds its own (check before a reload).
@@ -73,6 +73,6 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\nwarning: the sockets above cannot be bound now; podvisor run would fail\n", err)
 	}
 	sockets.Close()
-	fmt.Fprintf(stdout, "ok: %d processes, %d levels\n", len(cfg.Names), len(cfg.Graph.Levels()))
+	fmt.Fprintf(stdout, "ok: %s, %s\n", count(len(cfg.Names), "process", "processes"), count(len(cfg.Graph.Levels()), "level", "levels"))
 	return exitOK
 }

@@ -92,7 +92,8 @@ var commands = []command{
 		args:    "",
 		about: "Prints \"ok: N processes, M levels\" for a valid config, or every error at once,\n" +
 			"one per line as FILE:LINE:COL PATH: MESSAGE. Warns (exit 0) when the stop\n" +
-			"timeouts along the longest teardown chain exceed shutdown_timeout.\n" +
+			"timeouts along the longest teardown chain exceed shutdown_timeout, and when a\n" +
+			"restart rule's signals cannot match a command string without exec.\n" +
 			"--portable is for a file written here and run in an image: users, groups and\n" +
 			"env files missing here, and unset ${VAR}s, are printed as notes, not errors.",
 		flags: func(fs *flag.FlagSet) { checkFlags(fs) },

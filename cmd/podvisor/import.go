@@ -115,7 +115,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	}
 	data := config.Write(m)
 
-	fmt.Fprintf(stderr, "podvisor import: %s, %d processes\n", format, len(m.Processes))
+	fmt.Fprintf(stderr, "podvisor import: %s, %s\n", format, count(len(m.Processes), "process", "processes"))
 	rep.WriteReport(stderr)
 	if len(m.Processes) == 0 {
 		return 1 // nothing to write or check; the report says why

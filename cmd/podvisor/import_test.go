@@ -25,7 +25,7 @@ func TestImportExitCodes(t *testing.T) {
 		wantStderr []string
 		wantStdout string
 	}{
-		{"converted", []string{good}, 0, []string{"procfile, 1 processes", "converted as is (1):", "check --portable: ok"}, "# yaml-language-server: $schema="},
+		{"converted", []string{good}, 0, []string{"procfile, 1 process", "converted as is (1):", "check --portable: ok"}, "# yaml-language-server: $schema="},
 		{"flags after the path", []string{good, "--from", "procfile"}, 0, []string{"check --portable: ok"}, "web:"},
 		{"not converted", []string{writeTemp(t, "supervisord.conf", "[program:a]\ndirectory=/srv\n")}, 1,
 			[]string{"not converted (2):", "supervisord.conf:1: [program:a]: no command="}, ""},
@@ -95,10 +95,48 @@ func TestCheckPortable(t *testing.T) {
 		t.Errorf("check without --portable: exit %d, want 2 (unknown user)", code)
 	}
 	code, stdout, stderr := runMain("check", "--portable", "-c", p)
-	if code != 0 || !strings.Contains(stdout, "ok: 1 processes") {
+	if code != 0 || !strings.Contains(stdout, "ok: 1 process") {
 		t.Errorf("check --portable: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stderr, `note: `+p+`:4:11 processes.a.user: unknown user "no-such-user-podvisor-test" on this machine`) {
 		t.Errorf("stderr lacks the note:\n%s", stderr)
+	}
+}
+
+// TestCountsSingular: one process is "1 process", not "1 processes"
+// (issue 35), in import's and check's summaries alike.
+func TestCountsSingular(t *testing.T) {
+	one := writeTemp(t, "Procfile", "web: python3 -m http.server $PORT\n")
+	if _, _, stderr := runMain("import", one); !strings.Contains(stderr, "podvisor import: procfile, 1 process\n") {
+		t.Errorf("import summary, want \"procfile, 1 process\":\n%s", stderr)
+	}
+	for _, tc := range []struct{ config, want string }{
+		{"processes:\n  a:\n    command: [/bin/true]\n", "ok: 1 process, 1 level\n"},
+		{"processes:\n  a:\n    command: [/bin/true]\n  b:\n    command: [/bin/true]\n    depends_on: [a]\n", "ok: 2 processes, 2 levels\n"},
+	} {
+		if code, stdout, stderr := runMain("check", "-c", writeTemp(t, "procs.yaml", tc.config)); code != 0 || stdout != tc.want {
+			t.Errorf("check: exit %d, stdout %q, want %q; stderr:\n%s", code, stdout, tc.want, stderr)
+		}
+	}
+}
+
+// TestCheckTeardownWarning: check prints the teardown chain's warning with
+// one "warning: " prefix (run logs it at WARN level without one).
+func TestCheckTeardownWarning(t *testing.T) {
+	p := writeTemp(t, "procs.yaml", "shutdown_timeout: 1s\nprocesses:\n  a:\n    command: [\"true\"]\n    stop: {timeout: 5s}\n")
+	code, _, stderr := runMain("check", "-c", p)
+	if want := "warning: stop timeouts along the longest teardown chain a add up to 5s, more than shutdown_timeout 1s\n"; code != 0 || stderr != want {
+		t.Errorf("check: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+}
+
+// TestCheckShellSignalRule: check warns that a signals: rule cannot match
+// the death of a shell string's command (the shell exits 128+N; issue 35).
+func TestCheckShellSignalRule(t *testing.T) {
+	p := writeTemp(t, "procs.yaml", "processes:\n  a:\n    command: \"./crashy\"\n    restart:\n      rules:\n        - {signals: [SEGV], action: restart}\n")
+	code, stdout, stderr := runMain("check", "-c", p)
+	want := "warning: " + p + ":6:11 processes.a.restart.rules[0]: the command is a shell string without exec: /bin/sh -c reports its death by SIGSEGV as exit code 139"
+	if code != 0 || stdout != "ok: 1 process, 1 level\n" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("check: exit %d, stdout %q, stderr %q; want the warning %q", code, stdout, stderr, want)
 	}
 }

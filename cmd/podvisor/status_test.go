@@ -131,3 +131,30 @@ func TestCmdStatusUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCmdStatusNextRun: a scheduled job's row says when it runs next
+// (issue 35), which /status has as schedule.next_run.
+func TestCmdStatusNextRun(t *testing.T) {
+	code0 := 0
+	src := statusTestSource{supervisor.Snapshot{Phase: "running", Processes: []supervisor.ProcessSnapshot{
+		{Name: "backup", Type: "job", State: "completed", ExitCode: &code0,
+			NextRun: time.Now().Add(5*time.Minute + 30*time.Second), ScheduledRuns: 2},
+		{Name: "db", Type: "service", State: "running", Pid: 4242, Up: true, Ready: true, Status: "accepting connections"},
+	}}}
+	srv := httptest.NewServer(server.New(src, server.NewMetrics(), server.Options{}))
+	t.Cleanup(srv.Close)
+	code, out, errOut := runStatusCmd("--addr", srv.Listener.Addr().String())
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want summary, header and 2 rows, got:\n%s", out)
+	}
+	if !strings.HasPrefix(lines[2], "backup") || !strings.Contains(lines[2], "next run in 5m") {
+		t.Errorf("backup row lacks \"next run in 5m…\":\n%s", out)
+	}
+	if strings.Contains(lines[3], "next run") || !strings.HasSuffix(lines[3], "accepting connections") {
+		t.Errorf("db row %q", lines[3])
+	}
+}

@@ -136,7 +136,7 @@ func Run(e *Early, o Options) (int, error) {
 	if e.sanitizeErr != nil {
 		r.log.Warn("signal dispositions", "err", e.sanitizeErr)
 	}
-	if w := o.Config.TeardownWarning(); w != "" {
+	for _, w := range o.Config.Warnings() {
 		r.log.Warn(w)
 	}
 

@@ -54,3 +54,17 @@ func TestRunPortInUseStartsNothing(t *testing.T) {
 		t.Errorf("stdout:\n%s", &out)
 	}
 }
+
+// TestRunTeardownWarningSaysWarningOnce: the teardown chain's warning is a
+// WARN line whose message does not start with "warning: " again (issue 35).
+func TestRunTeardownWarningSaysWarningOnce(t *testing.T) {
+	cfg := parse(t, "shutdown_timeout: 1s\nprocesses:\n  j:\n    type: job\n    command: [\"true\"]\n    stop: {timeout: 5s}\n")
+	var out, errOut bytes.Buffer
+	if _, err := Run(Begin(), Options{Config: cfg, Listen: "off", Control: control.Off, Stdout: &out, Stderr: &errOut}); err != nil {
+		t.Fatalf("Run: %v\nstdout:\n%s\nstderr:\n%s", err, &out, &errOut)
+	}
+	const want = `level=WARN msg="stop timeouts along the longest teardown chain j add up to 5s, more than shutdown_timeout 1s"`
+	if !strings.Contains(out.String(), want) || strings.Contains(out.String(), `msg="warning: `) {
+		t.Errorf("stdout lacks %s (or says warning twice):\n%s", want, &out)
+	}
+}

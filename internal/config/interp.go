@@ -63,9 +63,25 @@ func expand(expr string, lookup func(string) (string, bool)) (string, error) {
 	case hasDef && (!ok || v == ""):
 		return def, nil
 	case !ok:
-		return "", fmt.Errorf("variable %s is not set (give a default with ${%s:-value})", name, name)
+		return "", &unsetError{name}
 	}
 	return v, nil
+}
+
+// unsetError is a ${NAME} without a default whose NAME podvisor's
+// environment does not set.
+type unsetError struct{ name string }
+
+func (e *unsetError) Error() string {
+	return fmt.Sprintf("variable %s is not set (give a default with ${%s:-value})", e.name, e.name)
+}
+
+// hint says where ${NAME} takes its value from: a newcomer expects the
+// process's env: to set it (docs/configuration.md, Interpolation).
+func (e *unsetError) hint() string {
+	n := e.name
+	return "${" + n + "} reads podvisor's own environment as the config loads, not env:; give a default with ${" + n +
+		":-value}, or write $$" + n + " in a command string: the shell then expands the process's own " + n + ", env: included"
 }
 
 // ValidEnvName reports whether s is a variable name podvisor can set (for

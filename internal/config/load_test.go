@@ -318,6 +318,9 @@ func TestParseRejectsBadInput(t *testing.T) {
 			pos: "procs.yaml:2:28", path: "processes.a.env.A", msg: "expected a string, got an empty value"},
 		{name: "unset variable", src: "processes:\n  a: {command: \"run ${NOPE}\"}\n",
 			pos: "procs.yaml:2:16", path: "processes.a.command", msg: "variable NOPE is not set", hint: ""},
+		{name: "unset variable set by env:", src: "processes:\n  a: {command: \"echo ${PORT}\", env: {PORT: \"8080\"}}\n",
+			pos: "procs.yaml:2:16", path: "processes.a.command", msg: "variable PORT is not set",
+			hint: "${PORT} reads podvisor's own environment as the config loads, not env:; give a default with ${PORT:-value}, or write $$PORT in a command string: the shell then expands the process's own PORT, env: included"},
 		{name: "unset variable in env", src: "env: {A: \"${NOPE}\"}\nprocesses:\n  a: {command: x}\n",
 			pos: "procs.yaml:1:10", path: "env.A", msg: "variable NOPE is not set"},
 		{name: "unset variable in probe", src: "processes:\n  a: {command: x, ready: {http: \"http://${NOPE}/\"}}\n",
@@ -844,11 +847,11 @@ processes:
   cache: {command: x, depends_on: [db], stop: {timeout: 20s}}
   app: {command: x, depends_on: [cache], stop: {timeout: 5s}}
   side: {command: x, depends_on: [db], stop: {timeout: 1s}}
-`, "warning: stop timeouts along the longest teardown chain app -> cache -> db add up to 40s, more than shutdown_timeout 30s"},
+`, "stop timeouts along the longest teardown chain app -> cache -> db add up to 40s, more than shutdown_timeout 30s"},
 		{"single process above budget", `shutdown_timeout: 5s
 processes:
   slow: {command: x}
-`, "warning: stop timeouts along the longest teardown chain slow add up to 10s, more than shutdown_timeout 5s"},
+`, "stop timeouts along the longest teardown chain slow add up to 10s, more than shutdown_timeout 5s"},
 		{"completed oneshot does not count", `shutdown_timeout: 25s
 processes:
   init: {command: x, type: oneshot}
@@ -860,7 +863,7 @@ processes:
   init: {command: x, type: oneshot}
   db: {command: x, depends_on: {init: started}}
   app: {command: x, depends_on: [db]}
-`, "warning: stop timeouts along the longest teardown chain app -> db -> init add up to 30s, more than shutdown_timeout 25s"},
+`, "stop timeouts along the longest teardown chain app -> db -> init add up to 30s, more than shutdown_timeout 25s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -269,7 +270,12 @@ func (l *loader) noNUL(n *yaml.Node, path *keyPath, s string) (string, bool) {
 func (l *loader) interp(n *yaml.Node, path *keyPath, s string) (string, bool) {
 	l.interpNode, l.interpPath = n, path
 	v, err := interpolate(s, l.lookup)
-	if err != nil {
+	var unset *unsetError
+	switch {
+	case errors.As(err, &unset):
+		l.errorf(n, path, "variable %s is not set", unset.name).Hint = unset.hint()
+		return "", false
+	case err != nil:
 		l.errorf(n, path, "%s", err.Error())
 		return "", false
 	}

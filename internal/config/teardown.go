@@ -8,7 +8,8 @@ import (
 	"github.com/podvisor/podvisor/internal/graph"
 )
 
-// TeardownWarning returns "" or a warning that the stop timeouts along the
+// TeardownWarning returns "" or a warning (without a "warning: " prefix:
+// check prints one, run logs it at WARN level) that the stop timeouts along the
 // longest teardown chain add up to more than shutdown_timeout, naming the
 // chain from the first process stopped to the last. Teardown stops a process
 // only after its dependents, so such a chain can run out of budget and end
@@ -58,7 +59,7 @@ func (c *Config) TeardownWarning() string {
 	if total <= int64(c.ShutdownTimeout) {
 		return ""
 	}
-	return fmt.Sprintf("warning: stop timeouts along the longest teardown chain %s add up to %s, more than shutdown_timeout %s",
+	return fmt.Sprintf("stop timeouts along the longest teardown chain %s add up to %s, more than shutdown_timeout %s",
 		strings.Join(path, " -> "), formatDuration(time.Duration(total)), formatDuration(c.ShutdownTimeout))
 }
 

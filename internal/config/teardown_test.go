@@ -29,13 +29,13 @@ processes:
   db: {command: x, stop: {timeout: 15s}}
   init: {command: x, type: oneshot, depends_on: [db]}
   app: {command: x, depends_on: {init: completed, db: ready}, stop: {timeout: 15s}}
-`, "warning: stop timeouts along the longest teardown chain app -> db add up to 30s, more than shutdown_timeout 25s"},
+`, "stop timeouts along the longest teardown chain app -> db add up to 30s, more than shutdown_timeout 25s"},
 		{"a oneshot awaited as started keeps the chain", `shutdown_timeout: 25s
 processes:
   db: {command: x, stop: {timeout: 15s}}
   init: {command: x, type: oneshot, depends_on: [db], stop: {timeout: 1s}}
   app: {command: x, depends_on: {init: started}, stop: {timeout: 15s}}
-`, "warning: stop timeouts along the longest teardown chain app -> init -> db add up to 31s, more than shutdown_timeout 25s"},
+`, "stop timeouts along the longest teardown chain app -> init -> db add up to 31s, more than shutdown_timeout 25s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,9 @@ package control
 //	GET  /v1/events               text/event-stream, as GET /events on the
 //	                              HTTP listener (internal/server/events.go)
 //
+// The web page's POST /ui/api/OP (internal/webui, docs/ui.md) takes the
+// same command bodies and answers with the same Response.
+//
 // Every reply carries the headers Podvisor-Pid and Podvisor-Config: which
 // podvisor answered.
 //

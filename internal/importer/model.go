@@ -83,6 +83,7 @@ type Entry struct {
 	Pos    string // file:line
 	What   string // directive or key
 	Detail string // how (approximated), why (dropped, failed)
+	beside bool   // an approximation also written as a comment beside its key
 }
 
 func (e Entry) String() string {
@@ -104,7 +105,10 @@ type Report struct {
 }
 
 func (r *Report) add(k Kind, pos, what, detail string) {
-	e := Entry{Kind: k, Pos: pos, What: what, Detail: detail}
+	r.addEntry(Entry{Kind: k, Pos: pos, What: what, Detail: detail})
+}
+
+func (r *Report) addEntry(e Entry) {
 	if r.seen == nil {
 		r.seen = map[Entry]bool{}
 	}
@@ -120,6 +124,12 @@ func (r *Report) AsIs(pos, what string) { r.add(AsIs, pos, what, "") }
 
 // Approx records an approximated directive and how.
 func (r *Report) Approx(pos, what, how string) { r.add(Approximated, pos, what, how) }
+
+// approxBeside records an approximation whose comment is beside its key
+// in the written file, so the file's header need not repeat it.
+func (r *Report) approxBeside(pos, what, how string) {
+	r.addEntry(Entry{Kind: Approximated, Pos: pos, What: what, Detail: how, beside: true})
+}
 
 // Drop records a dropped directive and why.
 func (r *Report) Drop(pos, what, why string) { r.add(Dropped, pos, what, why) }
@@ -387,7 +397,7 @@ func clampDurations(p *Process, r *Report) {
 // renamed duplicate), so that the file shows all of them.
 func headerApproximations(m *Model, r *Report) {
 	for _, e := range r.Entries {
-		if e.Kind != Approximated {
+		if e.Kind != Approximated || e.beside {
 			continue
 		}
 		if name, key, ok := strings.Cut(e.What, "."); ok {

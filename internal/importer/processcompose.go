@@ -160,7 +160,9 @@ func (c *pcConv) convert(root *yaml.Node) error {
 			}
 			c.m.Env = env
 			c.r.AsIs(c.pos(k), "environment")
-		case "log_location", "log_level", "log_length", "log_configuration":
+		case "log_level":
+			c.r.Approx(c.pos(k), k.Value, "podvisor's own messages have no level setting: it prints info, warnings and errors, each with its level=, on its stdout")
+		case "log_location", "log_length", "log_configuration":
 			c.r.Approx(c.pos(k), k.Value, "one log for every process has no podvisor equivalent (a log file is per process); output goes to podvisor's stdout as \"name | line\" unless a process sets its own log_location")
 		case "shell":
 			c.r.Approx(c.pos(k), "shell", "podvisor runs a command string with /bin/sh -c")
@@ -581,7 +583,8 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 		switch k.Value {
 		case "command":
 			p.Stop.Shell = pcString(scalar(v))
-			c.r.AsIs(c.pos(k), what+".command")
+			// docs/configuration.md (Stop): the stop signal follows the command.
+			note(p, c.r, c.pos(k), "stop", "shutdown.command: podvisor runs it, then sends the stop signal (SIGTERM unless shutdown.signal) if the process is still running, with what is left of the timeout less a grace for the signal; process-compose sends no signal after it, only SIGKILL at timeout_seconds")
 		case "signal":
 			sig := signalName(scalar(v))
 			if sig == "" {

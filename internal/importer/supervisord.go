@@ -111,7 +111,7 @@ var svDropped = map[string]string{
 	"rpcinterface":         "podvisor has no XML-RPC interface",
 	"eventlistener":        "podvisor has no event listeners; /status, /metrics and the logs carry the same news",
 	"fcgi-program":         "podvisor does not open sockets for its processes",
-	"supervisord.logfile":  "podvisor prints its own messages on stderr",
+	"supervisord.logfile":  "podvisor prints its own messages on its stdout, among the processes' lines (as \"podvisor | message\")",
 	"supervisord.pidfile":  "podvisor writes no pid file",
 	"supervisord.nodaemon": "podvisor always runs in the foreground",
 }
@@ -424,6 +424,14 @@ func programReaders(s *iniSection, name string) (sec string, where func(iniKey) 
 	return sec, where, s.get
 }
 
+// progNote records an approximation of a program's key: a comment beside
+// key in each copy, one report entry for the section (numprocs copies say
+// the same thing once).
+func progNote(p *Process, r *Report, sec, pos, key, how string) {
+	p.Comment(key, how)
+	r.approxBeside(pos, sec+key, how)
+}
+
 // programRun converts the command and what it runs with: directory, user,
 // environment.
 func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
@@ -484,8 +492,9 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 		}
 		r.AsIs(where(k), sec+"exitcodes")
 	}
-	policy := "unexpected"
+	policy, pos := "unexpected", at(s.File, s.Line) // the default: the section's line
 	if k, ok := get("autorestart"); ok {
+		pos = where(k)
 		v := strings.ToLower(strings.TrimSpace(k.Value))
 		if b, ok := parseBool(v); ok {
 			policy = map[bool]string{true: "true", false: "false"}[b]
@@ -497,19 +506,19 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 	switch policy {
 	case "true":
 		p.Restart = &Restart{Policy: "always"}
-		r.AsIs(at(s.File, s.Line), sec+"autorestart=true")
+		r.AsIs(pos, sec+"autorestart=true")
 	case "false":
 		p.Restart = &Restart{Policy: "never"}
-		note(p, r, at(s.File, s.Line), "restart", "autorestart=false; supervisord leaves a failed program exited, podvisor tears the pod down when a restart: never service fails")
+		progNote(p, r, sec, pos, "restart", "autorestart=false; supervisord leaves a failed program exited, podvisor tears the pod down when a restart: never service fails")
 	default:
 		p.Restart = &Restart{Policy: "on-failure"}
-		r.AsIs(at(s.File, s.Line), sec+"autorestart=unexpected")
+		r.AsIs(pos, sec+"autorestart=unexpected")
 	}
 	if !slices.Equal(codes, []int{0}) {
 		p.SuccessExitCodes = codes
 	}
 	if k, ok := get("startretries"); ok {
-		note(p, r, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" has no equivalent: podvisor retries with backoff (500ms doubling to 30s) without a count")
+		progNote(p, r, sec, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" has no equivalent: podvisor retries with backoff (500ms doubling to 30s) without a count")
 	}
 	if k, ok := get("startsecs"); ok {
 		d, ok := parseSeconds(k.Value)
@@ -519,7 +528,7 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 		}
 		if d > 0 {
 			p.Ready = &Probe{Kind: "exec", Argv: []string{"true"}, InitialDelay: d}
-			note(p, r, where(k), "ready", fmt.Sprintf("startsecs=%s: ready once it has stayed up %s (a probe that always succeeds, first run after %s)", strings.TrimSpace(k.Value), config.FormatDuration(d), config.FormatDuration(d)))
+			progNote(p, r, sec, where(k), "ready", fmt.Sprintf("startsecs=%s: ready once it has stayed up %s (a probe that always succeeds, first run after %s)", strings.TrimSpace(k.Value), config.FormatDuration(d), config.FormatDuration(d)))
 		}
 	}
 	return true
@@ -538,7 +547,7 @@ func (c *svConv) programStop(s *iniSection, name string, p *Process) bool {
 			return false
 		case "SIGKILL":
 			p.Stop.Timed, p.Stop.Timeout = true, 0
-			note(p, r, where(k), "stop", "stopsignal=KILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
+			progNote(p, r, sec, where(k), "stop", "stopsignal=KILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
 		default:
 			p.Stop.Signal = sig
 			r.AsIs(where(k), sec+"stopsignal")
@@ -558,7 +567,7 @@ func (c *svConv) programStop(s *iniSection, name string, p *Process) bool {
 			if v, _ := parseBool(k.Value); v {
 				r.AsIs(where(k), sec+key+" (podvisor always signals the process group)")
 			} else {
-				note(p, r, where(k), "stop", key+"=false: podvisor signals the whole process group, not only the program")
+				progNote(p, r, sec, where(k), "stop", key+"=false: podvisor signals the whole process group, not only the program")
 			}
 		}
 	}
@@ -613,10 +622,13 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 		switch strings.ToLower(v) {
 		case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
 			r.AsIs(pos, sec+k.Name+"="+v+" (podvisor prints it on its stdout as \"name | line\")")
+			c.unrotated(s, sec, stream)
 		case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2":
-			note(p, r, pos, "log", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
+			progNote(p, r, sec, pos, "log", k.Name+"="+v+": podvisor prints the "+stream+" lines on its own stdout (stream "+stream+" in --log-format json)")
+			c.unrotated(s, sec, stream)
 		case "auto", "":
-			note(p, r, pos, "log", k.Name+"="+v+": supervisord wrote a file it named itself; podvisor prints the lines on its stdout")
+			progNote(p, r, sec, pos, "log", k.Name+"="+v+": supervisord wrote a file it named itself; podvisor prints the lines on its stdout")
+			c.unrotated(s, sec, stream)
 		case "none":
 			if stream == "stdout" {
 				p.EnsureLog().Stdout = "off"
@@ -642,7 +654,23 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 				}
 			}
 			r.AsIs(pos, sec+k.Name+" (log."+map[string]string{"stdout": "file", "stderr": "stderr_file"}[stream]+")")
-			c.rotation(s, stream, p)
+			c.rotation(s, sec, stream, p)
+		}
+	}
+}
+
+// unrotated reports the rotation keys of a stream that podvisor prints on
+// its stdout, which it never rotates: 0 (supervisord's "never") as is.
+func (c *svConv) unrotated(s *iniSection, sec, stream string) {
+	for _, key := range []string{stream + "_logfile_maxbytes", stream + "_logfile_backups"} {
+		k, ok := s.get(key)
+		if !ok {
+			continue
+		}
+		if n, ok := parseByteSize(k.Value); ok && n == 0 {
+			c.r.AsIs(at(s.File, k.Line), sec+key+"=0 (podvisor's stdout is not rotated)")
+		} else {
+			c.r.Drop(at(s.File, k.Line), sec+key, "podvisor's stdout is not rotated")
 		}
 	}
 }
@@ -650,7 +678,7 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 // rotation converts *_logfile_maxbytes and *_logfile_backups. podvisor
 // has one max_size and max_files per process: stdout's win when both
 // streams set them.
-func (c *svConv) rotation(s *iniSection, stream string, p *Process) {
+func (c *svConv) rotation(s *iniSection, sec, stream string, p *Process) {
 	r, l := c.r, p.EnsureLog()
 	if k, ok := s.get(stream + "_logfile_maxbytes"); ok {
 		n, ok := parseByteSize(k.Value)
@@ -658,15 +686,15 @@ func (c *svConv) rotation(s *iniSection, stream string, p *Process) {
 		case !ok:
 			r.Fail(at(s.File, k.Line), k.Name, fmt.Sprintf("%q is not a size (want bytes, KB, MB or GB)", k.Value))
 		case l.MaxSize > 0 && l.MaxSize != n:
-			note(p, r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_size per process; stdout's is kept")
+			progNote(p, r, sec, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_size per process; stdout's is kept")
 		case n == 0:
-			note(p, r, at(s.File, k.Line), "log", k.Name+"=0: supervisord never rotated this file; podvisor rotates at its default max_size (10MiB)")
+			progNote(p, r, sec, at(s.File, k.Line), "log", k.Name+"=0: supervisord never rotated this file; podvisor rotates at its default max_size (10MiB)")
 		case n < 1<<20:
 			l.MaxSize = 1 << 20
-			note(p, r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor's smallest max_size is 1MiB")
+			progNote(p, r, sec, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor's smallest max_size is 1MiB")
 		default:
 			l.MaxSize = n
-			r.AsIs(at(s.File, k.Line), k.Name+" (log.max_size)")
+			r.AsIs(at(s.File, k.Line), sec+k.Name+" (log.max_size)")
 		}
 	}
 	if k, ok := s.get(stream + "_logfile_backups"); ok {
@@ -676,16 +704,16 @@ func (c *svConv) rotation(s *iniSection, stream string, p *Process) {
 		case err != nil || n < 0:
 			r.Fail(at(s.File, k.Line), k.Name, fmt.Sprintf("%q is not a number of backups", k.Value))
 		case l.MaxFiles > 0 && l.MaxFiles != files:
-			note(p, r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_files per process; stdout's is kept")
+			progNote(p, r, sec, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor has one max_files per process; stdout's is kept")
 		case files < 2:
 			l.MaxFiles = 2
-			note(p, r, at(s.File, k.Line), "log", k.Name+"=0: supervisord kept no rotated file; podvisor keeps at least one (max_files: 2)")
+			progNote(p, r, sec, at(s.File, k.Line), "log", k.Name+"=0: supervisord kept no rotated file; podvisor keeps at least one (max_files: 2)")
 		case files > 1000:
 			l.MaxFiles = 1000
-			note(p, r, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor keeps at most 1000 files")
+			progNote(p, r, sec, at(s.File, k.Line), "log", k.Name+"="+k.Value+": podvisor keeps at most 1000 files")
 		default:
 			l.MaxFiles = files
-			r.AsIs(at(s.File, k.Line), k.Name+" (log.max_files, the current file counted)")
+			r.AsIs(at(s.File, k.Line), sec+k.Name+" (log.max_files, the current file counted)")
 		}
 	}
 }

@@ -122,7 +122,7 @@ func WriteStatusTable(w io.Writer, st Status, now time.Time) error {
 	for _, p := range st.Processes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n",
 			clean(p.Name), clean(p.Type), clean(p.State), YesNo(p.Ready),
-			PidText(p.Pid), cpuPercent(p, now), memText(p), p.Restarts, ExitText(p.ExitCode), uptime(p, now), detail(p))
+			PidText(p.Pid), cpuPercent(p, now), memText(p), p.Restarts, ExitText(p.ExitCode), uptime(p, now), detail(p, now))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status table: %w", err)
@@ -181,16 +181,26 @@ func shortDuration(d time.Duration) string {
 	}
 }
 
-// detail says the most useful thing about why a process is where it is.
-func detail(p ProcessStatus) string {
+// detail says the most useful thing about why a process is where it is,
+// and when a scheduled one runs next.
+func detail(p ProcessStatus, now time.Time) string {
+	var s string
 	switch {
 	case len(p.WaitingFor) > 0:
-		return clean("waiting for " + strings.Join(p.WaitingFor, ", "))
+		s = clean("waiting for " + strings.Join(p.WaitingFor, ", "))
 	case p.Reason != "":
-		return clean(p.Reason)
+		s = clean(p.Reason)
 	default:
-		return clean(p.Status)
+		s = clean(p.Status)
 	}
+	if p.Schedule == nil {
+		return s
+	}
+	next := "next run in " + shortDuration(p.Schedule.NextRun.Sub(now))
+	if s == "" {
+		return next
+	}
+	return s + "; " + next
 }
 
 func clean(s string) string {
