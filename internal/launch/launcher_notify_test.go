@@ -20,17 +20,12 @@ import (
 // different path each time, gone once its incarnation has exited, and a
 // READY=1 sent to it reaches that incarnation's hook.
 func TestNotifySocketPerIncarnation(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r := proc.NewReaper(nil)
-	go r.Run(ctx)
-	sink := logs.NewSink(io.Discard, logs.Options{})
-	defer sink.Close(context.Background())
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l := &Launcher{Reaper: r, Sink: sink, BaseEnv: os.Environ(), RuntimeDir: staticDir(dir)}
+	l := testLauncher(t)
+	l.RuntimeDir = staticDir(dir)
 	out := filepath.Join(t.TempDir(), "sock")
 	yml := "processes:\n  p:\n    command: \"printf %s \\\"$$NOTIFY_SOCKET\\\" > " + out + "; exec python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\\\"READY=1\\\", os.environ[\\\"NOTIFY_SOCKET\\\"])'\"\n    ready: {notify: systemd}\n"
 	cfg, err := config.Parse("test.yaml", []byte(yml), func(string) (string, bool) { return "", false })
@@ -91,13 +86,7 @@ func staticDir(dir string) func() (string, error) {
 // A Launcher without a logger (benchmarks, tests) survives what it would
 // log: a notify fd closed without a newline (it used to dereference nil).
 func TestNilLogNotifyFDClosed(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r := proc.NewReaper(nil)
-	go r.Run(ctx)
-	sink := logs.NewSink(io.Discard, logs.Options{})
-	defer sink.Close(context.Background())
-	l := &Launcher{Reaper: r, Sink: sink, BaseEnv: os.Environ()}
+	l := testLauncher(t) // no Log
 	yml := "processes:\n  p:\n    command: \"exec 3>&-\"\n    ready: {notify: \"fd:3\"}\n"
 	cfg, err := config.Parse("test.yaml", []byte(yml), func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -122,4 +111,16 @@ func TestNilLogNotifyFDClosed(t *testing.T) {
 		t.Fatalf("a closed fd counted as readiness: %q", d)
 	default:
 	}
+}
+
+// testLauncher is a Launcher over a reaper and a sink of its own, without a
+// logger or a runtime directory; both end with the test.
+func testLauncher(t *testing.T) *Launcher {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r := proc.NewReaper(nil)
+	go r.Run(ctx)
+	sink := logs.NewSink(io.Discard, logs.Options{})
+	t.Cleanup(func() { sink.Close(context.Background()) })
+	return &Launcher{Reaper: r, Sink: sink, BaseEnv: os.Environ()}
 }
