@@ -162,6 +162,10 @@ type Process struct {
 	// FDStoreMax bounds the fds the process may hand to podvisor to keep
 	// for its next incarnation (FDSTORE=1); 0 disables the store.
 	FDStoreMax int
+
+	// Written is what a written procs.yaml holds beside the values
+	// (comments, keys written as given); nil for a loaded process.
+	Written *Written
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.

@@ -12,9 +12,9 @@ import (
 
 // fullDocument sets every key Write knows, with text that needs quoting
 // and escaping.
-func fullDocument() *Document {
+func fullDocument() *DocFile {
 	oom := -500
-	return &Document{
+	return &DocFile{
 		Env:             []KV{{Key: "GLOBAL", Value: Literal("g ${not} $HOME")}},
 		ShutdownTimeout: 45 * time.Second,
 		Header:          []string{"converted from test", "approximated: x"},
@@ -59,7 +59,7 @@ func fullDocument() *Document {
 // the document holds it once interpolated (Literal undone).
 func TestWriteLoads(t *testing.T) {
 	d := fullDocument()
-	out := Write(d)
+	out := Write(d.Document())
 	cfg, err := Parse("procs.yaml", out, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("written document does not load: %v\n%s", err, out)
@@ -144,13 +144,13 @@ func FuzzWrite(f *testing.F) {
 				return // import refuses these before writing (importer.finish)
 			}
 		}
-		d := &Document{Processes: []*DocProcess{
+		d := &DocFile{Processes: []*DocProcess{
 			{Name: "sh", Shell: Literal(cmd), Env: []KV{{Key: "V", Value: Literal(val)}}},
 			{Name: "argv", Argv: []string{Literal(cmd), Literal(val)}, Note: cmd,
 				Startup: &DocProbe{Kind: "exec", Argv: []string{Literal(val)}},
 				Stop:    DocStop{Argv: []string{Literal(cmd)}, CommandFirst: true}},
 		}}
-		out := Write(d)
+		out := Write(d.Document())
 		cfg, err := Parse("procs.yaml", out, func(string) (string, bool) { return "", false })
 		if err != nil {
 			t.Fatalf("written document does not load: %v\n%s", err, out)
