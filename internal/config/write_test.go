@@ -1,8 +1,11 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -169,4 +172,48 @@ func FuzzWrite(f *testing.F) {
 			t.Fatalf("startup %q, stop %q, want %q and %q\n%s", argv.Startup.Command, argv.Stop.Command, val, cmd, out)
 		}
 	})
+}
+
+// TestWriteProcess: Write takes the loader's own Process, with the Written
+// annotation saying what only the file holds; the written file loads back
+// to the same values.
+func TestWriteProcess(t *testing.T) {
+	sh := []string{"/bin/sh", "-c", "pg_isready -q"}
+	d := &Document{Env: []string{"A=b=c"}, Processes: []*Process{{
+		Name: "db", Command: []string{"/bin/sh", "-c", "exec postgres"}, Shell: true, Type: Job,
+		Env: []string{"PGDATA=/data"}, User: &User{Spec: "postgres"},
+		Ready:   &Probe{Kind: ProbeNotifyFD, FD: 3},
+		Live:    &Probe{Kind: ProbeExec, Command: sh, Interval: 2 * time.Second},
+		Startup: &Probe{Kind: ProbeExec, Command: sh},
+		Restart: Restart{Policy: Never},
+		Stop:    Stop{Signal: syscall.SIGINT, Timeout: 0, Command: []string{"/bin/sh", "-c", "pg_ctl stop"}},
+		Log:     Output{Stdout: DestOff},
+		Written: &Written{Origin: "pg.conf:1", EnvFile: []string{"/etc/pg.env"}, Restart: true, StopTimeout: true,
+			Shell: map[string]bool{"live": true, "stop": true}},
+	}}}
+	out := string(Write(d))
+	for _, want := range []string{"# from pg.conf:1\n", "    command: \"exec postgres\"\n", "    type: job\n", "  A: b=c\n",
+		"    user: postgres\n", "    env_file: [/etc/pg.env]\n", "      exec: \"pg_isready -q\"\n", "      notify: \"fd:3\"\n",
+		"      exec: [/bin/sh, \"-c\", \"pg_isready -q\"]\n", "    restart: never\n", "      signal: SIGINT\n", "      timeout: 0s\n",
+		"      command: \"pg_ctl stop\"\n", "      stdout: \"off\"\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("written document lacks %q:\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pg.env"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = strings.ReplaceAll(out, "/etc/pg.env", filepath.Join(dir, "pg.env"))
+	cfg, err := Parse("procs.yaml", []byte(out), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("written document does not load: %v\n%s", err, out)
+	}
+	p, q := cfg.Processes["db"], d.Processes[0]
+	if !slices.Equal(p.Command, q.Command) || !p.Shell || p.Type != Job || !slices.Contains(p.Env, "PGDATA=/data") || p.User.Spec != "postgres" ||
+		!slices.Equal(p.Live.Command, sh) || p.Live.Interval != 2*time.Second || p.Ready.Kind != ProbeNotifyFD || p.Ready.FD != 3 ||
+		!slices.Equal(p.Startup.Command, sh) || p.Restart.Policy != Never || p.Stop.Signal != syscall.SIGINT || p.Stop.Timeout != 0 ||
+		!slices.Equal(p.Stop.Command, q.Stop.Command) || p.Log.Stdout != DestOff || !slices.Contains(cfg.Env, "A=b=c") {
+		t.Errorf("loaded back %+v", p)
+	}
 }
