@@ -184,8 +184,7 @@ func (p *DocProcess) process() *Process {
 	q := &Process{Name: p.Name, Env: kvs(p.Env), WorkingDir: p.WorkingDir, StartTimeout: p.StartTimeout,
 		SuccessExitCodes: p.SuccessExitCodes, OOMScoreAdj: p.OOMScoreAdj, Sidecar: p.Sidecar, SecretEnv: p.SecretEnv,
 		Written: &Written{Comments: p.Comments, Origin: p.Origin, Note: p.Note, EnvFile: p.EnvFile,
-			Restart: p.Restart != nil, StopTimeout: p.Stop.Timed, Shell: map[string]bool{}}}
-	n := q.Written
+			Restart: p.Restart != nil, StopTimeout: p.Stop.Timed}}
 	q.Command = p.Argv
 	if p.Argv == nil {
 		q.Command, q.Shell = append(slices.Clone(shellPrefix), p.Shell), true
@@ -209,7 +208,7 @@ func (p *DocProcess) process() *Process {
 		}
 		q.DependsOn = append(q.DependsOn, Dependency{Name: d.Name, Condition: c, Restart: d.Restart})
 	}
-	q.Ready, q.Live, q.Startup = p.Ready.probe(n, "ready"), p.Live.probe(n, "live"), p.Startup.probe(n, "startup")
+	q.Ready, q.Live, q.Startup = p.Ready.probe(), p.Live.probe(), p.Startup.probe()
 	if r := p.Restart; r != nil {
 		q.Restart = Restart{Backoff: r.Backoff, MaxBackoff: r.MaxBackoff, Limit: r.Limit}
 		q.Restart.Policy = Policy(slices.Index(policyNames[:], r.Policy))
@@ -228,14 +227,14 @@ func (p *DocProcess) process() *Process {
 	if s.Signal != "" {
 		q.Stop.Signal = unix.SignalNum(s.Signal)
 	}
-	q.Stop.Command, n.Shell["stop"] = shellArgv(s.Argv, s.Shell)
+	q.Stop.Command, q.Stop.Shell = shellArgv(s.Argv, s.Shell)
 	if l := p.Log; l != nil {
 		q.Log = Output{Stdout: Dest(l.Stdout), Stderr: Dest(l.Stderr), File: l.File, StderrFile: l.StderrFile, MaxSize: l.MaxSize, MaxFiles: l.MaxFiles}
 	}
 	return q
 }
 
-func (pr *DocProbe) probe(n *Written, key string) *Probe {
+func (pr *DocProbe) probe() *Probe {
 	if pr == nil {
 		return nil
 	}
@@ -250,6 +249,6 @@ func (pr *DocProbe) probe(n *Written, key string) *Probe {
 			q.FD, _ = strconv.Atoi(fd)
 		}
 	}
-	q.Command, n.Shell[key] = shellArgv(pr.Argv, pr.Shell)
+	q.Command, q.Shell = shellArgv(pr.Argv, pr.Shell)
 	return q
 }

@@ -37,9 +37,6 @@ type Written struct {
 	Restart bool
 	// StopTimeout: stop.timeout is written (0s means SIGKILL at once).
 	StopTimeout bool
-	// Shell holds the keys (ready, live, startup, stop) whose command is
-	// ["/bin/sh", "-c", s], written as the string s.
-	Shell map[string]bool
 }
 
 // Notes returns p's written annotation, creating it.

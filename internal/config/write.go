@@ -144,12 +144,12 @@ func (w *writer) process(p *Process) {
 			}
 		}
 	}
-	w.probe("ready", p.Ready, n, c)
+	w.probe("ready", p.Ready, c)
 	if p.StartTimeout > 0 {
 		w.kv(2, "start_timeout", FormatDuration(p.StartTimeout), c("start_timeout"))
 	}
-	w.probe("live", p.Live, n, c)
-	w.probe("startup", p.Startup, n, c)
+	w.probe("live", p.Live, c)
+	w.probe("startup", p.Startup, c)
 	if n.Restart {
 		w.restart(p.Restart, c("restart"))
 	}
@@ -234,7 +234,7 @@ func (w *writer) stop(s Stop, n *Written, c func(string) string) {
 		w.kv(3, "timeout", FormatDuration(s.Timeout), "")
 	}
 	if s.Command != nil {
-		w.kv(3, "command", command(s.Command, n.Shell["stop"]), "")
+		w.kv(3, "command", command(s.Command, s.Shell), "")
 	}
 	if s.CommandFirst {
 		w.kv(3, "command_first", "true", "")
@@ -253,14 +253,14 @@ func ints(xs []int) string {
 }
 
 // probe writes the check under key, left out when pr is nil.
-func (w *writer) probe(key string, pr *Probe, n *Written, c func(string) string) {
+func (w *writer) probe(key string, pr *Probe, c func(string) string) {
 	if pr == nil {
 		return
 	}
 	w.kv(2, key, "", c(key))
 	switch pr.Kind {
 	case ProbeExec:
-		w.kv(3, "exec", command(pr.Command, n.Shell[key]), "")
+		w.kv(3, "exec", command(pr.Command, pr.Shell), "")
 	case ProbeNotifySystemd:
 		w.kv(3, "notify", "systemd", "")
 	case ProbeNotifyFD:

@@ -183,13 +183,12 @@ func TestWriteProcess(t *testing.T) {
 		Name: "db", Command: []string{"/bin/sh", "-c", "exec postgres"}, Shell: true, Type: Job,
 		Env: []string{"PGDATA=/data"}, User: &User{Spec: "postgres"},
 		Ready:   &Probe{Kind: ProbeNotifyFD, FD: 3},
-		Live:    &Probe{Kind: ProbeExec, Command: sh, Interval: 2 * time.Second},
+		Live:    &Probe{Kind: ProbeExec, Command: sh, Shell: true, Interval: 2 * time.Second},
 		Startup: &Probe{Kind: ProbeExec, Command: sh},
 		Restart: Restart{Policy: Never},
-		Stop:    Stop{Signal: syscall.SIGINT, Timeout: 0, Command: []string{"/bin/sh", "-c", "pg_ctl stop"}},
+		Stop:    Stop{Signal: syscall.SIGINT, Timeout: 0, Command: []string{"/bin/sh", "-c", "pg_ctl stop"}, Shell: true},
 		Log:     Output{Stdout: DestOff},
-		Written: &Written{Origin: "pg.conf:1", EnvFile: []string{"/etc/pg.env"}, Restart: true, StopTimeout: true,
-			Shell: map[string]bool{"live": true, "stop": true}},
+		Written: &Written{Origin: "pg.conf:1", EnvFile: []string{"/etc/pg.env"}, Restart: true, StopTimeout: true},
 	}}}
 	out := string(Write(d))
 	for _, want := range []string{"# from pg.conf:1\n", "    command: \"exec postgres\"\n", "    type: job\n", "  A: b=c\n",
@@ -211,7 +210,7 @@ func TestWriteProcess(t *testing.T) {
 	}
 	p, q := cfg.Processes["db"], d.Processes[0]
 	if !slices.Equal(p.Command, q.Command) || !p.Shell || p.Type != Job || !slices.Contains(p.Env, "PGDATA=/data") || p.User.Spec != "postgres" ||
-		!slices.Equal(p.Live.Command, sh) || p.Live.Interval != 2*time.Second || p.Ready.Kind != ProbeNotifyFD || p.Ready.FD != 3 ||
+		!slices.Equal(p.Live.Command, sh) || !p.Live.Shell || p.Startup.Shell || !p.Stop.Shell || p.Live.Interval != 2*time.Second || p.Ready.Kind != ProbeNotifyFD || p.Ready.FD != 3 ||
 		!slices.Equal(p.Startup.Command, sh) || p.Restart.Policy != Never || p.Stop.Signal != syscall.SIGINT || p.Stop.Timeout != 0 ||
 		!slices.Equal(p.Stop.Command, q.Stop.Command) || p.Log.Stdout != DestOff || !slices.Contains(cfg.Env, "A=b=c") {
 		t.Errorf("loaded back %+v", p)
