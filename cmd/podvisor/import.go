@@ -113,7 +113,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	if format == importer.Procfile {
 		relocateEnvFiles(m, outDir)
 	}
-	data := config.Write(m)
+	data := config.Write(m.Document())
 
 	fmt.Fprintf(stderr, "podvisor import: %s, %s\n", format, count(len(m.Processes), "process", "processes"))
 	rep.WriteReport(stderr)

@@ -162,6 +162,10 @@ type Process struct {
 	// FDStoreMax bounds the fds the process may hand to podvisor to keep
 	// for its next incarnation (FDSTORE=1); 0 disables the store.
 	FDStoreMax int
+
+	// Written is what a written procs.yaml holds beside the values
+	// (comments, keys written as given); nil for a loaded process.
+	Written *Written
 }
 
 // IsSuccess reports whether code is one of the process's success exit codes.
@@ -211,6 +215,7 @@ type Stop struct {
 	Signal  syscall.Signal
 	Timeout time.Duration
 	Command []string // pre-stop hook; nil if none
+	Shell   bool     // Command is the string form, ["/bin/sh", "-c", s]
 	// CommandFirst: in a teardown, Command starts when the teardown begins
 	// (with the whole of Timeout), not at the process's turn; the signal
 	// still waits for the turn (the kubelet's preStop hooks).
@@ -251,6 +256,7 @@ type Probe struct {
 	Kind    ProbeKind
 	Target  string         // URL (http), host:port (tcp), absolute path (file), regex source (log)
 	Command []string       // exec: argv (string form is ["/bin/sh","-c",s])
+	Shell   bool           // exec: Command is the string form
 	Regexp  *regexp.Regexp // log
 	FD      int            // notify fd:N (N >= 3)
 

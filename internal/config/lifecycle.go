@@ -115,7 +115,7 @@ func (l *loader) stop(n *yaml.Node, path *keyPath) Stop {
 		s.Timeout, _ = l.duration(v.val, path.field("timeout"), false)
 	}
 	if v, ok := f.get("command"); ok {
-		s.Command, _, _ = l.command(v.val, path.field("command"))
+		s.Command, s.Shell, _ = l.command(v.val, path.field("command"))
 	}
 	if v, ok := f.get("command_first"); ok {
 		s.CommandFirst, _ = l.boolean(v.val, path.field("command_first"))

@@ -580,7 +580,7 @@ func TestDefaults(t *testing.T) {
 	timing := Probe{StartInterval: 100 * time.Millisecond, Interval: 10 * time.Second, Timeout: time.Second,
 		SuccessThreshold: 1, FailureThreshold: 3}
 	wantReady := timing
-	wantReady.Kind, wantReady.Command = ProbeExec, []string{"/bin/sh", "-c", "check"}
+	wantReady.Kind, wantReady.Command, wantReady.Shell = ProbeExec, []string{"/bin/sh", "-c", "check"}, true
 	if !reflect.DeepEqual(*work.Ready, wantReady) {
 		t.Errorf("ready %+v, want %+v", *work.Ready, wantReady)
 	}
@@ -691,7 +691,7 @@ processes:
 	if !reflect.DeepEqual(app.SuccessExitCodes, []int{0, 143}) || !app.IsSuccess(143) {
 		t.Errorf("success_exit_codes %v", app.SuccessExitCodes)
 	}
-	if want := (Stop{Signal: syscall.SIGQUIT, Command: []string{"/bin/sh", "-c", "kill -QUIT 1"}}); !reflect.DeepEqual(app.Stop, want) {
+	if want := (Stop{Signal: syscall.SIGQUIT, Command: []string{"/bin/sh", "-c", "kill -QUIT 1"}, Shell: true}); !reflect.DeepEqual(app.Stop, want) {
 		t.Errorf("stop %+v, want %+v", app.Stop, want)
 	}
 	if app.Pos != (Pos{cfg.File, 16, 3}) {

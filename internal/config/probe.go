@@ -120,7 +120,7 @@ func (l *loader) probeTarget(p *Probe, kind pair, path *keyPath) {
 	n := kind.val
 	if kind.name == "exec" {
 		p.Kind = ProbeExec
-		p.Command, _, _ = l.command(n, path)
+		p.Command, p.Shell, _ = l.command(n, path)
 		return
 	}
 	if kind.name == "file" {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // SchemaURL is the schema the written file names on its first line (the
@@ -78,78 +80,86 @@ func CommentText(s string) string {
 	}, s)
 }
 
-func (w *writer) env(indent int, env []KV) {
+func (w *writer) env(indent int, env []string) {
 	for _, kv := range env {
-		w.kv(indent, quoteKey(kv.Key), quote(kv.Value), "")
+		k, v, _ := strings.Cut(kv, "=")
+		w.kv(indent, quoteKey(k), quote(v), "")
 	}
 }
 
-func (w *writer) process(p *DocProcess) {
+var noNotes = &Written{}
+
+func (w *writer) process(p *Process) {
+	n := p.Written
+	if n == nil {
+		n = noNotes
+	}
 	used := map[string]bool{}
-	c := func(k string) string { used[k] = true; return p.Comments[k] }
+	c := func(k string) string { used[k] = true; return n.Comments[k] }
 	// A comment on a key that is not written (no user, an empty stop
 	// block) goes on a line of its own at the end of the process.
 	defer func() {
-		keys := make([]string, 0, len(p.Comments))
-		for k := range p.Comments {
+		keys := make([]string, 0, len(n.Comments))
+		for k := range n.Comments {
 			if !used[k] {
 				keys = append(keys, k)
 			}
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			w.line(2, "# approximated ("+CommentText(k)+"): "+CommentText(p.Comments[k]))
+			w.line(2, "# approximated ("+CommentText(k)+"): "+CommentText(n.Comments[k]))
 		}
 	}()
-	if p.Origin != "" {
-		w.line(1, "# from "+CommentText(p.Origin))
+	if n.Origin != "" {
+		w.line(1, "# from "+CommentText(n.Origin))
 	}
-	if p.Note != "" {
-		w.line(1, "# "+CommentText(p.Note))
+	if n.Note != "" {
+		w.line(1, "# "+CommentText(n.Note))
 	}
 	w.kv(1, quoteKey(p.Name), "", c("name"))
-	w.kv(2, "command", command(p.Argv, p.Shell), c("command"))
-	if p.Type != "" {
-		w.kv(2, "type", p.Type, c("type"))
+	w.kv(2, "command", command(p.Command, p.Shell), c("command"))
+	if p.Type != Service {
+		w.kv(2, "type", p.Type.String(), c("type"))
 	}
 	if len(p.Env) > 0 {
 		w.kv(2, "env", "", c("env"))
 		w.env(3, p.Env)
 	}
-	if len(p.EnvFile) > 0 {
-		w.kv(2, "env_file", list(p.EnvFile), c("env_file"))
+	if len(n.EnvFile) > 0 {
+		w.kv(2, "env_file", list(n.EnvFile), c("env_file"))
 	}
 	if p.WorkingDir != "" {
 		w.kv(2, "working_dir", quote(p.WorkingDir), c("working_dir"))
 	}
-	if p.User != "" {
-		w.kv(2, "user", quote(p.User), c("user"))
+	if p.User != nil {
+		w.kv(2, "user", quote(p.User.Spec), c("user"))
 	}
 	if len(p.DependsOn) > 0 {
 		w.kv(2, "depends_on", "", c("depends_on"))
 		for _, d := range p.DependsOn {
 			if d.Restart {
-				w.kv(3, quoteKey(d.Name), "{condition: "+d.Condition+", restart: true}", c("depends_on."+d.Name))
+				w.kv(3, quoteKey(d.Name), "{condition: "+d.Condition.String()+", restart: true}", c("depends_on."+d.Name))
 			} else {
-				w.kv(3, quoteKey(d.Name), d.Condition, c("depends_on."+d.Name))
+				w.kv(3, quoteKey(d.Name), d.Condition.String(), c("depends_on."+d.Name))
 			}
 		}
 	}
-	if p.Ready != nil {
-		w.probe("ready", p.Ready, c("ready"))
-	}
+	w.probe("ready", p.Ready, c)
 	if p.StartTimeout > 0 {
 		w.kv(2, "start_timeout", FormatDuration(p.StartTimeout), c("start_timeout"))
 	}
-	if p.Live != nil {
-		w.probe("live", p.Live, c("live"))
-	}
-	if p.Startup != nil {
-		w.probe("startup", p.Startup, c("startup"))
-	}
-	if p.Restart != nil {
+	w.probe("live", p.Live, c)
+	w.probe("startup", p.Startup, c)
+	if n.Restart {
 		w.restart(p.Restart, c("restart"))
 	}
+	w.rest(p, c)
+	w.stop(p.Stop, n, c)
+	w.log(p.Log, c)
+}
+
+// rest writes the keys between restart and stop.
+func (w *writer) rest(p *Process, c func(string) string) {
 	if len(p.SuccessExitCodes) > 0 {
 		w.kv(2, "success_exit_codes", ints(p.SuccessExitCodes), c("success_exit_codes"))
 	}
@@ -162,30 +172,34 @@ func (w *writer) process(p *DocProcess) {
 	if len(p.SecretEnv) > 0 {
 		w.kv(2, "secret_env", list(p.SecretEnv), c("secret_env"))
 	}
-	w.stop(p.Stop, c)
-	if l := p.Log; l != nil {
-		w.kv(2, "log", "", c("log"))
-		for _, f := range []struct{ k, v string }{{"stdout", l.Stdout}, {"stderr", l.Stderr}, {"file", l.File}, {"stderr_file", l.StderrFile}} {
-			if f.v != "" {
-				w.kv(3, f.k, quote(f.v), "")
-			}
+}
+
+// log writes the log block, left out when it holds nothing.
+func (w *writer) log(l Output, c func(string) string) {
+	if l == (Output{}) {
+		return
+	}
+	w.kv(2, "log", "", c("log"))
+	for _, f := range []struct{ k, v string }{{"stdout", string(l.Stdout)}, {"stderr", string(l.Stderr)}, {"file", l.File}, {"stderr_file", l.StderrFile}} {
+		if f.v != "" {
+			w.kv(3, f.k, quote(f.v), "")
 		}
-		if l.MaxSize > 0 {
-			w.kv(3, "max_size", size(l.MaxSize), "")
-		}
-		if l.MaxFiles > 0 {
-			w.kv(3, "max_files", strconv.Itoa(l.MaxFiles), "")
-		}
+	}
+	if l.MaxSize > 0 {
+		w.kv(3, "max_size", size(l.MaxSize), "")
+	}
+	if l.MaxFiles > 0 {
+		w.kv(3, "max_files", strconv.Itoa(l.MaxFiles), "")
 	}
 }
 
-func (w *writer) restart(r *DocRestart, c string) {
+func (w *writer) restart(r Restart, c string) {
 	if r.Backoff == 0 && r.MaxBackoff == 0 && r.Limit == 0 && len(r.Rules) == 0 {
-		w.kv(2, "restart", r.Policy, c)
+		w.kv(2, "restart", r.Policy.String(), c)
 		return
 	}
 	w.kv(2, "restart", "", c)
-	w.kv(3, "policy", r.Policy, "")
+	w.kv(3, "policy", r.Policy.String(), "")
 	if r.Backoff > 0 {
 		w.kv(3, "backoff", FormatDuration(r.Backoff), "")
 	}
@@ -198,29 +212,29 @@ func (w *writer) restart(r *DocRestart, c string) {
 	if len(r.Rules) > 0 {
 		w.kv(3, "rules", "", "")
 		for _, x := range r.Rules {
-			op := "in"
-			if x.NotIn {
-				op = "not_in"
+			op, codes := "in", x.In
+			if x.NotIn != nil {
+				op, codes = "not_in", x.NotIn
 			}
-			w.line(4, "- {exit_codes: {"+op+": "+ints(x.Codes)+"}, action: "+quote(x.Action)+"}")
+			w.line(4, "- {exit_codes: {"+op+": "+ints(codes)+"}, action: "+quote(x.Action.String())+"}")
 		}
 	}
 }
 
 // stop writes the stop block, left out when it holds nothing.
-func (w *writer) stop(s DocStop, c func(string) string) {
-	if s.Signal == "" && !s.Timed && s.Argv == nil && s.Shell == "" && s.MinGrace == 0 {
+func (w *writer) stop(s Stop, n *Written, c func(string) string) {
+	if s.Signal == 0 && !n.StopTimeout && s.Command == nil && s.MinGrace == 0 {
 		return
 	}
 	w.kv(2, "stop", "", c("stop"))
-	if s.Signal != "" {
-		w.kv(3, "signal", s.Signal, "")
+	if s.Signal != 0 {
+		w.kv(3, "signal", unix.SignalName(s.Signal), "")
 	}
-	if s.Timed {
+	if n.StopTimeout {
 		w.kv(3, "timeout", FormatDuration(s.Timeout), "")
 	}
-	if s.Argv != nil || s.Shell != "" {
-		w.kv(3, "command", command(s.Argv, s.Shell), "")
+	if s.Command != nil {
+		w.kv(3, "command", command(s.Command, s.Shell), "")
 	}
 	if s.CommandFirst {
 		w.kv(3, "command_first", "true", "")
@@ -238,13 +252,21 @@ func ints(xs []int) string {
 	return "[" + strings.Join(s, ", ") + "]"
 }
 
-func (w *writer) probe(key string, pr *DocProbe, c string) {
-	w.kv(2, key, "", c)
+// probe writes the check under key, left out when pr is nil.
+func (w *writer) probe(key string, pr *Probe, c func(string) string) {
+	if pr == nil {
+		return
+	}
+	w.kv(2, key, "", c(key))
 	switch pr.Kind {
-	case "exec":
-		w.kv(3, "exec", command(pr.Argv, pr.Shell), "")
+	case ProbeExec:
+		w.kv(3, "exec", command(pr.Command, pr.Shell), "")
+	case ProbeNotifySystemd:
+		w.kv(3, "notify", "systemd", "")
+	case ProbeNotifyFD:
+		w.kv(3, "notify", quote("fd:"+strconv.Itoa(pr.FD)), "")
 	default:
-		w.kv(3, pr.Kind, quote(pr.Target), "")
+		w.kv(3, pr.Kind.String(), quote(pr.Target), "")
 	}
 	for _, d := range []struct {
 		k string
@@ -268,11 +290,13 @@ func (w *writer) probe(key string, pr *DocProbe, c string) {
 	}
 }
 
-func command(argv []string, shell string) string {
-	if argv != nil {
-		return list(argv)
+// command writes argv as a list, or, when shell is set, the s of
+// ["/bin/sh", "-c", s] as a string.
+func command(argv []string, shell bool) string {
+	if shell && len(argv) == 3 {
+		return quote(argv[2])
 	}
-	return quote(shell)
+	return list(argv)
 }
 
 func list(items []string) string {

@@ -1,8 +1,11 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -14,49 +17,49 @@ import (
 // and escaping.
 func fullDocument() *Document {
 	oom := -500
+	sh := func(s string) []string { return []string{"/bin/sh", "-c", s} }
 	return &Document{
-		Env:             []KV{{Key: "GLOBAL", Value: Literal("g ${not} $HOME")}},
+		Env:             []string{"GLOBAL=" + Literal("g ${not} $HOME")},
 		ShutdownTimeout: 45 * time.Second,
 		Header:          []string{"converted from test", "approximated: x"},
-		Processes: []*DocProcess{{
-			Name:  "db",
-			Argv:  []string{"postgres", "-c", "yes", "a: b"},
-			Type:  "",
-			Ready: &DocProbe{Kind: "tcp", Target: "127.0.0.1:5432", Interval: 2 * time.Second, FailureThreshold: 5},
-			Stop:  DocStop{Signal: "SIGINT", Timeout: 0, Timed: true},
+		Processes: []*Process{{
+			Name:    "db",
+			Command: []string{"postgres", "-c", "yes", "a: b"},
+			Ready:   &Probe{Kind: ProbeTCP, Target: "127.0.0.1:5432", Interval: 2 * time.Second, FailureThreshold: 5},
+			Stop:    Stop{Signal: syscall.SIGINT, Timeout: 0},
+			Written: &Written{StopTimeout: true},
 		}, {
 			Name:         "app",
-			Shell:        Literal(`exec app --price '$5' "${USER}"`),
-			Env:          []KV{{Key: "A", Value: "1"}, {Key: "QUOTE", Value: `he said "hi"` + "\n" + "line 2"}},
+			Command:      sh(Literal(`exec app --price '$5' "${USER}"`)),
+			Shell:        true,
+			Env:          []string{"A=1", "QUOTE=" + `he said "hi"` + "\n" + "line 2"},
 			WorkingDir:   "/srv/app",
-			DependsOn:    []DocDep{{Name: "db", Condition: "ready", Restart: true}, {Name: "migrate", Condition: "completed"}},
-			Ready:        &DocProbe{Kind: "http", Target: "http://127.0.0.1:8080/healthz", StartInterval: 250 * time.Millisecond},
+			DependsOn:    []Dependency{{Name: "db", Condition: graph.Ready, Restart: true}, {Name: "migrate", Condition: graph.Completed}},
+			Ready:        &Probe{Kind: ProbeHTTP, Target: "http://127.0.0.1:8080/healthz", StartInterval: 250 * time.Millisecond},
 			StartTimeout: 90 * time.Second,
-			Live:         &DocProbe{Kind: "exec", Argv: []string{"true"}, Timeout: 3 * time.Second, SuccessThreshold: 1, StopTimeout: 4 * time.Second},
-			Startup:      &DocProbe{Kind: "exec", Argv: []string{"test", "-e", Literal("/run/${x}")}, StartInterval: 100 * time.Millisecond, FailureThreshold: 700, StopTimeout: 7 * time.Second},
-			Restart: &DocRestart{Policy: "on-failure", Backoff: time.Second, MaxBackoff: 10 * time.Second, Limit: 3,
-				Rules: []DocRule{{Codes: []int{42}, Action: "shutdown"}, {Codes: []int{0, 1}, NotIn: true, Action: "restart-all"}}},
+			Live:         &Probe{Kind: ProbeExec, Command: []string{"true"}, Timeout: 3 * time.Second, SuccessThreshold: 1, StopTimeout: 4 * time.Second},
+			Startup:      &Probe{Kind: ProbeExec, Command: []string{"test", "-e", Literal("/run/${x}")}, StartInterval: 100 * time.Millisecond, FailureThreshold: 700, StopTimeout: 7 * time.Second},
+			Restart: Restart{Policy: OnFailure, Backoff: time.Second, MaxBackoff: 10 * time.Second, Limit: 3,
+				Rules: []ExitRule{{In: []int{42}, Action: RuleShutdown}, {NotIn: []int{0, 1}, Action: RuleRestartAll}}},
 			SuccessExitCodes: []int{0, 3},
 			OOMScoreAdj:      &oom,
 			Sidecar:          true,
 			SecretEnv:        []string{"QUOTE", "TOKEN"},
-			Stop:             DocStop{Timeout: 20 * time.Second, Timed: true, Shell: "kill -TERM 1", CommandFirst: true, MinGrace: 2 * time.Second},
-			Log:              &DocLog{Stdout: "file", Stderr: "file", File: "/var/log/app.log", MaxSize: 5 << 20, MaxFiles: 3},
-			Comments:         map[string]string{"command": "run by /bin/sh -c", "user": "no such key written"},
-			Origin:           "app.conf:3",
-			Note:             "native sidecar\n(init container)",
+			Stop:             Stop{Timeout: 20 * time.Second, Command: sh("kill -TERM 1"), Shell: true, CommandFirst: true, MinGrace: 2 * time.Second},
+			Log:              Output{Stdout: DestFile, Stderr: DestFile, File: "/var/log/app.log", MaxSize: 5 << 20, MaxFiles: 3},
+			Written: &Written{Comments: map[string]string{"command": "run by /bin/sh -c", "user": "no such key written"},
+				Origin: "app.conf:3", Note: "native sidecar\n(init container)", Restart: true, StopTimeout: true},
 		}, {
 			Name:    "migrate",
-			Argv:    []string{"migrate", "up"},
-			Type:    "oneshot",
-			Ready:   &DocProbe{Kind: "file", Target: "/run/migrated", WhileStopping: true},
-			Restart: &DocRestart{Policy: "never", Rules: []DocRule{{Codes: []int{3}, Action: "restart"}}},
+			Command: []string{"migrate", "up"},
+			Type:    Oneshot,
+			Ready:   &Probe{Kind: ProbeFile, Target: "/run/migrated", WhileStopping: true},
+			Restart: Restart{Policy: Never, Rules: []ExitRule{{In: []int{3}, Action: RuleRestart}}},
+			Written: &Written{Restart: true},
 		}},
 	}
 }
 
-// TestWriteLoads: what Write renders loads, and every value comes back as
-// the document holds it once interpolated (Literal undone).
 func TestWriteLoads(t *testing.T) {
 	d := fullDocument()
 	out := Write(d)
@@ -144,11 +147,11 @@ func FuzzWrite(f *testing.F) {
 				return // import refuses these before writing (importer.finish)
 			}
 		}
-		d := &Document{Processes: []*DocProcess{
-			{Name: "sh", Shell: Literal(cmd), Env: []KV{{Key: "V", Value: Literal(val)}}},
-			{Name: "argv", Argv: []string{Literal(cmd), Literal(val)}, Note: cmd,
-				Startup: &DocProbe{Kind: "exec", Argv: []string{Literal(val)}},
-				Stop:    DocStop{Argv: []string{Literal(cmd)}, CommandFirst: true}},
+		d := &Document{Processes: []*Process{
+			{Name: "sh", Command: []string{"/bin/sh", "-c", Literal(cmd)}, Shell: true, Env: []string{"V=" + Literal(val)}},
+			{Name: "argv", Command: []string{Literal(cmd), Literal(val)}, Written: &Written{Note: cmd},
+				Startup: &Probe{Kind: ProbeExec, Command: []string{Literal(val)}},
+				Stop:    Stop{Command: []string{Literal(cmd)}, CommandFirst: true}},
 		}}
 		out := Write(d)
 		cfg, err := Parse("procs.yaml", out, func(string) (string, bool) { return "", false })
@@ -169,4 +172,47 @@ func FuzzWrite(f *testing.F) {
 			t.Fatalf("startup %q, stop %q, want %q and %q\n%s", argv.Startup.Command, argv.Stop.Command, val, cmd, out)
 		}
 	})
+}
+
+// TestWriteProcess: Write takes the loader's own Process, with the Written
+// annotation saying what only the file holds; the written file loads back
+// to the same values.
+func TestWriteProcess(t *testing.T) {
+	sh := []string{"/bin/sh", "-c", "pg_isready -q"}
+	d := &Document{Env: []string{"A=b=c"}, Processes: []*Process{{
+		Name: "db", Command: []string{"/bin/sh", "-c", "exec postgres"}, Shell: true, Type: Job,
+		Env: []string{"PGDATA=/data"}, User: &User{Spec: "postgres"},
+		Ready:   &Probe{Kind: ProbeNotifyFD, FD: 3},
+		Live:    &Probe{Kind: ProbeExec, Command: sh, Shell: true, Interval: 2 * time.Second},
+		Startup: &Probe{Kind: ProbeExec, Command: sh},
+		Restart: Restart{Policy: Never},
+		Stop:    Stop{Signal: syscall.SIGINT, Timeout: 0, Command: []string{"/bin/sh", "-c", "pg_ctl stop"}, Shell: true},
+		Log:     Output{Stdout: DestOff},
+		Written: &Written{Origin: "pg.conf:1", EnvFile: []string{"/etc/pg.env"}, Restart: true, StopTimeout: true},
+	}}}
+	out := string(Write(d))
+	for _, want := range []string{"# from pg.conf:1\n", "    command: \"exec postgres\"\n", "    type: job\n", "  A: b=c\n",
+		"    user: postgres\n", "    env_file: [/etc/pg.env]\n", "      exec: \"pg_isready -q\"\n", "      notify: \"fd:3\"\n",
+		"      exec: [/bin/sh, \"-c\", \"pg_isready -q\"]\n", "    restart: never\n", "      signal: SIGINT\n", "      timeout: 0s\n",
+		"      command: \"pg_ctl stop\"\n", "      stdout: \"off\"\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("written document lacks %q:\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pg.env"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = strings.ReplaceAll(out, "/etc/pg.env", filepath.Join(dir, "pg.env"))
+	cfg, err := Parse("procs.yaml", []byte(out), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("written document does not load: %v\n%s", err, out)
+	}
+	p, q := cfg.Processes["db"], d.Processes[0]
+	if !slices.Equal(p.Command, q.Command) || !p.Shell || p.Type != Job || !slices.Contains(p.Env, "PGDATA=/data") || p.User.Spec != "postgres" ||
+		!slices.Equal(p.Live.Command, sh) || !p.Live.Shell || p.Startup.Shell || !p.Stop.Shell || p.Live.Interval != 2*time.Second || p.Ready.Kind != ProbeNotifyFD || p.Ready.FD != 3 ||
+		!slices.Equal(p.Startup.Command, sh) || p.Restart.Policy != Never || p.Stop.Signal != syscall.SIGINT || p.Stop.Timeout != 0 ||
+		!slices.Equal(p.Stop.Command, q.Stop.Command) || p.Log.Stdout != DestOff || !slices.Contains(cfg.Env, "A=b=c") {
+		t.Errorf("loaded back %+v", p)
+	}
 }

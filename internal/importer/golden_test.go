@@ -118,7 +118,7 @@ func TestGolden(t *testing.T) {
 			if r.Failed() {
 				t.Errorf("a real-world fixture did not convert:\n%s", reportText(r))
 			}
-			compareGolden(t, "testdata/golden/"+fx.name+".yaml", config.Write(m))
+			compareGolden(t, "testdata/golden/"+fx.name+".yaml", config.Write(m.Document()))
 			compareGolden(t, "testdata/golden/"+fx.name+".report", []byte(reportText(r)))
 		})
 	}
@@ -154,7 +154,7 @@ func TestFixturesPassPortableCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := config.Write(m)
+			out := config.Write(m.Document())
 			assertPortable(t, out)
 			for _, p := range m.Processes {
 				for key, c := range p.Comments {

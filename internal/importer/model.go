@@ -47,7 +47,7 @@ type Source struct {
 // config.Write (the one writer of procs.yaml); these are the importer's
 // names for its types.
 type (
-	Model   = config.Document
+	Model   = config.DocFile
 	Process = config.DocProcess
 	KV      = config.KV
 	Dep     = config.DocDep

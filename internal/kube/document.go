@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"strings"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -19,20 +20,21 @@ func secs(n int) time.Duration { return time.Duration(n) * time.Second }
 // some (a postStart hook has its container's environment).
 func literal(d *config.Document) {
 	for _, p := range d.Processes {
-		p.Argv = literals(p.Argv)
-		env := make([]config.KV, len(p.Env))
+		p.Command = literals(p.Command)
+		env := make([]string, len(p.Env))
 		for i, kv := range p.Env {
-			env[i] = config.KV{Key: kv.Key, Value: config.Literal(kv.Value)}
+			k, v, _ := strings.Cut(kv, "=")
+			env[i] = k + "=" + config.Literal(v)
 		}
 		p.Env = env
 		p.WorkingDir = config.Literal(p.WorkingDir)
-		for _, pr := range []*config.DocProbe{p.Ready, p.Live, p.Startup} {
+		for _, pr := range []*config.Probe{p.Ready, p.Live, p.Startup} {
 			if pr != nil {
-				pr.Argv = literals(pr.Argv)
+				pr.Command = literals(pr.Command)
 				pr.Target = config.Literal(pr.Target)
 			}
 		}
-		p.Stop.Argv = literals(p.Stop.Argv)
+		p.Stop.Command = literals(p.Stop.Command)
 	}
 }
 

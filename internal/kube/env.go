@@ -9,9 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/podvisor/podvisor/internal/config"
 )
+
+// envVar is one variable of a container's environment, in order.
+type envVar struct{ Key, Value string }
 
 // lookupKey finds key in the ConfigMap (secret false) or Secret named name:
 // the manifest's objects first, then FromDir/NAME/KEY.
@@ -80,7 +81,7 @@ func objKind(secret bool) string {
 // secrets names the variables whose values came from a Secret (envFrom
 // secretRef, secretKeyRef) and were not overridden since: procs.yaml lists
 // them in secret_env, so that podvisor redacts them whatever their names.
-func (t *translator) env(c *Container, where place) (out []config.KV, secrets []string) {
+func (t *translator) env(c *Container, where place) (out []envVar, secrets []string) {
 	idx := map[string]int{}
 	fromSecret := map[string]bool{}
 	setFrom := func(k, v string, secret bool) {
@@ -90,7 +91,7 @@ func (t *translator) env(c *Container, where place) (out []config.KV, secrets []
 			return
 		}
 		idx[k] = len(out)
-		out = append(out, config.KV{Key: k, Value: v})
+		out = append(out, envVar{Key: k, Value: v})
 	}
 	set := func(k, v string) { setFrom(k, v, false) }
 	lookup := func(k string) (string, bool) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
 )
 
 func TestExpand(t *testing.T) {
@@ -37,7 +38,7 @@ func TestParseDependsOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]config.DocDep{"app": {{Name: "proxy", Condition: "ready"}, {Name: "db", Condition: "started"}}, "worker": {{Name: "db", Condition: "ready"}}}
+	want := map[string][]config.Dependency{"app": {{Name: "proxy", Condition: graph.Ready}, {Name: "db", Condition: graph.Started}}, "worker": {{Name: "db", Condition: graph.Ready}}}
 	if len(got) != 2 || len(got["app"]) != 2 || got["app"][1] != want["app"][1] || got["worker"][0] != want["worker"][0] {
 		t.Fatalf("got %v, want %v", got, want)
 	}

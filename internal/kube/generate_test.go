@@ -179,7 +179,7 @@ func TestGenerateSidecars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := res.Procs.Process("build"); q.Startup == nil || q.Startup.FailureThreshold != 5 || q.Ready == nil || q.Ready.Kind != "tcp" || q.Ready.Target != "127.0.0.1:8080" {
+	if q := res.Procs.Process("build"); q.Startup == nil || q.Startup.FailureThreshold != 5 || q.Ready == nil || q.Ready.Kind != config.ProbeTCP || q.Ready.Target != "127.0.0.1:8080" {
 		t.Errorf("kube play reads back startup %+v ready %+v", q.Startup, q.Ready)
 	}
 

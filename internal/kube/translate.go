@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/sys/unix"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
 )
 
 // Options steer Translate. They hold everything Translate would otherwise
@@ -279,10 +281,10 @@ type builder struct {
 	policy   string
 	jobRun   bool
 	vols     map[string]*VolumePlan
-	gate     []config.DocDep // what the next init step (or the regular containers) wait for
+	gate     []config.Dependency // what the next init step (or the regular containers) wait for
 	sidecars []string
-	hooks    []string        // post-start hooks of the regular containers so far
-	ordered  []config.DocDep // --ordered: every process so far, with its gate condition
+	hooks    []string            // post-start hooks of the regular containers so far
+	ordered  []config.Dependency // --ordered: every process so far, with its gate condition
 }
 
 func (b *builder) initContainer(c *Container, i int) {
@@ -299,12 +301,12 @@ func (b *builder) initContainer(c *Container, i int) {
 	b.checkRules(c, where)
 	q := b.base(c, where)
 	if sidecar {
-		q.Note = "native sidecar (init container with restartPolicy: Always)"
+		q.Notes().Note = "native sidecar (init container with restartPolicy: Always)"
 		q.Sidecar = true
 		b.service(q, c, where, "Always")
 	} else {
-		q.Note = "init container"
-		q.Type = "oneshot"
+		q.Notes().Note = "init container"
+		q.Type = config.Oneshot
 		// The pod's policy, Never, or else OnFailure (an init container is
 		// retried under Always), unless the container sets its own.
 		policy := "OnFailure"
@@ -315,9 +317,9 @@ func (b *builder) initContainer(c *Container, i int) {
 			policy = c.RestartPolicy
 		}
 		if policy == "Never" {
-			q.Restart = &config.DocRestart{Policy: "never"}
+			setRestart(q, config.Restart{Policy: config.Never})
 		} else {
-			q.Restart = b.restart("on-failure", 0)
+			setRestart(q, b.restart(config.OnFailure, 0))
 		}
 		b.applyRules(q, c, policy, where)
 		b.noProbes(c, where, "an init container")
@@ -334,19 +336,19 @@ func (b *builder) initContainer(c *Container, i int) {
 	if sidecar {
 		// Sidecars stop in reverse order: each depends on the ones before.
 		for _, s := range b.sidecars {
-			q.DependsOn = addDep(q.DependsOn, config.DocDep{Name: s, Condition: "started"})
+			q.DependsOn = addDep(q.DependsOn, config.Dependency{Name: s, Condition: graph.Started})
 		}
 		b.sidecars = append(b.sidecars, q.Name)
-		cond := "started"
+		cond := graph.Started
 		if c.StartupProbe != nil {
-			cond = "ready"
+			cond = graph.Ready
 		}
-		b.gate = []config.DocDep{{Name: q.Name, Condition: cond}}
+		b.gate = []config.Dependency{{Name: q.Name, Condition: cond}}
 		if hook != "" {
-			b.gate = append(b.gate, config.DocDep{Name: hook, Condition: "completed"})
+			b.gate = append(b.gate, config.Dependency{Name: hook, Condition: graph.Completed})
 		}
 	} else {
-		b.gate = []config.DocDep{{Name: q.Name, Condition: "completed"}}
+		b.gate = []config.Dependency{{Name: q.Name, Condition: graph.Completed}}
 	}
 }
 
@@ -370,7 +372,7 @@ func (b *builder) regular(c *Container, i int) {
 		t.warnFor(c.Name, "restartPolicy Always in a pod whose containers run to completion: a service here, restarted on every exit; the run ends when the other containers have completed, where the kubelet keeps the pod running")
 		b.service(q, c, where, policy)
 	} else if b.jobRun {
-		q.Type = "job"
+		q.Type = config.Job
 		switch policy {
 		case "OnFailure":
 			limit := 0
@@ -380,12 +382,12 @@ func (b *builder) regular(c *Container, i int) {
 					limit = *l
 				}
 			}
-			q.Restart = b.restart("on-failure", limit)
+			setRestart(q, b.restart(config.OnFailure, limit))
 			if limit == 0 && (b.t.w.Kind == "Job" || b.t.w.Kind == "CronJob") {
-				q.Restart = &config.DocRestart{Policy: "never"}
+				setRestart(q, config.Restart{Policy: config.Never})
 			}
 		default:
-			q.Restart = &config.DocRestart{Policy: "never"}
+			setRestart(q, config.Restart{Policy: config.Never})
 			if bl := b.t.w.BackoffLimit; bl != nil && *bl > 0 {
 				t.warnf("spec.backoffLimit: a failed pod is not created again; the run ends with the failed container's exit code")
 			}
@@ -405,10 +407,10 @@ func (b *builder) regular(c *Container, i int) {
 	}
 	q.DependsOn = append(q.DependsOn, b.gate...)
 	for _, s := range b.sidecars {
-		q.DependsOn = addDep(q.DependsOn, config.DocDep{Name: s, Condition: "started"})
+		q.DependsOn = addDep(q.DependsOn, config.Dependency{Name: s, Condition: graph.Started})
 	}
 	for _, h := range b.hooks {
-		q.DependsOn = addDep(q.DependsOn, config.DocDep{Name: h, Condition: "completed"})
+		q.DependsOn = addDep(q.DependsOn, config.Dependency{Name: h, Condition: graph.Completed})
 	}
 	if hook != "" {
 		b.hooks = append(b.hooks, hook)
@@ -417,25 +419,25 @@ func (b *builder) regular(c *Container, i int) {
 
 // orderedDeps gates q on everything before it: services ready, oneshots
 // completed, jobs started; stopping then runs in exact reverse order.
-func (b *builder) orderedDeps(q *config.DocProcess, hook string) {
+func (b *builder) orderedDeps(q *config.Process, hook string) {
 	for _, d := range b.ordered {
 		q.DependsOn = addDep(q.DependsOn, d)
 	}
-	cond := "ready"
+	cond := graph.Ready
 	switch q.Type {
-	case "oneshot":
-		cond = "completed"
-	case "job":
-		cond = "started"
+	case config.Oneshot:
+		cond = graph.Completed
+	case config.Job:
+		cond = graph.Started
 	}
-	b.ordered = append(b.ordered, config.DocDep{Name: q.Name, Condition: cond})
+	b.ordered = append(b.ordered, config.Dependency{Name: q.Name, Condition: cond})
 	if hook != "" {
-		b.ordered = append(b.ordered, config.DocDep{Name: hook, Condition: "completed"})
+		b.ordered = append(b.ordered, config.Dependency{Name: hook, Condition: graph.Completed})
 	}
 }
 
 // addDep adds d unless deps already has an edge to the same process.
-func addDep(deps []config.DocDep, d config.DocDep) []config.DocDep {
+func addDep(deps []config.Dependency, d config.Dependency) []config.Dependency {
 	for i := range deps {
 		if deps[i].Name == d.Name {
 			return deps
@@ -445,7 +447,7 @@ func addDep(deps []config.DocDep, d config.DocDep) []config.DocDep {
 }
 
 // setDep adds d, replacing an edge to the same process.
-func setDep(deps []config.DocDep, d config.DocDep) []config.DocDep {
+func setDep(deps []config.Dependency, d config.Dependency) []config.Dependency {
 	for i := range deps {
 		if deps[i].Name == d.Name {
 			deps[i] = d
@@ -457,7 +459,7 @@ func setDep(deps []config.DocDep, d config.DocDep) []config.DocDep {
 
 // add appends q, and its postStart hook as a process of its own; it
 // returns the hook's name, or "".
-func (b *builder) add(q *config.DocProcess, c *Container, where place) string {
+func (b *builder) add(q *config.Process, c *Container, where place) string {
 	b.p.Processes = append(b.p.Processes, q)
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return ""
@@ -470,18 +472,19 @@ func (b *builder) add(q *config.DocProcess, c *Container, where place) string {
 		b.t.errorAt(where, ": the container name is too long for its postStart hook's process name %q (podvisor names have at most 63 characters; shorten it to 52)", c.Name+postStartSuffix)
 		return ""
 	}
-	h := &config.DocProcess{
+	h := &config.Process{
 		Name:       c.Name + postStartSuffix,
-		Note:       fmt.Sprintf("postStart hook of %s: holds back the containers after it until it succeeds", c.Name),
-		Argv:       argv,
-		Type:       "oneshot",
+		Command:    argv,
+		Type:       config.Oneshot,
 		Env:        q.Env,
 		WorkingDir: q.WorkingDir,
 		User:       q.User,
-		DependsOn:  []config.DocDep{{Name: c.Name, Condition: "started"}},
-		Restart:    &config.DocRestart{Policy: "never"},
+		DependsOn:  []config.Dependency{{Name: c.Name, Condition: graph.Started}},
+		Restart:    config.Restart{Policy: config.Never},
 		// A hook still running at teardown is cut short: its container is stopping.
-		Stop: config.DocStop{Timeout: time.Second, Timed: true},
+		Stop: config.Stop{Timeout: time.Second},
+		Written: &config.Written{Note: fmt.Sprintf("postStart hook of %s: holds back the containers after it until it succeeds", c.Name),
+			Restart: true, StopTimeout: true},
 	}
 	b.p.Processes = append(b.p.Processes, h)
 	return h.Name
@@ -489,13 +492,14 @@ func (b *builder) add(q *config.DocProcess, c *Container, where place) string {
 
 // base fills what every kind of container shares: command, env, user,
 // working directory, stop.
-func (b *builder) base(c *Container, where place) *config.DocProcess {
+func (b *builder) base(c *Container, where place) *config.Process {
 	t := b.t
-	q := &config.DocProcess{Name: c.Name}
+	q := &config.Process{Name: c.Name}
 	t.envFiles = nil
-	q.Env, q.SecretEnv = t.env(c, where)
+	env, secrets := t.env(c, where)
+	q.SecretEnv = secrets
 	lookup := func(k string) (string, bool) {
-		for _, kv := range q.Env {
+		for _, kv := range env {
 			if kv.Key == k {
 				return kv.Value, true
 			}
@@ -515,16 +519,19 @@ func (b *builder) base(c *Container, where place) *config.DocProcess {
 	for _, s := range c.Args {
 		argv = append(argv, expand(s, lookup))
 	}
-	q.Argv = withEnvFiles(c.Name, b.remapAll(argv), t.envFiles)
-	for i := range q.Env {
-		q.Env[i].Value = b.remap(q.Env[i].Value)
+	q.Command = withEnvFiles(c.Name, b.remapAll(argv), t.envFiles)
+	for _, kv := range env {
+		q.Env = append(q.Env, kv.Key+"="+b.remap(kv.Value))
 	}
 	q.WorkingDir = b.remap(c.WorkingDir)
-	q.User = b.user(c, where)
+	if u := b.user(c, where); u != "" {
+		q.User = &config.User{Spec: u}
+	}
 
 	// The kubelet gives every container its stop signal and at least
 	// minimumGracePeriodInSeconds before SIGKILL, even past the grace.
-	stop := config.DocStop{Timeout: secs(b.grace), Timed: true, MinGrace: secs(minGrace)}
+	stop := config.Stop{Timeout: secs(b.grace), MinGrace: secs(minGrace)}
+	q.Notes().StopTimeout = true
 	if lc := c.Lifecycle; lc != nil {
 		if lc.StopSignal != "" {
 			if os := t.w.Spec.OS; os == nil || os.Name == "" {
@@ -533,13 +540,13 @@ func (b *builder) base(c *Container, where place) *config.DocProcess {
 			if !validSignal(lc.StopSignal) {
 				t.errorAt(where.in("lifecycle", "stopSignal"), " %q: not a signal name podvisor can send (SIGKILL and SIGSTOP cannot be caught)", lc.StopSignal)
 			}
-			stop.Signal = lc.StopSignal
+			stop.Signal = unix.SignalNum(lc.StopSignal)
 		}
 		if lc.PreStop != nil {
-			stop.Argv = b.hook(c, lc.PreStop, where.in("lifecycle", "preStop"))
+			stop.Command = b.hook(c, lc.PreStop, where.in("lifecycle", "preStop"))
 			// The kubelet starts every preStop when termination begins;
 			// sidecars then wait for their turn.
-			stop.CommandFirst = stop.Argv != nil && !t.opts.Ordered
+			stop.CommandFirst = stop.Command != nil && !t.opts.Ordered
 		}
 	}
 	q.Stop = stop
@@ -569,14 +576,14 @@ func validSignal(s string) bool {
 
 // service sets the type, restart policy and probes of a long-running
 // container (regular under restartPolicy Always, or a native sidecar).
-func (b *builder) service(q *config.DocProcess, c *Container, where place, policy string) {
+func (b *builder) service(q *config.Process, c *Container, where place, policy string) {
 	switch policy {
 	case "Always":
-		q.Restart = b.restart("always", 0)
+		setRestart(q, b.restart(config.Always, 0))
 	case "OnFailure":
-		q.Restart = b.restart("on-failure", 0)
+		setRestart(q, b.restart(config.OnFailure, 0))
 	default:
-		q.Restart = &config.DocRestart{Policy: "never"}
+		setRestart(q, config.Restart{Policy: config.Never})
 	}
 	startup, readiness := c.StartupProbe, c.ReadinessProbe
 	if !q.Sidecar && startup != nil {
@@ -644,7 +651,7 @@ func (b *builder) service(q *config.DocProcess, c *Container, where place, polic
 // (pkg/kubelet/prober/worker.go, doProbe): the startupProbe first (failing
 // failureThreshold times kills the container), then readiness and liveness;
 // readiness never kills and goes on while the container terminates.
-func (b *builder) jobProbes(q *config.DocProcess, c *Container, where place) {
+func (b *builder) jobProbes(q *config.Process, c *Container, where place) {
 	if pr := c.StartupProbe; pr != nil {
 		q.Startup = b.probe(c, pr, where.in("startupProbe"))
 		q.Startup.Interval = 0 // the check ends at its first pass
@@ -660,7 +667,7 @@ func (b *builder) jobProbes(q *config.DocProcess, c *Container, where place) {
 			// Without a startupProbe the kubelet counts the container
 			// started at once; a job's ready check is readiness only
 			// next to a startup check, so it gets one that passes at once.
-			q.Startup = &config.DocProbe{Kind: "exec", Argv: []string{"true"}}
+			q.Startup = &config.Probe{Kind: config.ProbeExec, Command: []string{"true"}}
 			q.Comment("startup", "no startupProbe (started at once), so ready is the readinessProbe")
 		}
 	}
@@ -680,8 +687,14 @@ func (b *builder) noProbes(c *Container, where place, what string) {
 	}
 }
 
-func (b *builder) restart(policy string, limit int) *config.DocRestart {
-	r := &config.DocRestart{Policy: policy, Limit: limit}
+// setRestart sets q's restart block, written as given.
+func setRestart(q *config.Process, r config.Restart) {
+	q.Restart = r
+	q.Notes().Restart = true
+}
+
+func (b *builder) restart(policy config.Policy, limit int) config.Restart {
+	r := config.Restart{Policy: policy, Limit: limit}
 	if !b.t.opts.Ordered {
 		r.Backoff, r.MaxBackoff = kubeletBackoff, kubeletMaxBackoff
 	}
@@ -738,7 +751,7 @@ func defaults(p Probe) Probe {
 
 // probe converts a probe; integer seconds keep their meaning (the first
 // check after initialDelaySeconds, then one every periodSeconds).
-func (b *builder) probe(c *Container, in *Probe, where place) *config.DocProbe {
+func (b *builder) probe(c *Container, in *Probe, where place) *config.Probe {
 	p := defaults(*in)
 	if g := p.TerminationGracePeriodSeconds; g != nil {
 		switch {
@@ -748,7 +761,7 @@ func (b *builder) probe(c *Container, in *Probe, where place) *config.DocProbe {
 			b.t.errorAt(where.in("terminationGracePeriodSeconds"), " %d: must be greater than 0, as the API requires", *g)
 		}
 	}
-	ch := &config.DocProbe{
+	ch := &config.Probe{
 		StartInterval:    secs(p.PeriodSeconds),
 		Interval:         secs(p.PeriodSeconds),
 		Timeout:          secs(p.TimeoutSeconds),
@@ -774,22 +787,22 @@ func (b *builder) probe(c *Container, in *Probe, where place) *config.DocProbe {
 	}
 	switch {
 	case p.Exec != nil:
-		ch.Kind, ch.Argv = "exec", b.remapAll(p.Exec.Command)
-		if len(ch.Argv) == 0 {
+		ch.Kind, ch.Command = config.ProbeExec, b.remapAll(p.Exec.Command)
+		if len(ch.Command) == 0 {
 			b.t.errorAt(where.in("exec"), ": empty command")
 		}
 	case p.HTTPGet != nil:
-		ch.Kind, ch.Target = "http", b.httpURL(c, p.HTTPGet, where.in("httpGet"))
+		ch.Kind, ch.Target = config.ProbeHTTP, b.httpURL(c, p.HTTPGet, where.in("httpGet"))
 	case p.TCPSocket != nil:
 		port := b.port(c, p.TCPSocket.Port, where.in("tcpSocket", "port"))
-		ch.Kind, ch.Target = "tcp", net.JoinHostPort(host(p.TCPSocket.Host), strconv.Itoa(port))
+		ch.Kind, ch.Target = config.ProbeTCP, net.JoinHostPort(host(p.TCPSocket.Host), strconv.Itoa(port))
 	case p.GRPC.Kind != 0:
 		b.t.errorAt(where.in("grpc"), ": gRPC probes are not supported: a gRPC client (google.golang.org/grpc) would add 4-6 MB to podvisor; use an exec probe running grpc_health_probe -addr=127.0.0.1:PORT")
 	default:
 		b.t.errorAt(where, ": no handler (want exec, httpGet or tcpSocket)")
 	}
-	if ch.Kind == "" || ch.Kind == "exec" && ch.Argv == nil {
-		ch.Kind, ch.Argv = "exec", []string{"true"} // an error was reported; keep the model well-formed
+	if handled := p.Exec != nil || p.HTTPGet != nil || p.TCPSocket != nil; !handled || ch.Kind == config.ProbeExec && ch.Command == nil {
+		ch.Kind, ch.Command = config.ProbeExec, []string{"true"} // an error was reported; keep the model well-formed
 	}
 	return ch
 }
@@ -910,7 +923,7 @@ func (t *translator) annotationEdges(b *builder) {
 		}
 		if t.opts.Ordered && regular[name] {
 			// The annotation replaces the implicit chain among regular containers.
-			q.DependsOn = slices.DeleteFunc(q.DependsOn, func(d config.DocDep) bool {
+			q.DependsOn = slices.DeleteFunc(q.DependsOn, func(d config.Dependency) bool {
 				return regular[strings.TrimSuffix(d.Name, postStartSuffix)]
 			})
 		}
@@ -924,8 +937,11 @@ func (t *translator) annotationEdges(b *builder) {
 	}
 }
 
-func parseDependsOn(s string) (map[string][]config.DocDep, error) {
-	out := map[string][]config.DocDep{}
+// conditions are the conditions the annotation may name.
+var conditions = map[string]graph.Condition{"started": graph.Started, "ready": graph.Ready, "completed": graph.Completed}
+
+func parseDependsOn(s string) (map[string][]config.Dependency, error) {
+	out := map[string][]config.Dependency{}
 	cur := ""
 	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == '\n' }) {
 		item = strings.TrimSpace(item)
@@ -942,10 +958,11 @@ func parseDependsOn(s string) (map[string][]config.DocDep, error) {
 		if !hasCond {
 			cond = "ready"
 		}
-		if cond != "started" && cond != "ready" && cond != "completed" {
+		c, ok := conditions[cond]
+		if !ok {
 			return nil, fmt.Errorf("%q: condition %q: want started, ready or completed", item, cond)
 		}
-		out[cur] = append(out[cur], config.DocDep{Name: strings.TrimSpace(dep), Condition: cond})
+		out[cur] = append(out[cur], config.Dependency{Name: strings.TrimSpace(dep), Condition: c})
 	}
 	return out, nil
 }
@@ -1116,33 +1133,34 @@ func noRestart(policy string, rules []RestartRule) []int {
 // applyRules expresses restartPolicyRules with podvisor's restart policy
 // and success_exit_codes: on-failure restarts exactly after the codes that
 // are not success codes. What that cannot say is a precise warning.
-func (b *builder) applyRules(q *config.DocProcess, c *Container, policy string, where place) {
+func (b *builder) applyRules(q *config.Process, c *Container, policy string, where place) {
 	defer b.restartAllRule(q, c)
-	if len(c.RestartPolicyRules) == 0 || c.RestartPolicy == "Always" && q.Type == "" {
+	if len(c.RestartPolicyRules) == 0 || c.RestartPolicy == "Always" && q.Type == config.Service {
 		return // nothing to add to a restart on every exit
 	}
-	keep := func(p string) *config.DocRestart {
-		r := *q.Restart
+	keep := func(p config.Policy) config.Restart {
+		r := q.Restart
 		r.Rules = nil
 		r.Policy = p
-		if p == "never" {
-			r = config.DocRestart{Policy: "never"}
+		if p == config.Never {
+			r = config.Restart{Policy: config.Never}
 		} else if r.Backoff == 0 && !b.t.opts.Ordered {
 			r.Backoff, r.MaxBackoff = kubeletBackoff, kubeletMaxBackoff
 		}
-		return &r
+		q.Notes().Restart = true
+		return r
 	}
 	codes := noRestart(policy, c.RestartPolicyRules)
 	switch {
 	case len(codes) == 256:
-		q.Restart = keep("never")
-	case len(codes) == 0 && q.Type == "":
-		q.Restart = keep("always")
+		q.Restart = keep(config.Never)
+	case len(codes) == 0 && q.Type == config.Service:
+		q.Restart = keep(config.Always)
 	case len(codes) == 0:
-		q.Restart = keep("on-failure")
+		q.Restart = keep(config.OnFailure)
 		b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: the container is restarted after every exit, 0 included; podvisor's %s cannot restart after success, so exit 0 ends it", where, q.Type))
 	case codes[0] == 0:
-		q.Restart = keep("on-failure")
+		q.Restart = keep(config.OnFailure)
 		if len(codes) > 1 {
 			q.SuccessExitCodes = codes
 			b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: exit codes %s end the container without a restart, as the kubelet does, but podvisor counts them as success (success_exit_codes)", where, codeRanges(codes[1:])))
@@ -1150,11 +1168,11 @@ func (b *builder) applyRules(q *config.DocProcess, c *Container, policy string, 
 	default:
 		// Restarted after success yet not after some failures: podvisor's
 		// policies cannot say it.
-		if q.Type == "" {
-			q.Restart = keep("always")
+		if q.Type == config.Service {
+			q.Restart = keep(config.Always)
 			b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: exit codes %s end the container without a restart in the kubelet; podvisor restarts it after them too (a service cannot be restarted after exit 0 but not after these)", where, codeRanges(codes)))
 		} else {
-			q.Restart = keep("on-failure")
+			q.Restart = keep(config.OnFailure)
 			b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: exit 0 restarts the container in the kubelet; podvisor's %s ends with it, and is restarted after every other code but %s", where, q.Type, codeRanges(codes)))
 			q.SuccessExitCodes = append([]int{0}, codes...)
 		}
@@ -1166,7 +1184,7 @@ func (b *builder) applyRules(q *config.DocProcess, c *Container, policy string, 
 // podvisor's restart-all replays the start-up of every process as the
 // kubelet restarts every container. The other codes keep the policy that
 // applyRules chose (noRestart counts them as restarted either way).
-func (b *builder) restartAllRule(q *config.DocProcess, c *Container) {
+func (b *builder) restartAllRule(q *config.Process, c *Container) {
 	var all []int
 	for code := 0; code <= 255; code++ {
 		for _, r := range c.RestartPolicyRules {
@@ -1179,11 +1197,10 @@ func (b *builder) restartAllRule(q *config.DocProcess, c *Container) {
 			break // the first match decides
 		}
 	}
-	if len(all) == 0 || q.Restart == nil {
+	if len(all) == 0 || q.Written == nil || !q.Written.Restart {
 		return
 	}
-	r := *q.Restart
-	r.Rules = []config.DocRule{{Codes: all, Action: "restart-all"}}
+	q.Restart.Rules = []config.ExitRule{{In: all, Action: config.RuleRestartAll}}
 	if len(all) > 128 { // the shorter list: not_in the others
 		var rest []int
 		for code := 0; code <= 255; code++ {
@@ -1191,9 +1208,8 @@ func (b *builder) restartAllRule(q *config.DocProcess, c *Container) {
 				rest = append(rest, code)
 			}
 		}
-		r.Rules[0] = config.DocRule{Codes: rest, NotIn: true, Action: "restart-all"}
+		q.Restart.Rules[0] = config.ExitRule{NotIn: rest, Action: config.RuleRestartAll}
 	}
-	q.Restart = &r
 }
 
 // codeRanges writes sorted exit codes as "1, 3-7".

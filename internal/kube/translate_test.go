@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -877,7 +878,7 @@ func TestKube135Fields(t *testing.T) {
 		return "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n" + spec +
 			"  volumes: [{name: work, emptyDir: {}}]\n  containers:\n  - name: app\n    command: [x]\n" + container
 	}
-	proc := func(t *testing.T, doc string) (*config.DocProcess, []string) {
+	proc := func(t *testing.T, doc string) (*config.Process, []string) {
 		t.Helper()
 		res := play(t, doc, Options{})
 		load(t, res)
@@ -893,17 +894,17 @@ func TestKube135Fields(t *testing.T) {
 		// terminating) and liveness.
 		q, ws := proc(t, pod("  restartPolicy: Never\n", "    startupProbe: {exec: {command: [s]}, periodSeconds: 2, failureThreshold: 4}\n"+
 			"    readinessProbe: {exec: {command: [r]}, periodSeconds: 1}\n    livenessProbe: {exec: {command: [l]}}\n"))
-		if q.Type != "job" || q.Startup == nil || q.Startup.Argv[0] != "s" || q.Startup.FailureThreshold != 4 || q.StartTimeout != 9*time.Second {
+		if q.Type != config.Job || q.Startup == nil || q.Startup.Command[0] != "s" || q.Startup.FailureThreshold != 4 || q.StartTimeout != 9*time.Second {
 			t.Errorf("startup %+v, start_timeout %s: want the startupProbe, failureThreshold 4, budget 4x2s+1s", q.Startup, q.StartTimeout)
 		}
-		if q.Ready == nil || q.Ready.Argv[0] != "r" || !q.Ready.WhileStopping || q.Live == nil || q.Live.Argv[0] != "l" {
+		if q.Ready == nil || q.Ready.Command[0] != "r" || !q.Ready.WhileStopping || q.Live == nil || q.Live.Command[0] != "l" {
 			t.Errorf("ready %+v, live %+v: want the readinessProbe (while_stopping) and the livenessProbe", q.Ready, q.Live)
 		}
 		if warned(ws, "readinessProbe") {
 			t.Errorf("a warning about the readinessProbe: %q", ws)
 		}
 		q, _ = proc(t, pod("  restartPolicy: OnFailure\n", "    readinessProbe: {exec: {command: [r]}}\n"))
-		if q.Startup == nil || q.Startup.Kind != "exec" || !slices.Equal(q.Startup.Argv, []string{"true"}) || q.Ready == nil || q.StartTimeout != 0 {
+		if q.Startup == nil || q.Startup.Kind != config.ProbeExec || !slices.Equal(q.Startup.Command, []string{"true"}) || q.Ready == nil || q.StartTimeout != 0 {
 			t.Errorf("startup %+v ready %+v start_timeout %q: want a startup check that passes at once, and the readinessProbe", q.Startup, q.Ready, q.StartTimeout)
 		}
 	})
@@ -915,8 +916,8 @@ func TestKube135Fields(t *testing.T) {
 		// A regular container of an Always pod with both probes: the
 		// startupProbe is its startup check, the readinessProbe readiness.
 		q, ws := proc(t, pod("", "    startupProbe: {exec: {command: [s]}, failureThreshold: 7}\n    readinessProbe: {exec: {command: [r]}}\n"))
-		if q.Type != "" || q.Startup == nil || q.Startup.Argv[0] != "s" || q.Startup.FailureThreshold != 7 ||
-			q.Ready == nil || q.Ready.Argv[0] != "r" || !q.Ready.WhileStopping {
+		if q.Type != config.Service || q.Startup == nil || q.Startup.Command[0] != "s" || q.Startup.FailureThreshold != 7 ||
+			q.Ready == nil || q.Ready.Command[0] != "r" || !q.Ready.WhileStopping {
 			t.Errorf("startup %+v ready %+v: want the startupProbe and the readinessProbe (while_stopping)", q.Startup, q.Ready)
 		}
 		if warned(ws, "readinessProbe") {
@@ -932,14 +933,14 @@ func TestKube135Fields(t *testing.T) {
 		for _, side := range []string{"readinessProbe: {exec: {command: [r]}}", "startupProbe: {exec: {command: [r]}}, readinessProbe: {exec: {command: [x]}}"} {
 			res := play(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  initContainers:\n  - {name: side, command: [x], restartPolicy: Always, "+side+"}\n"+
 				"  containers:\n  - {name: app, command: [x]}\n", Options{})
-			if s := res.Procs.Process("side"); s.Ready == nil || s.Ready.Argv[0] != "r" || s.Ready.WhileStopping || s.Startup != nil {
+			if s := res.Procs.Process("side"); s.Ready == nil || s.Ready.Command[0] != "r" || s.Ready.WhileStopping || s.Startup != nil {
 				t.Errorf("sidecar with %s: ready %+v startup %+v: its gate, not probed once termination has begun", side, s.Ready, s.Startup)
 			}
 		}
 	})
 	t.Run("https probe", func(t *testing.T) {
 		q, _ := proc(t, pod("", "    readinessProbe: {httpGet: {port: 8443, path: /ready, scheme: HTTPS}}\n"))
-		if q.Ready.Kind != "http" || q.Ready.Target != "https://127.0.0.1:8443/ready" {
+		if q.Ready.Kind != config.ProbeHTTP || q.Ready.Target != "https://127.0.0.1:8443/ready" {
 			t.Errorf("ready %+v", q.Ready)
 		}
 	})
@@ -962,7 +963,7 @@ func TestKube135Fields(t *testing.T) {
 				"always", nil, ""},
 		} {
 			q, ws := proc(t, pod("  restartPolicy: "+tc.pod+"\n", "    "+tc.container+"\n"))
-			if q.Restart.Policy != tc.policy || !slices.Equal(q.SuccessExitCodes, tc.codes) {
+			if q.Restart.Policy.String() != tc.policy || !slices.Equal(q.SuccessExitCodes, tc.codes) {
 				t.Errorf("%s / %s: restart %+v, success codes %v; want %s %v", tc.pod, tc.container, q.Restart, q.SuccessExitCodes, tc.policy, tc.codes)
 			}
 			if tc.warn != "" && !warned(ws, tc.warn) {
@@ -975,7 +976,7 @@ func TestKube135Fields(t *testing.T) {
 		src := pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}, "+
 			"{action: RestartAllContainers, exitCodes: {operator: In, values: [1, 2, 3, 42]}}]\n")
 		q, _ := proc(t, src)
-		if want := []config.DocRule{{Codes: []int{1, 2, 3}, Action: "restart-all"}}; !reflect.DeepEqual(q.Restart.Rules, want) {
+		if want := []config.ExitRule{{In: []int{1, 2, 3}, Action: config.RuleRestartAll}}; !reflect.DeepEqual(q.Restart.Rules, want) {
 			t.Errorf("rules %+v, want %+v", q.Restart.Rules, want)
 		}
 		cfg := load(t, play(t, src, Options{}))
@@ -1032,7 +1033,7 @@ func TestKube135Fields(t *testing.T) {
 		}
 	}
 	// stopSignal with spec.os.name linux is accepted.
-	if q, _ := proc(t, pod("  os: {name: linux}\n", "    lifecycle: {stopSignal: SIGINT}\n")); q.Stop.Signal != "SIGINT" {
+	if q, _ := proc(t, pod("  os: {name: linux}\n", "    lifecycle: {stopSignal: SIGINT}\n")); q.Stop.Signal != syscall.SIGINT {
 		t.Errorf("stop %+v", q.Stop)
 	}
 }
