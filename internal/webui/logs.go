@@ -33,7 +33,7 @@ func tailLines(b control.Backend, name string, n int) ([]string, error) {
 		name string
 		logs.TailLine
 	}
-	var all []named
+	var all []*named // pointers: a sort of a pointer shape adds no code to the binary
 	width := 0
 	for _, p := range lb.LogNames() {
 		tail, err := b.Tail(p)
@@ -43,10 +43,10 @@ func tailLines(b control.Backend, name string, n int) ([]string, error) {
 		width = max(width, len(p))
 		lines, _ := tail.Last(n)
 		for _, l := range lines {
-			all = append(all, named{p, l})
+			all = append(all, &named{p, l})
 		}
 	}
-	slices.SortStableFunc(all, func(a, b named) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(all, func(a, b *named) int { return a.Time.Compare(b.Time) })
 	all = all[max(len(all)-n, 0):]
 	out := make([]string, len(all))
 	for i, l := range all {
