@@ -533,7 +533,7 @@ func TestFault_D16_DeepChainClippedBudget(t *testing.T) {
 	r := startPodvisor(t, b.String())
 	r.WaitEvent(t, "c5", "start", 5*time.Second)
 	r.Signal(syscall.SIGTERM)
-	signalled := time.Now()
+	signalled := r.SignalledAt()
 	code, took := r.Wait(10 * time.Second)
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (SIGKILL was needed)", code)

@@ -319,7 +319,7 @@ processes:
 `)
 	r.WaitEvent(t, "a", "start", 5*time.Second)
 	r.Signal(syscall.SIGTERM)
-	t0 := time.Now()
+	t0 := r.SignalledAt()
 	code, took := r.Wait(15 * time.Second)
 	wantCode(t, r, code, 0)
 	term, ok := findEvent(r.ReadEvents(t), "a", "term")

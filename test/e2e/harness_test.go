@@ -323,6 +323,15 @@ func (r *Run) Signal(sig syscall.Signal) {
 	}
 }
 
+// SignalledAt is when the last Signal was sent, taken just before the kill:
+// podvisor's own timers start after it, so a lower bound measured from it
+// cannot fail on a test goroutine that was slow to read the clock.
+func (r *Run) SignalledAt() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.signalledAt
+}
+
 // Wait waits for podvisor to exit and returns its exit code and the time since
 // the last Signal (or the start).
 func (r *Run) Wait(timeout time.Duration) (int, time.Duration) {

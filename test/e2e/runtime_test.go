@@ -784,7 +784,7 @@ processes:
 		return member != 0
 	}, "group member not found")
 	r.Signal(syscall.SIGTERM)
-	start := time.Now()
+	start := r.SignalledAt()
 	var died time.Duration
 	eventually(t, 10*time.Second, func() bool {
 		st, err := readStat(member)
