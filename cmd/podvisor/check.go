@@ -63,7 +63,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
-	for _, w := range cfg.Warnings() {
+	for _, w := range append(cfg.Warnings(), cfg.EndWarnings()...) {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 	// A trial bind of the sockets: a warning only, since a running podvisor

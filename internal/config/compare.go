@@ -77,6 +77,8 @@ func SettingsDiff(old, new *Process) string {
 		return "stop changed"
 	case old.Sidecar != new.Sidecar:
 		return "sidecar changed"
+	case old.RemainAfterExit != new.RemainAfterExit:
+		return "remain_after_exit changed"
 	}
 	return ""
 }

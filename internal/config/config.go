@@ -156,6 +156,12 @@ type Process struct {
 	// SIGKILL it needed in a teardown does not make the run's exit code 1.
 	Sidecar bool
 
+	// RemainAfterExit (services only, with restart never or on-failure): a
+	// success exit that the policy does not restart leaves the process
+	// `completed`, counting as ready, as systemd's RemainAfterExit= and a
+	// completed process of process-compose do (docs/configuration.md).
+	RemainAfterExit bool
+
 	// Sockets are bound by podvisor and passed to every incarnation
 	// (internal/launch/sockets.go).
 	Sockets []Socket

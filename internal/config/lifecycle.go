@@ -125,3 +125,22 @@ func (l *loader) stop(n *yaml.Node, path *keyPath) Stop {
 	}
 	return s
 }
+
+// remainAfterExit reads remain_after_exit: only a service that a success
+// exit does not restart can stay `completed` after one.
+func (l *loader) remainAfterExit(n *yaml.Node, path *keyPath, p *Process) bool {
+	on, ok := l.boolean(n, path)
+	switch {
+	case !ok || !on:
+		return false
+	case p.Type != Service:
+		l.errorf(n, path, "remain_after_exit is for a service, not a %s", p.Type).Hint =
+			"a oneshot counts as ready once completed already; a job's success ends the run"
+		return false
+	case p.Restart.Policy == Always:
+		l.errorf(n, path, "remain_after_exit with restart policy always has no effect: every exit is restarted").Hint =
+			"add restart: never (or on-failure)"
+		return false
+	}
+	return true
+}

@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "watchdog", "schedule", "watch", "sockets", "fd_store_max"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -405,6 +405,9 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	}
 	if v, ok := f.get("sidecar"); ok {
 		proc.Sidecar, _ = l.boolean(v.val, path.field("sidecar"))
+	}
+	if v, ok := f.get("remain_after_exit"); ok {
+		proc.RemainAfterExit = l.remainAfterExit(v.val, path.field("remain_after_exit"), proc)
 	}
 	var logNode *yaml.Node
 	if v, ok := f.get("log"); ok {

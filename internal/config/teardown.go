@@ -22,7 +22,8 @@ import (
 // (kube play's postStart hooks are such oneshots: the containers around
 // them stop in parallel). Such a oneshot counts as 0 when all its
 // dependents wait for it so; one awaited only as started counts, and so
-// does the chain through it.
+// does the chain through it. One with a stop.command counts in full: that
+// runs in the teardown between its dependents and its dependencies.
 func (c *Config) TeardownWarning() string {
 	if c.Graph == nil {
 		return ""
@@ -50,7 +51,7 @@ func (c *Config) TeardownWarning() string {
 	}
 	weight := func(name string) int64 {
 		p := c.Processes[name]
-		if p.Type != Service && finishesFirst(c.Graph.Dependents(name)) {
+		if p.Type != Service && len(p.Stop.Command) == 0 && finishesFirst(c.Graph.Dependents(name)) {
 			return 0
 		}
 		return int64(p.Stop.Timeout)
@@ -67,7 +68,7 @@ func (c *Config) TeardownWarning() string {
 // dependent starts: a oneshot or job awaited as ready or completed.
 func (c *Config) finishedBefore(e graph.Edge) bool {
 	p := c.Processes[e.To]
-	return p != nil && p.Type != Service && e.Cond != graph.Started
+	return p != nil && p.Type != Service && len(p.Stop.Command) == 0 && e.Cond != graph.Started
 }
 
 func finishesFirst(dependents []graph.Edge) bool {

@@ -36,6 +36,12 @@ processes:
   init: {command: x, type: oneshot, depends_on: [db], stop: {timeout: 1s}}
   app: {command: x, depends_on: {init: started}, stop: {timeout: 15s}}
 `, "stop timeouts along the longest teardown chain app -> init -> db add up to 31s, more than shutdown_timeout 25s"},
+		{"a completed oneshot's stop.command runs in the teardown", `shutdown_timeout: 25s
+processes:
+  db: {command: x, stop: {timeout: 15s}}
+  init: {command: x, type: oneshot, depends_on: [db], stop: {command: [umount, /data], timeout: 5s}}
+  app: {command: x, depends_on: {init: completed}, stop: {timeout: 10s}}
+`, "stop timeouts along the longest teardown chain app -> init -> db add up to 30s, more than shutdown_timeout 25s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,6 +24,28 @@ func (c *Config) Warnings() []string {
 	return ws
 }
 
+// EndWarnings names the services that end not ready for good when they
+// exit as their policy allows: restart never or on-failure, no
+// remain_after_exit. check prints them; run does not, since a Kubernetes
+// pod's containers (kube play) mean exactly that (docs/configuration.md).
+func (c *Config) EndWarnings() []string {
+	var ws []string
+	for _, name := range c.Names {
+		p := c.Processes[name]
+		if p.Type != Service || p.Restart.Policy == Always || p.RemainAfterExit || p.Schedule != nil {
+			continue
+		}
+		ends := "after it exits"
+		if p.Restart.Policy == OnFailure {
+			ends = "after a success exit"
+		}
+		ws = append(ws, fmt.Sprintf("%s processes.%s: a service with restart: %s stays stopped %s, and /readyz answers 503 from then on; "+
+			"for a command meant to end, use type: oneshot (ready once completed) or add remain_after_exit: true",
+			p.Pos, name, p.Restart.Policy, ends))
+	}
+	return ws
+}
+
 // execWord finds exec as a shell word: a command string that execs its
 // program lets the program's death by a signal reach podvisor as one.
 var execWord = regexp.MustCompile(`(^|[\s;&|(])exec\s`)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +25,29 @@ func TestShellSignalRuleWarning(t *testing.T) {
 				t.Errorf("warnings\n got %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRemainAfterExit: services only, and not with restart always; check
+// warns about a service that ends not ready for good (issue 35, item 2).
+func TestRemainAfterExit(t *testing.T) {
+	cfg := mustParse(t, "processes:\n  seed: {command: x, restart: never, remain_after_exit: true}\n  w: {command: x, restart: on-failure}\n  s: {command: x}\n", nil)
+	if !cfg.Processes["seed"].RemainAfterExit {
+		t.Error("remain_after_exit not read")
+	}
+	want := []string{"procs.yaml:3:3 processes.w: a service with restart: on-failure stays stopped after a success exit, and /readyz answers 503 from then on; " +
+		"for a command meant to end, use type: oneshot (ready once completed) or add remain_after_exit: true"}
+	if got := cfg.EndWarnings(); !reflect.DeepEqual(got, want) {
+		t.Errorf("end warnings\n got %q\nwant %q", got, want)
+	}
+	for _, c := range []struct{ src, pos, msg string }{
+		{`{command: x, remain_after_exit: true}`, "procs.yaml:2:38", "with restart policy always has no effect"},
+		{`{command: x, type: oneshot, remain_after_exit: true}`, "procs.yaml:2:53", "remain_after_exit is for a service, not a oneshot"},
+		{`{command: x, restart: never, remain_after_exit: 1}`, "procs.yaml:2:54", "expected true or false"},
+	} {
+		_, err := Parse(testFile, []byte("processes:\n  a: "+c.src+"\n"), env(nil))
+		if err == nil || !strings.Contains(err.Error(), c.pos) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %s ... %s", c.src, err, c.pos, c.msg)
+		}
 	}
 }

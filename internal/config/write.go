@@ -169,6 +169,9 @@ func (w *writer) rest(p *Process, c func(string) string) {
 	if p.Sidecar {
 		w.kv(2, "sidecar", "true", c("sidecar"))
 	}
+	if p.RemainAfterExit {
+		w.kv(2, "remain_after_exit", "true", c("remain_after_exit"))
+	}
 	if len(p.SecretEnv) > 0 {
 		w.kv(2, "secret_env", list(p.SecretEnv), c("secret_env"))
 	}

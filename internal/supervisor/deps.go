@@ -28,8 +28,13 @@ func (s *Supervisor) holds(r *record, c graph.Condition) bool {
 		}
 		return r.cur.child != nil && (r.state == Starting || r.state == Running) && r.wantStop == intentNone && r.cur.seen
 	case graph.Ready:
-		if r.p.Type != config.Service {
-			return r.state == Completed
+		switch {
+		case r.state == Completed:
+			return completedReady(r)
+		case r.p.Type == config.Job:
+			return jobReadyWhileRunning(r) && r.wantStop == intentNone && r.cur.seen
+		case r.p.Type != config.Service:
+			return false
 		}
 		return r.cur.ready && r.cur.child != nil && r.state == Running && r.wantStop == intentNone && r.cur.seen
 	case graph.Completed:
@@ -77,9 +82,11 @@ func awaitsStops(r *record) bool {
 	return false
 }
 
+// dependentsAlive reports whether a dependent of r runs, or runs or has
+// still to run the stop.command of its completion (completion.go).
 func (s *Supervisor) dependentsAlive(r *record) bool {
 	for _, d := range r.dependents {
-		if s.recs[d].cur.child != nil {
+		if dr := s.recs[d]; dr.cur.child != nil || dr.cur.stopCmd || s.endHookDue(dr) {
 			return true
 		}
 	}

@@ -30,6 +30,15 @@ type readyEv struct {
 	detail string
 }
 
+// completedReadyEv is a result of the ready check of a oneshot or job that
+// completed before the check passed (completion.go).
+type completedReadyEv struct {
+	idx    int
+	gen    uint64
+	ready  bool
+	detail string
+}
+
 // probeFailedEv carries the detail of a failed readiness attempt while no
 // transition has happened yet.
 type probeFailedEv struct {
@@ -132,13 +141,14 @@ type hangupLoadedEv struct {
 func (commandEv) isEvent()      {}
 func (hangupLoadedEv) isEvent() {}
 
-func (exitedEv) isEvent()      {}
-func (readyEv) isEvent()       {}
-func (probeFailedEv) isEvent() {}
-func (liveEv) isEvent()        {}
-func (startupEv) isEvent()     {}
-func (statusEv) isEvent()      {}
-func (stopCmdDoneEv) isEvent() {}
+func (exitedEv) isEvent()         {}
+func (readyEv) isEvent()          {}
+func (completedReadyEv) isEvent() {}
+func (probeFailedEv) isEvent()    {}
+func (liveEv) isEvent()           {}
+func (startupEv) isEvent()        {}
+func (statusEv) isEvent()         {}
+func (stopCmdDoneEv) isEvent()    {}
 
 // procEvent is an event about one incarnation of a process: the loop looks
 // the incarnation up once (incarnationOf) and drops the event when it is
@@ -148,24 +158,27 @@ type procEvent interface {
 	about() (idx int, gen uint64)
 }
 
-func (e exitedEv) about() (int, uint64)      { return e.idx, e.gen }
-func (e readyEv) about() (int, uint64)       { return e.idx, e.gen }
-func (e probeFailedEv) about() (int, uint64) { return e.idx, e.gen }
-func (e liveEv) about() (int, uint64)        { return e.idx, e.gen }
-func (e startupEv) about() (int, uint64)     { return e.idx, e.gen }
-func (e statusEv) about() (int, uint64)      { return e.idx, e.gen }
-func (e stopCmdDoneEv) about() (int, uint64) { return e.idx, e.gen }
-func (e watchdogEv) about() (int, uint64)    { return e.idx, e.gen }
-func (e extendEv) about() (int, uint64)      { return e.idx, e.gen }
-func (e errnoEv) about() (int, uint64)       { return e.idx, e.gen }
-func (e seenEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e exitedEv) about() (int, uint64)         { return e.idx, e.gen }
+func (e readyEv) about() (int, uint64)          { return e.idx, e.gen }
+func (e completedReadyEv) about() (int, uint64) { return e.idx, e.gen }
+func (e probeFailedEv) about() (int, uint64)    { return e.idx, e.gen }
+func (e liveEv) about() (int, uint64)           { return e.idx, e.gen }
+func (e startupEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e statusEv) about() (int, uint64)         { return e.idx, e.gen }
+func (e stopCmdDoneEv) about() (int, uint64)    { return e.idx, e.gen }
+func (e watchdogEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e extendEv) about() (int, uint64)         { return e.idx, e.gen }
+func (e errnoEv) about() (int, uint64)          { return e.idx, e.gen }
+func (e seenEv) about() (int, uint64)           { return e.idx, e.gen }
 
 // appliesAfterExit reports whether ev still counts once its incarnation's
 // exit was heard: the reports it made (STATUS=, ERRNO=, seen running) are
-// kept with it; nothing else acts on a process that is gone.
+// kept with it, and a completed process's ready check and teardown
+// stop.command go on (an exit cuts off any other hook: onStopCmdDone drops
+// its report); nothing else acts on a process that is gone.
 func appliesAfterExit(ev procEvent) bool {
 	switch ev.(type) {
-	case statusEv, errnoEv, seenEv:
+	case statusEv, errnoEv, seenEv, completedReadyEv, stopCmdDoneEv:
 		return true
 	}
 	return false

@@ -72,9 +72,14 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 		case r.p.Type != config.Service:
 			s.setState(r, Completed)
 			s.log.Info("completed", "process", r.p.Name, "after", ran.Round(time.Millisecond).String())
+			s.awaitReadyAfterCompletion(r, now) // completion.go
 			if r.p.Type == config.Job && s.allJobsDone() {
 				s.teardown(Outcome{Reason: ReasonJobsDone, Detail: "all jobs completed"}, now)
 			}
+			return
+		case r.p.Restart.Policy != config.Always && r.p.RemainAfterExit:
+			s.setState(r, Completed)
+			s.log.Info("completed (remain_after_exit)", "process", r.p.Name, "code", code)
 			return
 		case r.p.Restart.Policy != config.Always:
 			s.setState(r, Stopped)

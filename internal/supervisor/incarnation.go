@@ -21,6 +21,7 @@ type incarnation struct {
 	readyAt   time.Time
 	ready     bool
 	startedUp bool // a oneshot's or job's startup check passed (jobprobes.go)
+	readyOnce bool // a oneshot's or job's ready check passed (completion.go)
 
 	due         time.Time // start timeout, or stop escalation
 	remindAt    time.Time // the next "still waiting for readiness" line
@@ -35,6 +36,7 @@ type incarnation struct {
 	failedBy    *config.Probe // the check whose failure asked for the stop (its stop_timeout)
 	stopCmd     bool          // stop.command in flight
 	hookEarly   bool          // stop.command_first: the command began with the teardown
+	hookEnded   bool          // a completed process's stop.command began in the teardown (completion.go)
 	signalledAt time.Time     // when the stop signal went out; zero: not yet
 	killed      bool          // SIGKILL sent
 	killedAt    time.Time

@@ -183,8 +183,13 @@ func genConfig(rng, rules, checks *rand.Rand) (string, []chaosProc) {
 		// Every other service restarts with overlap (decided without a
 		// draw, so each seed's other events stay what they were).
 		overlap := p.typ == config.Service && i%2 == 1
+		policy := policies[rng.IntN(len(policies))]
 		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d, overlap: %v%s}\n",
-			policies[rng.IntN(len(policies))], 50+rng.IntN(1000), rng.IntN(4), overlap, genRules(rules))
+			policy, 50+rng.IntN(1000), rng.IntN(4), overlap, genRules(rules))
+		if p.typ == config.Service && policy != "always" && checks.IntN(3) == 0 {
+			// Completed, and ready, after a success exit (own stream).
+			b.WriteString("    remain_after_exit: true\n")
+		}
 		if rules.IntN(4) == 0 {
 			// watch: the chaos sends the debounced change events itself.
 			p.watch = true

@@ -110,8 +110,8 @@ func (s *Supervisor) onStartedUp(r *record, now time.Time) {
 		return
 	}
 	r.cur.startedUp, r.cur.readyAt, r.cur.due = true, now, time.Time{}
-	if r.p.Startup == nil {
-		r.cur.ready = true // its ready check is the startup check
+	if r.p.Startup == nil && r.p.Ready != nil {
+		r.cur.ready, r.cur.readyOnce = true, true // its ready check is the startup check
 	}
 	s.tl.Ready(r.p.Name, r.cur.gen, now)
 	s.log.Info("started up", "process", r.p.Name, "after", now.Sub(r.cur.startedAt).Round(time.Millisecond).String())
@@ -167,6 +167,7 @@ func (s *Supervisor) onJobReadiness(r *record, ready bool, detail string) {
 	}
 	r.cur.ready = ready
 	if ready {
+		r.cur.readyOnce = true
 		s.log.Info("ready", "process", r.p.Name)
 	} else {
 		s.log.Warn("not ready", "process", r.p.Name, "detail", detail)

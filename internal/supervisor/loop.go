@@ -232,6 +232,8 @@ func (s *Supervisor) handleProc(ev procEvent, now time.Time) {
 		s.onExited(r, inc, e.exit, now)
 	case readyEv:
 		s.onReadyEv(r, inc, e, now)
+	case completedReadyEv:
+		s.onCompletedReady(r, e, now)
 	case liveEv:
 		if s.phase == PhaseStopping || r.state == Stopping {
 			return

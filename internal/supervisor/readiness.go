@@ -66,6 +66,15 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 		}, observe)
 		return
 	}
+	if which == "completed" {
+		c = &reportingChecker{Checker: c, failed: func(detail string) {
+			s.send(completedReadyEv{idx: idx, gen: gen, detail: detail})
+		}}
+		go health.Watch(ctx, c, t, func(tr health.Transition) {
+			s.send(completedReadyEv{idx: idx, gen: gen, ready: tr.Ready, detail: tr.Detail})
+		}, observe)
+		return
+	}
 	t.StartReady = true
 	go health.Watch(ctx, c, t, func(tr health.Transition) {
 		s.send(liveEv{idx: idx, gen: gen, healthy: tr.Ready, detail: tr.Detail})
@@ -161,21 +170,23 @@ func chainCancel(parent context.Context, prev context.CancelFunc) (context.Conte
 	return ctx, func() { cancel(); prev() }
 }
 
-// isReady is the per-process part of /readyz: services ready, oneshots
-// completed; jobs do not count (they end the run), unless they have a
-// readiness check (`startup` and `ready`): then while they run.
+// isReady is the per-process part of /readyz: services ready (or completed
+// with remain_after_exit), oneshots completed and their ready check passed;
+// jobs do not count (they end the run), unless they have a `ready` check:
+// then once it passed (completion.go).
 func (s *Supervisor) isReady(r *record) bool {
 	if r.op.gone || r.p.Schedule != nil {
 		return true // removed by a reload, or scheduled (not part of the start-up): no longer counts
 	}
-	switch r.p.Type {
-	case config.Service:
+	switch {
+	case r.state == Completed:
+		return completedReady(r)
+	case r.p.Type == config.Service:
 		return r.cur.ready && r.cur.child != nil && r.state == Running
-	case config.Oneshot:
-		return r.state == Completed
-	}
-	if readinessChecked(r) {
-		return r.state == Completed || r.cur.ready && r.cur.startedUp && r.cur.child != nil && r.state == Running
+	case r.p.Type == config.Oneshot:
+		return false
+	case r.p.Ready != nil:
+		return jobReadyWhileRunning(r)
 	}
 	return true
 }
@@ -229,8 +240,8 @@ func (s *Supervisor) shownReady(r *record) bool {
 	if r.cur.child != nil && probedWhileStopping(r) && (r.state == Stopping || s.phase == PhaseStopping) {
 		return r.cur.ready && (r.p.Type == config.Service || r.cur.startedUp)
 	}
-	if r.p.Type == config.Job {
-		return r.state == Completed || readinessChecked(r) && s.isReady(r)
+	if r.p.Type == config.Job && r.p.Ready == nil {
+		return r.state == Completed
 	}
 	return s.isReady(r)
 }

@@ -113,6 +113,8 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 			}
 		case Stopping:
 			s.escalate(r, now)
+		case Completed:
+			s.stopCompleted(r, now) // completion.go
 		}
 		if pastDeadline && r.cur.child != nil && !r.cur.killed {
 			switch {
