@@ -8,7 +8,7 @@ func FromConfig(cfg *config.Config) []Proc {
 	for _, level := range cfg.Graph.Levels() {
 		for _, name := range level {
 			p := cfg.Processes[name]
-			tp := Proc{Name: name, Type: p.Type.String(), DependsOn: []Dep{}}
+			tp := Proc{Name: name, Type: p.Type.String(), DependsOn: []Dep{}, Scheduled: p.Schedule != nil}
 			for _, d := range p.DependsOn {
 				tp.DependsOn = append(tp.DependsOn, Dep{Name: d.Name, Condition: d.Condition.String()})
 			}

@@ -21,6 +21,7 @@ type Process struct {
 	Name         string        `json:"name"`
 	Type         string        `json:"type"`
 	DependsOn    []Dep         `json:"depends_on"`
+	Scheduled    bool          `json:"scheduled,omitempty"` // runs at its schedule's ticks, not in the start-up
 	Incarnations []Incarnation `json:"incarnations"`
 	Dropped      int           `json:"dropped"` // older incarnations no longer kept
 }
@@ -122,7 +123,8 @@ func heldAt(p Process, cond string) (time.Time, bool) {
 }
 
 // CriticalChain finds the process that became ready last (jobs excluded:
-// they end the run rather than serve) and walks back through the dependency
+// they end the run rather than serve; scheduled oneshots too: their runs
+// come at the ticks, after the start-up) and walks back through the dependency
 // that was satisfied last at each step, as systemd-analyze critical-chain
 // does. The result runs from the first process to the last one ready.
 func CriticalChain(procs []Process) []Link {
@@ -131,7 +133,7 @@ func CriticalChain(procs []Process) []Link {
 	var lastAt time.Time
 	for _, p := range procs {
 		byName[p.Name] = p
-		if p.Type == "job" {
+		if p.Type == "job" || p.Scheduled {
 			continue
 		}
 		if at, _, ok := readyAt(p); ok && (last == "" || at.After(lastAt)) {

@@ -23,6 +23,7 @@ type Proc struct {
 	Name      string
 	Type      string // service | oneshot | job
 	DependsOn []Dep
+	Scheduled bool // runs at the ticks of a schedule, not in the start-up
 }
 
 // Dep is one dependency edge: the process waits for Name to be Condition
@@ -63,7 +64,7 @@ func New(procs []Proc, keep int, start time.Time) *Recorder {
 		if deps == nil {
 			deps = []Dep{}
 		}
-		pl := &procLog{Process: Process{Name: p.Name, Type: p.Type, DependsOn: deps}}
+		pl := &procLog{Process: Process{Name: p.Name, Type: p.Type, DependsOn: deps, Scheduled: p.Scheduled}}
 		r.procs = append(r.procs, pl)
 		r.byName[p.Name] = pl
 	}
@@ -82,10 +83,10 @@ func (r *Recorder) Reconfigured(procs []Proc) {
 			deps = []Dep{}
 		}
 		if pl := r.byName[p.Name]; pl != nil {
-			pl.Type, pl.DependsOn = p.Type, deps
+			pl.Type, pl.DependsOn, pl.Scheduled = p.Type, deps, p.Scheduled
 			continue
 		}
-		pl := &procLog{Process: Process{Name: p.Name, Type: p.Type, DependsOn: deps}}
+		pl := &procLog{Process: Process{Name: p.Name, Type: p.Type, DependsOn: deps, Scheduled: p.Scheduled}}
 		r.procs = append(r.procs, pl)
 		r.byName[p.Name] = pl
 	}

@@ -86,6 +86,33 @@ func join(s []string) string {
 	return out
 }
 
+// TestCriticalChainIsTheStartUps: a scheduled oneshot's run at its first
+// tick, after the start-up, is not the end of the critical chain (issue 35,
+// item 3: "critical chain: backup @5.00s"), nor after a reload.
+func TestCriticalChainIsTheStartUps(t *testing.T) {
+	procs := append(diamond(), Proc{Name: "backup", Type: "oneshot", Scheduled: true})
+	for _, reload := range []bool{false, true} {
+		r := New(procs, 0, t0)
+		if reload {
+			r = New(diamond(), 0, t0)
+			r.Reconfigured(procs)
+		}
+		run(r, "cache", 0, 100, false)
+		run(r, "db", 0, 200, false)
+		run(r, "migrate", 200, 900, true)
+		run(r, "app", 900, 1000, false)
+		run(r, "web", 901, 950, false)
+		run(r, "backup", 5000, 5100, true)
+		var names []string
+		for _, l := range r.Doc(at(6000)).CriticalChain {
+			names = append(names, l.Process)
+		}
+		if got := join(names); got != "db migrate app" {
+			t.Errorf("reload %v: chain %s, want db migrate app", reload, got)
+		}
+	}
+}
+
 func TestCriticalChainEmptyBeforeAnythingIsReady(t *testing.T) {
 	r := New(diamond(), 0, t0)
 	r.Spawned("db", 1, at(0))

@@ -63,5 +63,14 @@ processes:
 	if !strings.Contains(r.Stdout.String()+r.Stderr.String(), "scheduled run") {
 		t.Errorf("runs are not logged")
 	}
+	// The critical chain is the start-up's: app's, not a tick's run
+	// (issue 35 item 3).
+	var tl struct {
+		CriticalChain []struct{ Process string } `json:"critical_chain"`
+	}
+	getJSON(t, r, "/timeline", &tl)
+	if n := len(tl.CriticalChain); n != 1 || tl.CriticalChain[0].Process != "app" {
+		t.Errorf("critical chain %+v, want app alone", tl.CriticalChain)
+	}
 	ffStopClean(t, r, 10*time.Second)
 }
