@@ -321,7 +321,7 @@ func (b *builder) initContainer(c *Container, i int) {
 		} else {
 			setRestart(q, b.restart(config.OnFailure, 0))
 		}
-		b.applyRules(q, c, policy, where)
+		b.applyRules(q, c, policy)
 		b.noProbes(c, where, "an init container")
 		if c.Lifecycle != nil && (c.Lifecycle.PostStart != nil || c.Lifecycle.PreStop != nil) {
 			t.errorAt(where, ": lifecycle hooks are not allowed on an init container")
@@ -399,7 +399,7 @@ func (b *builder) regular(c *Container, i int) {
 		}
 		b.service(q, c, where, policy)
 	}
-	b.applyRules(q, c, policy, where)
+	b.applyRules(q, c, policy)
 	hook := b.add(q, c, where)
 	if t.opts.Ordered {
 		b.orderedDeps(q, hook)
@@ -1130,61 +1130,84 @@ func noRestart(policy string, rules []RestartRule) []int {
 	return out
 }
 
-// applyRules expresses restartPolicyRules with podvisor's restart policy
-// and success_exit_codes: on-failure restarts exactly after the codes that
-// are not success codes. What that cannot say is a precise warning.
-func (b *builder) applyRules(q *config.Process, c *Container, policy string, where place) {
+// applyRules expresses restartPolicyRules exactly: a policy whose restarts
+// the kubelet makes too (the one that needs the shortest rule), and a
+// restart rule for the exit codes after which the kubelet restarts the
+// container though that policy would not. Every other code ends it as the
+// policy says, a failure included, so the run's outcome is the kubelet's
+// pod phase.
+func (b *builder) applyRules(q *config.Process, c *Container, policy string) {
 	defer b.restartAllRule(q, c)
 	if len(c.RestartPolicyRules) == 0 || c.RestartPolicy == "Always" && q.Type == config.Service {
 		return // nothing to add to a restart on every exit
 	}
-	keep := func(p config.Policy) config.Restart {
-		r := q.Restart
-		r.Rules = nil
-		r.Policy = p
-		if p == config.Never {
-			r = config.Restart{Policy: config.Never}
-		} else if r.Backoff == 0 && !b.t.opts.Ordered {
+	no, all := noRestart(policy, c.RestartPolicyRules), restartAllCodes(c)
+	bases := []config.Policy{config.Never, config.OnFailure}
+	if q.Type == config.Service {
+		bases = append(bases, config.Always)
+	}
+	base, extra := config.Never, []int(nil)
+	for i, p := range bases {
+		var ex []int // the kubelet restarts after these, p does not
+		fits := true
+		for code := 0; code <= 255; code++ {
+			restarts := p == config.Always || p == config.OnFailure && code != 0
+			kube := !slices.Contains(no, code)
+			fits = fits && (!restarts || kube)
+			if kube && !restarts && !slices.Contains(all, code) {
+				ex = append(ex, code)
+			}
+		}
+		if fits && (i == 0 || len(ex) < len(extra)) {
+			base, extra = p, ex
+		}
+	}
+	r := config.Restart{Policy: base}
+	if base != config.Never || len(extra) > 0 || len(all) > 0 {
+		r = q.Restart
+		r.Policy = base
+		if r.Backoff == 0 && !b.t.opts.Ordered {
 			r.Backoff, r.MaxBackoff = kubeletBackoff, kubeletMaxBackoff
 		}
-		q.Notes().Restart = true
-		return r
 	}
-	codes := noRestart(policy, c.RestartPolicyRules)
-	switch {
-	case len(codes) == 256:
-		q.Restart = keep(config.Never)
-	case len(codes) == 0 && q.Type == config.Service:
-		q.Restart = keep(config.Always)
-	case len(codes) == 0:
-		q.Restart = keep(config.OnFailure)
-		b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: the container is restarted after every exit, 0 included; podvisor's %s cannot restart after success, so exit 0 ends it", where, q.Type))
-	case codes[0] == 0:
-		q.Restart = keep(config.OnFailure)
-		if len(codes) > 1 {
-			q.SuccessExitCodes = codes
-			b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: exit codes %s end the container without a restart, as the kubelet does, but podvisor counts them as success (success_exit_codes)", where, codeRanges(codes[1:])))
-		}
-	default:
-		// Restarted after success yet not after some failures: podvisor's
-		// policies cannot say it.
-		if q.Type == config.Service {
-			q.Restart = keep(config.Always)
-			b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: exit codes %s end the container without a restart in the kubelet; podvisor restarts it after them too (a service cannot be restarted after exit 0 but not after these)", where, codeRanges(codes)))
-		} else {
-			q.Restart = keep(config.OnFailure)
-			b.t.warnFor(c.Name, fmt.Sprintf("%s.restartPolicyRules: exit 0 restarts the container in the kubelet; podvisor's %s ends with it, and is restarted after every other code but %s", where, q.Type, codeRanges(codes)))
-			q.SuccessExitCodes = append([]int{0}, codes...)
+	r.Rules = nil
+	if len(extra) > 0 {
+		r.Rules = []config.ExitRule{codeRule(extra, config.RuleRestart)}
+	}
+	q.Restart = r
+	q.Notes().Restart = true
+}
+
+// codeRule is a rule for action on the exit codes codes (sorted, within
+// 0-255): in: codes, or not_in: the others where that list is shorter.
+func codeRule(codes []int, action config.RuleAction) config.ExitRule {
+	if len(codes) <= 128 {
+		return config.ExitRule{In: codes, Action: action}
+	}
+	var rest []int
+	for code := 0; code <= 255; code++ {
+		if !slices.Contains(codes, code) {
+			rest = append(rest, code)
 		}
 	}
+	return config.ExitRule{NotIn: rest, Action: action}
 }
 
 // restartAllRule adds, first in restart.rules, a restart-all rule for the
 // exit codes whose first matching rule is RestartAllContainers (KEP-5532):
 // podvisor's restart-all replays the start-up of every process as the
-// kubelet restarts every container. The other codes keep the policy that
-// applyRules chose (noRestart counts them as restarted either way).
+// kubelet restarts every container.
 func (b *builder) restartAllRule(q *config.Process, c *Container) {
+	all := restartAllCodes(c)
+	if len(all) == 0 || q.Written == nil || !q.Written.Restart {
+		return
+	}
+	q.Restart.Rules = append([]config.ExitRule{codeRule(all, config.RuleRestartAll)}, q.Restart.Rules...)
+}
+
+// restartAllCodes are the exit codes whose first matching rule is
+// RestartAllContainers.
+func restartAllCodes(c *Container) []int {
 	var all []int
 	for code := 0; code <= 255; code++ {
 		for _, r := range c.RestartPolicyRules {
@@ -1197,19 +1220,7 @@ func (b *builder) restartAllRule(q *config.Process, c *Container) {
 			break // the first match decides
 		}
 	}
-	if len(all) == 0 || q.Written == nil || !q.Written.Restart {
-		return
-	}
-	q.Restart.Rules = []config.ExitRule{{In: all, Action: config.RuleRestartAll}}
-	if len(all) > 128 { // the shorter list: not_in the others
-		var rest []int
-		for code := 0; code <= 255; code++ {
-			if !slices.Contains(all, code) {
-				rest = append(rest, code)
-			}
-		}
-		q.Restart.Rules[0] = config.ExitRule{NotIn: rest, Action: config.RuleRestartAll}
-	}
+	return all
 }
 
 // codeRanges writes sorted exit codes as "1, 3-7".

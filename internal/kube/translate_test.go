@@ -945,29 +945,41 @@ func TestKube135Fields(t *testing.T) {
 		}
 	})
 	t.Run("restart rules", func(t *testing.T) {
+		// The kubelet's first matching rule decides; podvisor says the same
+		// with its policy and a restart rule, so every other code ends the
+		// container as the kubelet does: a failure fails the run (issue 35
+		// item 16: exit 1 under "Never, 42 restarts" is a Failed pod).
 		for _, tc := range []struct {
 			pod, container, policy string
-			codes                  []int
+			rules                  []config.ExitRule
 			warn                   string
 		}{
-			// First match wins: 42 restarts, every other failure ends the container.
 			{"Never", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]",
-				"on-failure", append([]int{0}, append(seq(1, 41), seq(43, 255)...)...), "exit codes 1-41, 43-255 end the container"},
+				"never", []config.ExitRule{{In: []int{42}, Action: config.RuleRestart}}, ""},
 			{"Never", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [0, 3]}}]",
-				"on-failure", []int{0, 3}, "exit codes 3 end"},
+				"never", []config.ExitRule{{NotIn: []int{0, 3}, Action: config.RuleRestart}}, ""},
+			{"Never", "restartPolicy: OnFailure\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [0]}}]",
+				"on-failure", []config.ExitRule{{In: []int{0}, Action: config.RuleRestart}}, ""},
 			{"Always", "restartPolicy: Never", "never", nil, "restartPolicy Never in a pod with restartPolicy Always"},
 			{"Never", "restartPolicy: OnFailure", "on-failure", nil, ""},
 			{"Always", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [7]}}]",
-				"always", nil, "exit codes 7 end the container without a restart in the kubelet"},
+				"never", []config.ExitRule{{NotIn: []int{7}, Action: config.RuleRestart}}, ""},
 			{"Always", "restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: NotIn, values: [300]}}]",
 				"always", nil, ""},
 		} {
-			q, ws := proc(t, pod("  restartPolicy: "+tc.pod+"\n", "    "+tc.container+"\n"))
-			if q.Restart.Policy.String() != tc.policy || !slices.Equal(q.SuccessExitCodes, tc.codes) {
-				t.Errorf("%s / %s: restart %+v, success codes %v; want %s %v", tc.pod, tc.container, q.Restart, q.SuccessExitCodes, tc.policy, tc.codes)
+			res := play(t, pod("  restartPolicy: "+tc.pod+"\n", "    "+tc.container+"\n"), Options{})
+			cfg := load(t, res)
+			q := cfg.Processes["app"]
+			var rules []config.ExitRule
+			for _, r := range q.Restart.Rules {
+				r.Pos = config.Pos{}
+				rules = append(rules, r)
 			}
-			if tc.warn != "" && !warned(ws, tc.warn) {
-				t.Errorf("%s / %s: warnings %q, want %q", tc.pod, tc.container, ws, tc.warn)
+			if q.Restart.Policy.String() != tc.policy || !reflect.DeepEqual(rules, tc.rules) || !slices.Equal(q.SuccessExitCodes, []int{0}) {
+				t.Errorf("%s / %s: restart %+v, success codes %v; want %s %+v [0]", tc.pod, tc.container, q.Restart, q.SuccessExitCodes, tc.policy, tc.rules)
+			}
+			if tc.warn != "" && !warned(res.Warnings, tc.warn) || warned(res.Warnings, "restartPolicyRules") {
+				t.Errorf("%s / %s: warnings %q, want %q and none about restartPolicyRules", tc.pod, tc.container, res.Warnings, tc.warn)
 			}
 		}
 	})
@@ -976,16 +988,17 @@ func TestKube135Fields(t *testing.T) {
 		src := pod("", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}, "+
 			"{action: RestartAllContainers, exitCodes: {operator: In, values: [1, 2, 3, 42]}}]\n")
 		q, _ := proc(t, src)
-		if want := []config.ExitRule{{In: []int{1, 2, 3}, Action: config.RuleRestartAll}}; !reflect.DeepEqual(q.Restart.Rules, want) {
+		want := []config.ExitRule{{In: []int{1, 2, 3}, Action: config.RuleRestartAll}, {In: []int{42}, Action: config.RuleRestart}}
+		if !reflect.DeepEqual(q.Restart.Rules, want) {
 			t.Errorf("rules %+v, want %+v", q.Restart.Rules, want)
 		}
 		cfg := load(t, play(t, src, Options{}))
 		rules := cfg.Processes["app"].Restart.Rules
-		if len(rules) != 1 || rules[0].Action != config.RuleRestartAll || !slices.Equal(rules[0].In, []int{1, 2, 3}) {
+		if len(rules) != 2 || rules[0].Action != config.RuleRestartAll || !slices.Equal(rules[0].In, []int{1, 2, 3}) {
 			t.Errorf("loaded rules %+v", rules)
 		}
-		if p := cfg.Processes["app"]; p.Rule(42, 0) != -1 || p.Restart.Policy != config.OnFailure {
-			t.Errorf("42 should fall to the policy (on-failure): %+v", p.Restart)
+		if p := cfg.Processes["app"]; p.Rule(42, 0) != 1 || p.Rule(5, 0) != -1 || p.Restart.Policy != config.Never {
+			t.Errorf("42 should restart by rule, 5 fall to the policy (never): %+v", p.Restart)
 		}
 	})
 	t.Run("file key ref", func(t *testing.T) {

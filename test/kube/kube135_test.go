@@ -56,7 +56,37 @@ spec:
 	if _, ok := evs["app token=s3cr=t"]; !ok {
 		t.Errorf("the app did not get TOKEN from the env file: %v", evs)
 	}
-	if !strings.Contains(r.stderr.String(), "exit codes 1-41, 43-255 end the container") {
-		t.Errorf("no warning about the codes podvisor counts as success:\n%s", r.stderr)
+	if strings.Contains(r.stderr.String(), "restartPolicyRules") {
+		t.Errorf("a warning about restartPolicyRules, which podvisor now says exactly:\n%s", r.stderr)
+	}
+}
+
+// The kubelet restarts such a container after 42 only: any other failure
+// ends it, and the pod is Failed. kube play exits with that code, as it
+// does for a container without rules (issue 35 item 16: it exited 0, the
+// codes counted as success).
+func TestRestartRulesOtherFailureFailsThePod(t *testing.T) {
+	manifest := filepath.Join(t.TempDir(), "pod.yaml")
+	if err := os.WriteFile(manifest, []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: rules}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: app
+    command: [sh, -c, 'echo "app ran $(date +%s%N)" >> "$E2E_EVENTS"; exit 1']
+    restartPolicy: Never
+    restartPolicyRules:
+    - action: Restart
+      exitCodes: {operator: In, values: [42]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, "kube", "play", "--listen", "off", "--ordered", manifest)
+	if code := r.wait(30 * time.Second); code != 1 {
+		t.Fatalf("exit %d, want 1 (the container failed with 1: a Failed pod)\nstdout:\n%s\nstderr:\n%s", code, r.stdout, r.stderr)
+	}
+	if _, ok := r.readEvents()["app ran"]; !ok {
+		t.Errorf("the app never ran")
 	}
 }
