@@ -1223,20 +1223,3 @@ func restartAllCodes(c *Container) []int {
 	return all
 }
 
-// codeRanges writes sorted exit codes as "1, 3-7".
-func codeRanges(codes []int) string {
-	var parts []string
-	for i := 0; i < len(codes); {
-		j := i
-		for j+1 < len(codes) && codes[j+1] == codes[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(codes[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", codes[i], codes[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
-}

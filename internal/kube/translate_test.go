@@ -1051,14 +1051,6 @@ func TestKube135Fields(t *testing.T) {
 	}
 }
 
-func seq(from, to int) []int {
-	var out []int
-	for i := from; i <= to; i++ {
-		out = append(out, i)
-	}
-	return out
-}
-
 // Translate's errors carry the line and column of the field they are
 // about, all of them at once.
 func TestTranslateErrorPositions(t *testing.T) {
