@@ -1222,4 +1222,3 @@ func restartAllCodes(c *Container) []int {
 	}
 	return all
 }
-
