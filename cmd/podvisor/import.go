@@ -113,7 +113,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	if format == importer.Procfile {
 		relocateEnvFiles(m, outDir)
 	}
-	data := config.Write(m.Document())
+	data := config.Write(m)
 
 	fmt.Fprintf(stderr, "podvisor import: %s, %s\n", format, count(len(m.Processes), "process", "processes"))
 	rep.WriteReport(stderr)
@@ -161,15 +161,16 @@ func isFormat(f importer.Format) bool {
 // Procfile's .env) relative to the directory procs.yaml is written to.
 func relocateEnvFiles(m *importer.Model, outDir string) {
 	for _, p := range m.Processes {
-		for i, f := range p.EnvFile {
+		files := p.Notes().EnvFile
+		for i, f := range files {
 			abs, err := filepath.Abs(f)
 			if err != nil {
 				continue
 			}
 			if rel, err := filepath.Rel(outDir, abs); err == nil && !strings.HasPrefix(rel, "../../../") {
-				p.EnvFile[i] = rel
+				files[i] = rel
 			} else {
-				p.EnvFile[i] = abs
+				files[i] = abs
 			}
 		}
 	}

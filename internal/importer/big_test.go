@@ -26,6 +26,6 @@ func TestLargeInputsStayFast(t *testing.T) {
 	if len(m.Processes) != 1015 {
 		t.Fatalf("%d processes, want 1015", len(m.Processes))
 	}
-	assertPortable(t, config.Write(m.Document()))
+	assertPortable(t, config.Write(m))
 	t.Logf("1015 processes, 15000 dependencies: converted and checked in %v", time.Since(start))
 }

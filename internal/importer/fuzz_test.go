@@ -30,7 +30,7 @@ func checkConverted(t *testing.T, m *Model, r *Report, err error) {
 	if err != nil || r.Failed() {
 		return
 	}
-	out := config.Write(m.Document())
+	out := config.Write(m)
 	assertPortable(t, out)
 	for _, e := range r.Entries {
 		if e.Kind == Approximated && !bytes.Contains(out, []byte(config.CommentText(e.Detail))) {

@@ -118,7 +118,7 @@ func TestGolden(t *testing.T) {
 			if r.Failed() {
 				t.Errorf("a real-world fixture did not convert:\n%s", reportText(r))
 			}
-			compareGolden(t, "testdata/golden/"+fx.name+".yaml", config.Write(m.Document()))
+			compareGolden(t, "testdata/golden/"+fx.name+".yaml", config.Write(m))
 			compareGolden(t, "testdata/golden/"+fx.name+".report", []byte(reportText(r)))
 		})
 	}
@@ -154,10 +154,10 @@ func TestFixturesPassPortableCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := config.Write(m.Document())
+			out := config.Write(m)
 			assertPortable(t, out)
 			for _, p := range m.Processes {
-				for key, c := range p.Comments {
+				for key, c := range p.Written.Comments {
 					if !bytes.Contains(out, []byte("approximated")) || !bytes.Contains(out, []byte(config.CommentText(c))) {
 						t.Errorf("%s.%s: comment %q is not in the file", p.Name, key, c)
 					}

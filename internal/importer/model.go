@@ -3,8 +3,8 @@
 // procs.yaml.
 //
 // The converters are pure: each takes file contents (a Source per file, read
-// by the caller) and returns a Model (config's document model) and a
-// Report. Reading the files and directory trees is walk.go's job, writing
+// by the caller) and returns a Model (a config.Document of config.Process
+// values, each with its Written annotation; process.go) and a Report. Reading the files and directory trees is walk.go's job, writing
 // YAML is config.Write's; neither knows any format. Every directive a converter meets ends up in the Report:
 // converted as it is, approximated (and how), or dropped (and why); every
 // approximation is also a comment beside the key in the written file.
@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
 )
 
 // Format names a supported input format, as --from spells it.
@@ -43,18 +44,14 @@ type Source struct {
 	Data []byte
 }
 
-// The converters build config's document model and write it with
-// config.Write (the one writer of procs.yaml); these are the importer's
-// names for its types.
+// The converters build config's own model of a procs.yaml (the loader's
+// Process, with its Written annotation) and write it with config.Write (the
+// one writer of procs.yaml); these are the importer's names for its types.
 type (
-	Model   = config.DocFile
-	Process = config.DocProcess
-	KV      = config.KV
-	Dep     = config.DocDep
-	Probe   = config.DocProbe
-	Log     = config.DocLog
-	Restart = config.DocRestart
-	Stop    = config.DocStop
+	Model   = config.Document
+	Process = config.Process
+	Dep     = config.Dependency
+	Probe   = config.Probe
 )
 
 // note records an approximation: a comment beside key, and a report entry.
@@ -206,59 +203,58 @@ func finish(m *Model, r *Report) {
 	}
 	bad := func(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
 	for _, p := range m.Processes {
-		texts := append([]string{p.Name, p.Shell, p.WorkingDir, p.User, p.Stop.Shell}, p.Argv...)
-		texts = append(texts, p.Stop.Argv...)
-		texts = append(texts, p.EnvFile...)
-		if p.Log != nil {
-			texts = append(texts, p.Log.File, p.Log.StderrFile)
+		if p.Command == nil { // as a string: "" (refused below)
+			p.Command, p.Shell = shellForm(""), true
 		}
-		for _, kv := range p.Env {
-			texts = append(texts, kv.Key, kv.Value)
-		}
-		if pr := p.Ready; pr != nil {
-			texts = append(append(texts, pr.Target, pr.Shell), pr.Argv...)
-		}
-		if pr := p.Live; pr != nil {
-			texts = append(append(texts, pr.Target, pr.Shell), pr.Argv...)
-		}
-		emptyCmd := func(argv []string, shell string) bool {
-			if argv != nil {
-				return strings.TrimSpace(argv[0]) == ""
-			}
-			return strings.TrimSpace(shell) == ""
-		}
-		empty := emptyCmd(p.Argv, p.Shell)
-		for _, pr := range []*Probe{p.Ready, p.Live} {
-			if pr != nil && pr.Kind == "exec" && emptyCmd(pr.Argv, pr.Shell) {
-				empty = true
-			}
-		}
-		if (p.Stop.Argv != nil || p.Stop.Shell != "") && emptyCmd(p.Stop.Argv, p.Stop.Shell) {
-			empty = true
-		}
-		if empty {
-			r.Fail(p.Origin, p.Name, "a command (or an exec probe) is empty; write the command")
-		}
-		if slices.ContainsFunc(p.EnvFile, func(f string) bool { return strings.TrimSpace(f) == "" }) {
-			r.Fail(p.Origin, p.Name+" env_file", "a file name is empty")
-		}
-		if slices.ContainsFunc(p.SuccessExitCodes, func(c int) bool { return c < 0 || c > 255 }) {
-			r.Fail(p.Origin, p.Name+" success exit codes", fmt.Sprintf("%v: exit codes are 0 to 255", p.SuccessExitCodes))
-		}
-		if p.User != "" && !validUser(p.User) {
-			r.Fail(p.Origin, p.Name+" user "+p.User, "not a user podvisor can run as: want name, uid, name:group or uid:gid")
-		}
-		if slices.ContainsFunc(texts, bad) {
-			r.Fail(p.Origin, p.Name, "contains a NUL byte or invalid UTF-8; save the file as UTF-8 text")
-		}
+		checkProcess(p, r, bad)
 	}
 	checkGraph(m, r)
 	shareNoLogFile(m, r)
 	headerApproximations(m, r)
 	for _, kv := range m.Env {
-		if bad(kv.Key) || bad(kv.Value) {
-			r.Fail("", "environment "+kv.Key, "contains a NUL byte or invalid UTF-8")
+		if bad(kv) {
+			k, _, _ := strings.Cut(kv, "=")
+			r.Fail("", "environment "+k, "contains a NUL byte or invalid UTF-8")
 		}
+	}
+}
+
+// checkProcess records as failures what podvisor would refuse in p: an
+// empty command, a malformed user, text no YAML file can carry (bad).
+func checkProcess(p *Process, r *Report, bad func(string) bool) {
+	w := p.Written
+	texts := append([]string{p.Name, p.WorkingDir, userSpec(p)}, p.Command...)
+	texts = append(texts, p.Stop.Command...)
+	texts = append(texts, w.EnvFile...)
+	texts = append(texts, p.Log.File, p.Log.StderrFile)
+	texts = append(texts, p.Env...)
+	empty := emptyCommand(p.Command, p.Shell)
+	for _, pr := range []*Probe{p.Ready, p.Live} {
+		if pr == nil {
+			continue
+		}
+		texts = append(append(texts, pr.Target), pr.Command...)
+		if pr.Kind == config.ProbeExec && emptyCommand(pr.Command, pr.Shell) {
+			empty = true
+		}
+	}
+	if p.Stop.Command != nil && emptyCommand(p.Stop.Command, p.Stop.Shell) {
+		empty = true
+	}
+	if empty {
+		r.Fail(w.Origin, p.Name, "a command (or an exec probe) is empty; write the command")
+	}
+	if slices.ContainsFunc(w.EnvFile, func(f string) bool { return strings.TrimSpace(f) == "" }) {
+		r.Fail(w.Origin, p.Name+" env_file", "a file name is empty")
+	}
+	if slices.ContainsFunc(p.SuccessExitCodes, func(c int) bool { return c < 0 || c > 255 }) {
+		r.Fail(w.Origin, p.Name+" success exit codes", fmt.Sprintf("%v: exit codes are 0 to 255", p.SuccessExitCodes))
+	}
+	if p.User != nil && !validUser(p.User.Spec) {
+		r.Fail(w.Origin, p.Name+" user "+p.User.Spec, "not a user podvisor can run as: want name, uid, name:group or uid:gid")
+	}
+	if slices.ContainsFunc(texts, bad) {
+		r.Fail(w.Origin, p.Name, "contains a NUL byte or invalid UTF-8; save the file as UTF-8 text")
 	}
 }
 
@@ -286,11 +282,11 @@ func checkGraph(m *Model, r *Report) {
 			dep, ok := byName[d.Name]
 			switch {
 			case !ok:
-				r.Fail(p.Origin, p.Name+" depends on "+d.Name, "no such process was converted")
+				r.Fail(p.Written.Origin, p.Name+" depends on "+d.Name, "no such process was converted")
 			case d.Name == p.Name:
-				r.Fail(p.Origin, p.Name+" depends on itself", "remove the dependency")
-			case d.Condition == "completed" && dep.Type == "":
-				r.Fail(p.Origin, p.Name+" waits for "+d.Name+" to complete", d.Name+" is a long-running service; wait for it to be started or ready instead")
+				r.Fail(p.Written.Origin, p.Name+" depends on itself", "remove the dependency")
+			case d.Condition == graph.Completed && dep.Type == config.Service:
+				r.Fail(p.Written.Origin, p.Name+" waits for "+d.Name+" to complete", d.Name+" is a long-running service; wait for it to be started or ready instead")
 			}
 		}
 	}
@@ -316,7 +312,7 @@ func checkGraph(m *Model, r *Report) {
 			case active:
 				i := slices.Index(stack, d.Name)
 				path := append(slices.Clone(stack[i:]), d.Name)
-				r.Fail(byName[d.Name].Origin, "dependency cycle", strings.Join(path, " -> ")+"; remove one of these dependencies")
+				r.Fail(byName[d.Name].Written.Origin, "dependency cycle", strings.Join(path, " -> ")+"; remove one of these dependencies")
 			}
 		}
 		stack = stack[:len(stack)-1]
@@ -348,15 +344,16 @@ func validUser(s string) bool {
 
 // dedupEnv keeps one entry per key, with the last value (every tool here
 // lets a later assignment win), at the place of the first.
-func dedupEnv(env []KV) []KV {
+func dedupEnv(env []string) []string {
 	idx := map[string]int{}
-	var out []KV
+	var out []string
 	for _, kv := range env {
-		if i, ok := idx[kv.Key]; ok {
-			out[i].Value = kv.Value
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := idx[k]; ok {
+			out[i] = kv
 			continue
 		}
-		idx[kv.Key] = len(out)
+		idx[k] = len(out)
 		out = append(out, kv)
 	}
 	return out
@@ -369,13 +366,13 @@ const maxDuration = 24 * time.Hour
 func clampDurations(p *Process, r *Report) {
 	clamp := func(key string, d *time.Duration) {
 		if *d > maxDuration {
-			note(p, r, p.Origin, key, fmt.Sprintf("%s is longer than podvisor's maximum; 24h", config.FormatDuration(*d)))
+			note(p, r, p.Written.Origin, key, fmt.Sprintf("%s is longer than podvisor's maximum; 24h", config.FormatDuration(*d)))
 			*d = maxDuration
 		}
 	}
 	clamp("start_timeout", &p.StartTimeout)
 	clamp("stop", &p.Stop.Timeout)
-	if p.Restart != nil {
+	if p.Written.Restart {
 		clamp("restart", &p.Restart.Backoff)
 		clamp("restart", &p.Restart.MaxBackoff)
 	}
@@ -401,7 +398,7 @@ func headerApproximations(m *Model, r *Report) {
 			continue
 		}
 		if name, key, ok := strings.Cut(e.What, "."); ok {
-			if p := m.Process(name); p != nil && strings.Contains(p.Comments[key], e.Detail) {
+			if p := m.Process(name); p != nil && strings.Contains(p.Written.Comments[key], e.Detail) {
 				continue
 			}
 		}
@@ -427,9 +424,6 @@ func appendErr(es ParseErrors, err error) ParseErrors {
 func shareNoLogFile(m *Model, r *Report) {
 	owner := map[string]string{}
 	for _, p := range m.Processes {
-		if p.Log == nil {
-			continue
-		}
 		for _, f := range []*string{&p.Log.File, &p.Log.StderrFile} {
 			if *f == "" {
 				continue
@@ -438,7 +432,7 @@ func shareNoLogFile(m *Model, r *Report) {
 			if o, taken := owner[name]; taken && o != p.Name {
 				ext := path.Ext(*f)
 				*f = strings.TrimSuffix(*f, ext) + ".{name}" + ext
-				note(p, r, p.Origin, "log", "the log file is also "+o+"'s; podvisor gives each process its own: "+*f)
+				note(p, r, p.Written.Origin, "log", "the log file is also "+o+"'s; podvisor gives each process its own: "+*f)
 				name = strings.ReplaceAll(*f, "{name}", p.Name)
 			}
 			owner[name] = p.Name
@@ -447,9 +441,9 @@ func shareNoLogFile(m *Model, r *Report) {
 }
 
 // dedupDeps keeps one dependency per name (an input may name one twice):
-// the strictest condition, restart if either asked for it.
+// the strictest condition (started, then ready, then completed), restart if
+// either asked for it.
 func dedupDeps(deps []Dep) []Dep {
-	rank := map[string]int{"started": 0, "ready": 1, "completed": 2}
 	idx := map[string]int{}
 	var out []Dep
 	for _, d := range deps {
@@ -459,9 +453,7 @@ func dedupDeps(deps []Dep) []Dep {
 			out = append(out, d)
 			continue
 		}
-		if rank[d.Condition] > rank[out[i].Condition] {
-			out[i].Condition = d.Condition
-		}
+		out[i].Condition = max(out[i].Condition, d.Condition)
 		out[i].Restart = out[i].Restart || d.Restart
 	}
 	return out

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/sys/unix"
 )
 
 // ConvertProcessCompose converts a process-compose.yaml.
@@ -220,9 +222,9 @@ func (c *pcConv) convert(root *yaml.Node) error {
 }
 
 // environment reads a list of "K=V" strings, or a mapping.
-func (c *pcConv) environment(n *yaml.Node) ([]KV, error) {
+func (c *pcConv) environment(n *yaml.Node) ([]string, error) {
 	n = deref(n)
-	var out []KV
+	var out []string
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for _, item := range n.Content {
@@ -230,14 +232,14 @@ func (c *pcConv) environment(n *yaml.Node) ([]KV, error) {
 			if !ok || !config.ValidEnvName(k) {
 				return nil, perr(c.src.Path, item.Line, "environment entry %q is not KEY=value", item.Value)
 			}
-			out = append(out, KV{Key: k, Value: pcString(v)})
+			out = append(out, envEntry(k, pcString(v)))
 		}
 	case yaml.MappingNode:
 		for _, kv := range pairs(n) {
 			if !config.ValidEnvName(kv[0].Value) {
 				return nil, perr(c.src.Path, kv[0].Line, "environment key %q is not a variable name", kv[0].Value)
 			}
-			out = append(out, KV{Key: kv[0].Value, Value: pcString(kv[1].Value)})
+			out = append(out, envEntry(kv[0].Value, pcString(kv[1].Value)))
 		}
 	default:
 		return nil, perr(c.src.Path, n.Line, "environment: want a list of KEY=value")
@@ -247,12 +249,12 @@ func (c *pcConv) environment(n *yaml.Node) ([]KV, error) {
 
 func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replicated bool) error {
 	r := c.r
-	p := &Process{Name: name, Origin: fmt.Sprintf("%s process %s", c.pos(key), key.Value)}
+	p := newProcess(name, fmt.Sprintf("%s process %s", c.pos(key), key.Value))
 	if name != key.Value && !replicated {
 		note(p, r, c.pos(key), "name", "renamed from "+key.Value)
 	}
 	if replicated {
-		p.Env = append(p.Env, KV{Key: "PC_REPLICA_NUM", Value: strconv.Itoa(replica)})
+		p.Env = append(p.Env, envEntry("PC_REPLICA_NUM", strconv.Itoa(replica)))
 		if replica == 0 {
 			r.AsIs(c.pos(key), key.Value+".replicas (one process per replica, PC_REPLICA_NUM set)")
 		}
@@ -264,7 +266,7 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 		}
 	}
 	if logLine != "" {
-		lp := &Probe{Kind: "log", Target: regexp.QuoteMeta(logLine)}
+		lp := &Probe{Kind: config.ProbeLog, Target: regexp.QuoteMeta(logLine)}
 		if p.Ready != nil {
 			note(p, r, c.pos(body), "ready", "ready_log_line and readiness_probe both given; podvisor takes one readiness check: the readiness_probe is kept")
 		} else {
@@ -272,11 +274,11 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 			r.AsIs(c.pos(body), key.Value+".ready_log_line (ready: {log: ...})")
 		}
 	}
-	if p.Restart == nil && p.Type == "" {
-		p.Restart = &Restart{Policy: "never"}
+	if !p.Written.Restart && p.Type == config.Service {
+		setRestart(p, config.Never)
 		note(p, r, c.pos(key), "restart", "no availability: process-compose does not restart it; podvisor tears everything down if it fails")
 	}
-	if p.Shell == "" && p.Argv == nil {
+	if p.Command == nil {
 		r.Fail(c.pos(key), key.Value, "has no command; add command:")
 		return nil
 	}
@@ -291,12 +293,15 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 	what := key.Value + "." + k.Value
 	switch k.Value {
 	case "command":
-		p.Shell = pcString(scalar(v))
+		setShell(&p.Command, &p.Shell, pcString(scalar(v)))
 		r.AsIs(c.pos(k), what)
 	case "entrypoint":
 		if v.Kind == yaml.SequenceNode {
-			for _, it := range v.Content {
-				p.Argv = append(p.Argv, pcString(it.Value))
+			for _, it := range v.Content { // the entrypoint wins over command
+				if p.Shell {
+					p.Command, p.Shell = nil, false
+				}
+				p.Command = append(p.Command, pcString(it.Value))
 			}
 		}
 		r.AsIs(c.pos(k), what)
@@ -311,7 +316,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 		p.Env = append(env, p.Env...)
 		r.AsIs(c.pos(k), what)
 	case "env_file":
-		p.EnvFile = append(p.EnvFile, scalar(v))
+		p.Written.EnvFile = append(p.Written.EnvFile, scalar(v))
 		r.AsIs(c.pos(k), what)
 	case "depends_on":
 		if err := c.dependsOn(p, v, what); err != nil {
@@ -343,7 +348,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 		}
 	case "is_daemon":
 		if b, _ := parseBool(scalar(v)); b {
-			p.Type = "oneshot"
+			p.Type = config.Oneshot
 			note(p, r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
 		}
 	case "disabled", "replicas":
@@ -366,8 +371,8 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 			r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
 			return nil
 		}
-		l := p.EnsureLog()
-		l.Stdout, l.Stderr, l.File = "file", "file", pcString(file)
+		l := &p.Log
+		l.Stdout, l.Stderr, l.File = config.DestFile, config.DestFile, pcString(file)
 		r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
 	case "log_configuration":
 		note(p, r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
@@ -377,12 +382,12 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 	return nil
 }
 
-var pcConditions = map[string]string{
-	"process_started":                "started",
-	"process_healthy":                "ready",
-	"process_log_ready":              "ready",
-	"process_completed":              "completed",
-	"process_completed_successfully": "completed",
+var pcConditions = map[string]graph.Condition{
+	"process_started":                graph.Started,
+	"process_healthy":                graph.Ready,
+	"process_log_ready":              graph.Ready,
+	"process_completed":              graph.Completed,
+	"process_completed_successfully": graph.Completed,
 }
 
 func (c *pcConv) dependsOn(p *Process, n *yaml.Node, what string) error {
@@ -410,10 +415,7 @@ func (c *pcConv) dependsOn(p *Process, n *yaml.Node, what string) error {
 		}
 		switch cond {
 		case "process_completed":
-			if p.Comments == nil {
-				p.Comments = map[string]string{}
-			}
-			p.Comments["depends_on."+targets[0]] = "process_completed: podvisor waits for a successful exit"
+			setComment(p, "depends_on."+targets[0], "process_completed: podvisor waits for a successful exit")
 			c.r.Approx(c.pos(kv[0]), what+"."+dep, "process_completed accepted any exit; podvisor's completed needs a success code")
 			c.markOneshot(dep)
 		case "process_completed_successfully":
@@ -441,19 +443,19 @@ func (c *pcConv) markOneshot(dep string) {
 }
 
 func setOneshot(p *Process, r *Report, pos string) {
-	if p.Type == "oneshot" || p.Type == "job" {
+	if p.Type != config.Service {
 		return
 	}
-	p.Type = "oneshot"
-	if p.Restart != nil && p.Restart.Policy == "always" {
-		p.Restart.Policy = "on-failure"
+	p.Type = config.Oneshot
+	if p.Written.Restart && p.Restart.Policy == config.Always {
+		p.Restart.Policy = config.OnFailure
 		note(p, r, pos, "restart", "restart always is not allowed on a oneshot; on-failure")
 	}
 	r.AsIs(pos, p.Name+": type oneshot (others wait for it to complete)")
 }
 
 func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
-	pr := &Probe{}
+	pr, kind := &Probe{}, false
 	for _, kv := range pairs(n) {
 		k, v := kv[0], kv[1]
 		secs := func() (time.Duration, error) {
@@ -466,13 +468,14 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		var err error
 		switch k.Value {
 		case "exec":
-			pr.Kind = "exec"
-			pr.Shell = pcString(scalar(get(v, "command")))
+			pr.Kind, kind = config.ProbeExec, true
+			sh := pcString(scalar(get(v, "command")))
 			if wd := scalar(get(v, "working_dir")); wd != "" {
-				pr.Shell = "cd " + pcString(wd) + " && " + pr.Shell
+				sh = "cd " + pcString(wd) + " && " + sh
 			}
+			setShell(&pr.Command, &pr.Shell, sh)
 		case "http_get":
-			pr.Kind = "http"
+			pr.Kind, kind = config.ProbeHTTP, true
 			scheme := scalar(get(v, "scheme"))
 			if scheme == "" {
 				scheme = "http"
@@ -516,7 +519,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 			return nil, err
 		}
 	}
-	if pr.Kind == "" {
+	if !kind {
 		return nil, perr(c.src.Path, n.Line, "%s: neither exec nor http_get", what)
 	}
 	c.r.AsIs(c.pos(n), what)
@@ -524,23 +527,23 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 }
 
 func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
-	rs := &Restart{Policy: "never"}
+	rs := config.Restart{Policy: config.Never}
 	for _, kv := range pairs(n) {
 		k, v := kv[0], kv[1]
 		switch k.Value {
 		case "restart":
 			switch scalar(v) {
 			case "always":
-				rs.Policy = "always"
+				rs.Policy = config.Always
 				c.r.AsIs(c.pos(k), what+".restart")
 			case "on_failure", "on-failure":
-				rs.Policy = "on-failure"
+				rs.Policy = config.OnFailure
 				c.r.AsIs(c.pos(k), what+".restart")
 			case "exit_on_failure":
-				rs.Policy = "never"
+				rs.Policy = config.Never
 				c.r.AsIs(c.pos(k), what+".restart=exit_on_failure (restart: never; a failure tears everything down)")
 			case "no", "":
-				rs.Policy = "never"
+				rs.Policy = config.Never
 				note(p, c.r, c.pos(k), "restart", "restart: no; process-compose leaves a failed process exited, podvisor tears everything down when it fails")
 			default:
 				return perr(c.src.Path, v.Line, "%s.restart: unknown policy %q", what, scalar(v))
@@ -560,7 +563,7 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 			c.r.AsIs(c.pos(k), what+".max_restarts")
 		case "exit_on_end":
 			if b, _ := parseBool(scalar(v)); b {
-				p.Type = "job"
+				p.Type = config.Job
 				note(p, c.r, c.pos(k), "type", "exit_on_end: a job; podvisor tears everything down once every job has completed (successfully), or at once when one fails")
 			}
 		case "exit_on_skipped":
@@ -569,11 +572,11 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 			c.r.Drop(c.pos(k), what+"."+k.Value, "no podvisor equivalent")
 		}
 	}
-	if p.Type == "job" && rs.Policy == "always" {
-		rs.Policy = "on-failure"
+	if p.Type == config.Job && rs.Policy == config.Always {
+		rs.Policy = config.OnFailure
 		note(p, c.r, c.pos(n), "restart", "restart always is not allowed on a job; on-failure")
 	}
-	p.Restart = rs
+	p.Restart, p.Written.Restart = rs, true
 	return nil
 }
 
@@ -582,7 +585,7 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 		k, v := kv[0], kv[1]
 		switch k.Value {
 		case "command":
-			p.Stop.Shell = pcString(scalar(v))
+			setShell(&p.Stop.Command, &p.Stop.Shell, pcString(scalar(v)))
 			// docs/configuration.md (Stop): the stop signal follows the command.
 			note(p, c.r, c.pos(k), "stop", "shutdown.command: podvisor runs it, then sends the stop signal (SIGTERM unless shutdown.signal) if the process is still running, with what is left of the timeout less a grace for the signal; process-compose sends no signal after it, only SIGKILL at timeout_seconds")
 		case "signal":
@@ -591,19 +594,19 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 				return perr(c.src.Path, v.Line, "%s.signal: %q is not a signal", what, scalar(v))
 			}
 			if sig == "SIGKILL" {
-				p.Stop.Timed, p.Stop.Timeout = true, 0
+				setStopTimeout(p, 0)
 				note(p, c.r, c.pos(k), "stop", "signal 9: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
 				continue
 			}
-			p.Stop.Signal = sig
+			p.Stop.Signal = unix.SignalNum(sig)
 			c.r.AsIs(c.pos(k), what+".signal")
 		case "timeout_seconds":
 			d, ok := parseSeconds(scalar(v))
 			if !ok {
 				return perr(c.src.Path, v.Line, "%s.timeout_seconds: %q is not a number", what, scalar(v))
 			}
-			if !(p.Stop.Timed && p.Stop.Timeout == 0) {
-				p.Stop.Timed, p.Stop.Timeout = true, d
+			if !(p.Written.StopTimeout && p.Stop.Timeout == 0) {
+				setStopTimeout(p, d)
 			}
 			c.r.AsIs(c.pos(k), what+".timeout_seconds")
 		case "parent_only":

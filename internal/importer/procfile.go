@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
 )
 
 // procfileLine is foreman's and honcho's form: a name of letters, digits,
@@ -48,21 +49,22 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 			r.Fail(at(src.Path, n), name, "has no command; write one after the colon")
 			continue
 		}
-		p := &Process{Name: sanitizeName(name), Shell: config.Literal(cmd), Origin: at(src.Path, n)}
+		p := newProcess(sanitizeName(name), at(src.Path, n))
+		p.Command, p.Shell = shellForm(config.Literal(cmd)), true
 		if p.Name != name {
 			note(p, r, at(src.Path, n), "name", "renamed from "+name)
 		}
 		r.AsIs(at(src.Path, n), name+" (run by /bin/sh -c, as foreman and honcho run it)")
 		if env != nil {
-			p.EnvFile = []string{env.Path}
+			p.Written.EnvFile = []string{env.Path}
 		}
 		if strings.Contains(cmd, "PORT") {
-			p.Env = []KV{{Key: "PORT", Value: fmt.Sprint(port)}}
+			p.Env = []string{envEntry("PORT", fmt.Sprint(port))}
 			note(p, r, at(src.Path, n), "env", fmt.Sprintf("PORT=%d as foreman and honcho would set it for this line", port))
 		}
 		port += 100
 		if name == "release" {
-			p.Type = "oneshot"
+			p.Type = config.Oneshot
 			note(p, r, at(src.Path, n), "type", "release runs once (as on Heroku); a oneshot")
 		}
 		m.Processes = append(m.Processes, p)
@@ -78,10 +80,10 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 	if rel := m.Process("release"); rel != nil && opt.ReleaseFirst {
 		for _, p := range m.Processes {
 			if p != rel {
-				p.DependsOn = append(p.DependsOn, Dep{Name: rel.Name, Condition: "completed"})
+				p.DependsOn = append(p.DependsOn, Dep{Name: rel.Name, Condition: graph.Completed})
 			}
 		}
-		r.AsIs(rel.Origin, "release: every other process waits for it to complete (--release-first)")
+		r.AsIs(rel.Written.Origin, "release: every other process waits for it to complete (--release-first)")
 	}
 	return m, r, nil
 }

@@ -106,7 +106,7 @@ func TestPropertyRandomInputs(t *testing.T) {
 		if err != nil || r.Failed() {
 			continue
 		}
-		out := config.Write(m.Document())
+		out := config.Write(m)
 		if _, _, cerr := parsePortableHere(t, out); cerr != nil {
 			t.Fatalf("case %d: import wrote a file that fails check --portable:\n%v\n--- input\n%s\n--- output\n%s", i, cerr, b.String(), out)
 		}

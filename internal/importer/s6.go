@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
+	"golang.org/x/sys/unix"
 )
 
 // ConvertS6 converts an s6-overlay layout: v3 s6-rc.d service directories
@@ -123,12 +125,13 @@ func (c *s6Conv) convert(files []Source) error {
 	// v2 cont-init.d: oneshots, one after the other.
 	prev := ""
 	for _, p := range inits {
-		proc := &Process{Name: sanitizeName("init-" + strings.TrimPrefix(path.Base(p), "init-")), Type: "oneshot", Origin: p}
+		proc := newProcess(sanitizeName("init-"+strings.TrimPrefix(path.Base(p), "init-")), p)
+		proc.Type = config.Oneshot
 		if !c.script(proc, p) {
 			continue
 		}
 		if prev != "" {
-			proc.DependsOn = []Dep{{Name: prev, Condition: "completed"}}
+			proc.DependsOn = []Dep{{Name: prev, Condition: graph.Completed}}
 		}
 		c.r.AsIs(p, "cont-init.d/"+path.Base(p)+" (a oneshot, in name order)")
 		c.m.Processes = append(c.m.Processes, proc)
@@ -167,12 +170,12 @@ func (c *s6Conv) convert(files []Source) error {
 			c.r.Fail(dir, name, "no run script")
 			continue
 		}
-		p := &Process{Name: sanitizeName(name), Origin: dir}
+		p := newProcess(sanitizeName(name), dir)
 		if !c.script(p, dir+"/run") {
 			continue
 		}
 		if prev != "" {
-			p.DependsOn = []Dep{{Name: prev, Condition: "completed"}}
+			p.DependsOn = []Dep{{Name: prev, Condition: graph.Completed}}
 		}
 		c.r.AsIs(dir+"/run", name+" (a service)")
 		c.finish(p, dir)
@@ -231,7 +234,7 @@ func expandDep(name string, services map[string]*s6Service, depth int) []string 
 
 func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDone string) error {
 	r := c.r
-	p := &Process{Name: sanitizeName(s.name), Origin: s.dir}
+	p := newProcess(sanitizeName(s.name), s.dir)
 	switch s.typ {
 	case "longrun":
 		if _, ok := c.files[s.dir+"/run"]; !ok {
@@ -249,7 +252,7 @@ func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDon
 			r.Fail(s.dir, s.name, "oneshot without an up file")
 			return nil
 		}
-		p.Type = "oneshot"
+		p.Type = config.Oneshot
 		c.up(p, s.dir+"/up", up)
 		if _, ok := c.files[s.dir+"/down"]; ok {
 			r.Drop(s.dir+"/down", s.name+": down", "podvisor runs nothing when a completed oneshot is stopped")
@@ -265,7 +268,7 @@ func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDon
 		if err != nil || n < 3 || n > 1023 {
 			r.Fail(s.dir+"/notification-fd:1", s.name, fmt.Sprintf("notification-fd %q: want a number from 3 to 1023", v))
 		} else {
-			p.Ready = &Probe{Kind: "notify", Target: "fd:" + v}
+			p.Ready = &Probe{Kind: config.ProbeNotifyFD, FD: n}
 			r.AsIs(s.dir+"/notification-fd", s.name+": notification-fd (ready: {notify: fd:"+v+"})")
 		}
 	}
@@ -277,13 +280,13 @@ func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDon
 	}
 	if v, ok := c.read(s.dir + "/timeout-down"); ok {
 		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
-			p.Stop.Timed, p.Stop.Timeout = true, time.Duration(ms)*time.Millisecond
+			setStopTimeout(p, time.Duration(ms)*time.Millisecond)
 			r.AsIs(s.dir+"/timeout-down", s.name+": timeout-down")
 		}
 	}
 	if v, ok := c.read(s.dir + "/down-signal"); ok {
 		if sig := signalName(v); sig != "" && sig != "SIGKILL" {
-			p.Stop.Signal = sig
+			p.Stop.Signal = unix.SignalNum(sig)
 			r.AsIs(s.dir+"/down-signal", s.name+": down-signal")
 		}
 	}
@@ -308,19 +311,19 @@ func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDon
 				continue
 			}
 			seen[m] = true
-			cond := "started"
+			cond := graph.Started
 			switch {
 			case dep.typ == "oneshot":
-				cond = "completed"
+				cond = graph.Completed
 			case dep.notify:
-				cond = "ready"
+				cond = graph.Ready
 			}
 			p.DependsOn = append(p.DependsOn, Dep{Name: sanitizeName(m), Condition: cond})
-			r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on "+m+" ("+cond+")")
+			r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on "+m+" ("+cond.String()+")")
 		}
 	}
 	if initDone != "" {
-		p.DependsOn = append(p.DependsOn, Dep{Name: initDone, Condition: "completed"})
+		p.DependsOn = append(p.DependsOn, Dep{Name: initDone, Condition: graph.Completed})
 	}
 	c.m.Processes = append(c.m.Processes, p)
 	return nil
@@ -334,7 +337,7 @@ func (c *s6Conv) finish(p *Process, dir string) {
 		return
 	}
 	if strings.Contains(f, "s6-svscanctl -t") || strings.Contains(f, "/run/s6/basedir/bin/halt") {
-		p.Type = "job"
+		p.Type = config.Job
 		note(p, c.r, dir+"/finish", "type", "the finish script stops the container when it exits: a job (podvisor tears everything down when it ends, with its exit code)")
 		return
 	}
@@ -368,10 +371,10 @@ func (c *s6Conv) up(p *Process, file, text string) {
 		}
 		words[0] = script
 		c.r.AsIs(file, p.Name+": up (a oneshot)")
-		p.Argv = escapeAll(words)
+		setArgv(&p.Command, &p.Shell, escapeAll(words))
 		return
 	}
-	p.Argv = []string{"execlineb", "-Pc", config.Literal(text)}
+	setArgv(&p.Command, &p.Shell, []string{"execlineb", "-Pc", config.Literal(text)})
 	c.noteExecline(p, file, "up")
 }
 
@@ -439,12 +442,12 @@ func (c *s6Conv) script(p *Process, file string) bool {
 		}
 		words, err := splitWords(line)
 		if err == nil && len(words) >= 3 && words[0] == "s6-setuidgid" {
-			p.User = words[1]
+			p.User = user(words[1])
 			after := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "s6-setuidgid"))
 			line = strings.TrimSpace(after[strings.Index(after, words[1])+len(words[1]):])
 			c.r.AsIs(file, p.Name+": s6-setuidgid "+words[1]+" (user: "+words[1]+")")
 		}
-		p.Shell = "exec " + config.Literal(line)
+		setShell(&p.Command, &p.Shell, "exec "+config.Literal(line))
 		if path.Base(interp[0]) == "bash" {
 			note(p, c.r, file, "command", "the one-line bash script runs under /bin/sh -c")
 		} else {
@@ -455,8 +458,7 @@ func (c *s6Conv) script(p *Process, file string) bool {
 	if strings.Contains(text, "s6-setuidgid") && shellish {
 		note(p, c.r, file, "command", "the script calls s6-setuidgid itself; the image needs s6-setuidgid (or set user: and remove it)")
 	}
-	p.Argv = append(append([]string{}, interp...), file)
-	p.Argv = escapeAll(p.Argv)
+	setArgv(&p.Command, &p.Shell, escapeAll(append(append([]string{}, interp...), file)))
 	if execline {
 		c.noteExecline(p, file, "run script")
 	} else {
@@ -495,7 +497,7 @@ func (c *s6Conv) inTree(p string) string {
 // The start timeout is -T, else -s plus -n tries of -w (1 s when not
 // given), else 0.
 func notifyOnCheck(args []string, dir string) ([]string, *Probe, time.Duration, bool) {
-	pr := &Probe{Kind: "exec", Argv: []string{path.Join(dir, "data", "check")}}
+	pr := &Probe{Kind: config.ProbeExec, Command: []string{path.Join(dir, "data", "check")}}
 	ms := func(v string) (time.Duration, bool) {
 		n, err := strconv.Atoi(v)
 		return time.Duration(n) * time.Millisecond, err == nil && n >= 0 && n < 1e9
@@ -534,7 +536,7 @@ func notifyOnCheck(args []string, dir string) ([]string, *Probe, time.Duration, 
 		case "-3":
 			ok = true // the notification fd: podvisor needs none for an exec probe
 		case "-c":
-			pr.Argv, pr.Shell, ok = nil, config.Literal(v), v != ""
+			pr.Command, pr.Shell, ok = shellForm(config.Literal(v)), true, v != ""
 		}
 		if !ok {
 			return nil, nil, 0, false

@@ -255,7 +255,7 @@ func importUnit(t *testing.T, unit, name string) (*config.Process, string) {
 		}
 		t.Fatalf("import failed: %v\n%s\n--- unit\n%s", err, rep.String(), unit)
 	}
-	out := config.Write(m.Document())
+	out := config.Write(m)
 	cfg, _, err := config.ParsePortable(filepath.Join(t.TempDir(), "procs.yaml"), out, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("import wrote a file that does not load: %v\n%s", err, out)

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
+	"golang.org/x/sys/unix"
 )
 
 // Options changes how some directives convert.
@@ -272,8 +274,8 @@ func escapeLiteral(s string) string {
 
 // environment parses KEY="value",KEY2=value2 (values may be quoted, with
 // commas inside quotes).
-func (c *svConv) environment(v string, e svExpand) ([]KV, error) {
-	var out []KV
+func (c *svConv) environment(v string, e svExpand) ([]string, error) {
+	var out []string
 	var cur strings.Builder
 	var parts []string
 	quote := byte(0)
@@ -315,7 +317,7 @@ func (c *svConv) environment(v string, e svExpand) ([]KV, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, KV{Key: k, Value: x})
+		out = append(out, envEntry(k, x))
 	}
 	return out, nil
 }
@@ -389,7 +391,7 @@ func (c *svConv) program(s *iniSection, name string) {
 			pname = fmt.Sprintf("%s_%02d", name, num)
 			r.Approx(at(s.File, s.Line), "[program:"+name+"] process_name", "has no %(process_num)s; the copies are named "+name+"_NN")
 		}
-		p := &Process{Name: sanitizeName(pname), Origin: fmt.Sprintf("%s:%d [program:%s]", s.File, s.Line, name)}
+		p := newProcess(sanitizeName(pname), fmt.Sprintf("%s:%d [program:%s]", s.File, s.Line, name))
 		if p.Name != pname {
 			note(p, r, at(s.File, s.Line), "name", "renamed from "+pname+" (podvisor names are A-Za-z0-9_.-)")
 		}
@@ -439,9 +441,9 @@ func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, 
 	sec, where, get := programReaders(s, name)
 	cmd, err := e.expand(cmdKey.Value)
 	if err == nil {
-		p.Argv, err = splitWords(cmd)
+		p.Command, err = splitWords(cmd)
 	}
-	if err != nil || len(p.Argv) == 0 {
+	if err != nil || len(p.Command) == 0 {
 		if err == nil {
 			err = fmt.Errorf("is empty")
 		}
@@ -460,7 +462,7 @@ func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, 
 		r.AsIs(where(k), sec+"directory")
 	}
 	if k, ok := get("user"); ok {
-		p.User = strings.TrimSpace(k.Value)
+		p.User = user(strings.TrimSpace(k.Value))
 		r.AsIs(where(k), sec+"user")
 	}
 	if k, ok := get("environment"); ok {
@@ -505,13 +507,13 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 	}
 	switch policy {
 	case "true":
-		p.Restart = &Restart{Policy: "always"}
+		setRestart(p, config.Always)
 		r.AsIs(pos, sec+"autorestart=true")
 	case "false":
-		p.Restart = &Restart{Policy: "never"}
+		setRestart(p, config.Never)
 		progNote(p, r, sec, pos, "restart", "autorestart=false; supervisord leaves a failed program exited, podvisor tears the pod down when a restart: never service fails")
 	default:
-		p.Restart = &Restart{Policy: "on-failure"}
+		setRestart(p, config.OnFailure)
 		r.AsIs(pos, sec+"autorestart=unexpected")
 	}
 	if !slices.Equal(codes, []int{0}) {
@@ -527,7 +529,7 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 			return false
 		}
 		if d > 0 {
-			p.Ready = &Probe{Kind: "exec", Argv: []string{"true"}, InitialDelay: d}
+			p.Ready = &Probe{Kind: config.ProbeExec, Command: []string{"true"}, InitialDelay: d}
 			progNote(p, r, sec, where(k), "ready", fmt.Sprintf("startsecs=%s: ready once it has stayed up %s (a probe that always succeeds, first run after %s)", strings.TrimSpace(k.Value), config.FormatDuration(d), config.FormatDuration(d)))
 		}
 	}
@@ -546,20 +548,20 @@ func (c *svConv) programStop(s *iniSection, name string, p *Process) bool {
 			r.Fail(where(k), sec+"stopsignal", fmt.Sprintf("%q is not a signal", k.Value))
 			return false
 		case "SIGKILL":
-			p.Stop.Timed, p.Stop.Timeout = true, 0
+			setStopTimeout(p, 0)
 			progNote(p, r, sec, where(k), "stop", "stopsignal=KILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
 		default:
-			p.Stop.Signal = sig
+			p.Stop.Signal = unix.SignalNum(sig)
 			r.AsIs(where(k), sec+"stopsignal")
 		}
 	}
-	if k, ok := get("stopwaitsecs"); ok && !(p.Stop.Timed) {
+	if k, ok := get("stopwaitsecs"); ok && !p.Written.StopTimeout {
 		d, ok := parseSeconds(k.Value)
 		if !ok {
 			r.Fail(where(k), sec+"stopwaitsecs", fmt.Sprintf("%q is not a number of seconds", k.Value))
 			return false
 		}
-		p.Stop.Timed, p.Stop.Timeout = true, d
+		setStopTimeout(p, d)
 		r.AsIs(where(k), sec+"stopwaitsecs")
 	}
 	for _, key := range []string{"stopasgroup", "killasgroup"} {
@@ -631,9 +633,9 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 			c.unrotated(s, sec, stream)
 		case "none":
 			if stream == "stdout" {
-				p.EnsureLog().Stdout = "off"
+				p.Log.Stdout = config.DestOff
 			} else {
-				p.EnsureLog().Stderr = "off"
+				p.Log.Stderr = config.DestOff
 			}
 			r.AsIs(pos, sec+k.Name+"=NONE (log."+stream+": off)")
 		default:
@@ -641,14 +643,14 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 				r.Fail(pos, sec+k.Name, fmt.Sprintf("%q is a directory; name the file, such as app.log", v))
 				continue
 			}
-			l := p.EnsureLog()
+			l := &p.Log
 			if stream == "stdout" {
-				l.Stdout, l.File = "file", v
+				l.Stdout, l.File = config.DestFile, v
 				if redirect {
-					l.Stderr = "file" // merged into the same file
+					l.Stderr = config.DestFile // merged into the same file
 				}
 			} else {
-				l.Stderr = "file"
+				l.Stderr = config.DestFile
 				if v != l.File {
 					l.StderrFile = v
 				}
@@ -679,7 +681,7 @@ func (c *svConv) unrotated(s *iniSection, sec, stream string) {
 // has one max_size and max_files per process: stdout's win when both
 // streams set them.
 func (c *svConv) rotation(s *iniSection, sec, stream string, p *Process) {
-	r, l := c.r, p.EnsureLog()
+	r, l := c.r, &p.Log
 	if k, ok := s.get(stream + "_logfile_maxbytes"); ok {
 		n, ok := parseByteSize(k.Value)
 		switch {
@@ -758,12 +760,9 @@ func (c *svConv) priorityOrder() {
 		for _, name := range byLevel[levels[i]] {
 			p := c.m.Process(name)
 			for _, b := range below {
-				p.DependsOn = append(p.DependsOn, Dep{Name: b, Condition: "started"})
+				p.DependsOn = append(p.DependsOn, Dep{Name: b, Condition: graph.Started})
 			}
-			if p.Comments == nil {
-				p.Comments = map[string]string{}
-			}
-			p.Comments["depends_on"] = fmt.Sprintf("priority %d starts after priority %d (--priority-order)", levels[i], levels[i-1])
+			setComment(p, "depends_on", fmt.Sprintf("priority %d starts after priority %d (--priority-order)", levels[i], levels[i-1]))
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/graph"
+	"golang.org/x/sys/unix"
 )
 
 // unitFile is one parsed systemd unit.
@@ -203,14 +205,14 @@ func hasDep(p *Process, name string) bool {
 
 // condFor is the depends_on condition that matches how systemd considers
 // a unit of this Type started.
-func condFor(typ string) string {
+func condFor(typ string) graph.Condition {
 	switch typ {
 	case "oneshot":
-		return "completed"
+		return graph.Completed
 	case "notify", "notify-reload", "forking":
-		return "ready"
+		return graph.Ready
 	}
-	return "started"
+	return graph.Started
 }
 
 // Directives dropped because podvisor leaves them to the container.
@@ -226,7 +228,7 @@ var sdSpecifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 func (c *sdConv) unit(f *unitFile) {
 	r := c.r
 	name := sanitizeName(f.name)
-	p := &Process{Name: name, Origin: f.src.Path}
+	p := newProcess(name, f.src.Path)
 	if name != f.name {
 		note(p, r, f.src.Path, "name", "renamed from "+f.name)
 	}
@@ -336,10 +338,10 @@ func (c *sdConv) unitType(f *unitFile, p *Process) bool {
 	case "idle", "dbus":
 		note(p, r, f.src.Path, "command", "Type="+f.typ+" run as Type=simple")
 	case "notify", "notify-reload":
-		p.Ready = &Probe{Kind: "notify", Target: "systemd"}
+		p.Ready = &Probe{Kind: config.ProbeNotifySystemd}
 		r.AsIs(f.src.Path, f.name+": Type="+f.typ+" (ready: {notify: systemd})")
 	case "oneshot":
-		p.Type = "oneshot"
+		p.Type = config.Oneshot
 		r.AsIs(f.src.Path, f.name+": Type=oneshot")
 	case "forking":
 	default:
@@ -379,14 +381,13 @@ func (c *sdConv) startCommand(f *unitFile, p *Process, starts []iniKey, cmdSpec 
 		why = append(why, x.caveats()...)
 		parts = append(parts, line)
 		if argvOK {
-			p.Argv = escapeAll(x.argv)
+			setArgv(&p.Command, &p.Shell, escapeAll(x.argv))
 		}
 	}
 	if argvOK {
 		c.r.AsIs(kpos(f, starts[0]), f.name+": ExecStart")
 		return "", true
 	}
-	p.Argv = nil
 	sh := strings.Join(parts, " && ")
 	daemon = sh
 	if len(starts) == 1 && !strings.HasSuffix(parts[0], "|| true") {
@@ -396,7 +397,7 @@ func (c *sdConv) startCommand(f *unitFile, p *Process, starts []iniKey, cmdSpec 
 		sh = "set -f; " + sh
 		daemon = "set -f; " + daemon
 	}
-	p.Shell = config.Literal(sh)
+	p.Command, p.Shell = shellForm(config.Literal(sh)), true
 	daemon = config.Literal(daemon) // same $ as sh: escaped alike
 	var once []string
 	for _, w := range why {
@@ -419,17 +420,16 @@ func (c *sdConv) forking(f *unitFile, p *Process, svc []iniKey, daemon string, s
 	pf := spec(pid, pid.Value)
 	// The daemon forks: the shell goes on after it, so no exec.
 	cmd := daemon
-	if cmd == "" {
-		cmd = strings.Join(shellQuoteAll(p.Argv), " ")
+	if cmd == "" && !p.Shell {
+		cmd = strings.Join(shellQuoteAll(p.Command), " ")
 	}
 	// The path is one literal word for /bin/sh, and its $ are not
 	// podvisor's ${VAR} either.
 	qpf := config.Literal(shQuote(pf))
-	p.Argv = nil
-	p.Shell = cmd + " && while kill -0 \"$(cat " + qpf + ")\" 2>/dev/null; do sleep 1; done"
-	p.Ready = &Probe{Kind: "file", Target: config.Literal(pf)}
-	if p.Stop.Shell == "" && p.Stop.Argv == nil {
-		p.Stop.Shell = "kill -TERM \"$(cat " + qpf + ")\""
+	p.Command, p.Shell = shellForm(cmd+" && while kill -0 \"$(cat "+qpf+")\" 2>/dev/null; do sleep 1; done"), true
+	p.Ready = &Probe{Kind: config.ProbeFile, Target: config.Literal(pf)}
+	if p.Stop.Command == nil {
+		p.Stop.Command, p.Stop.Shell = shellForm("kill -TERM \"$(cat "+qpf+")\""), true
 	}
 	note(p, c.r, kpos(f, pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
 	return true
@@ -493,7 +493,7 @@ func (x execWords) caveats() []string {
 // setCommand converts the one command of k (ExecStartPre/Post, ExecStop)
 // into argv, or shell when it expands variables or ignores failure; the
 // caveats of the shell form are noted on p's key.
-func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string, key string, argv *[]string, shell *string) bool {
+func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string, key string, cmd *[]string, shell *bool) bool {
 	x, ignore, ok := c.command(f, p, k, spec)
 	if !ok {
 		return false
@@ -503,7 +503,7 @@ func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 	}
 	switch {
 	case !x.env && !ignore:
-		*argv = escapeAll(x.argv)
+		setArgv(cmd, shell, escapeAll(x.argv))
 	default:
 		sh := x.sh
 		if ignore {
@@ -512,7 +512,7 @@ func (c *sdConv) setCommand(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 		if x.split {
 			sh = "set -f; " + sh
 		}
-		*shell = config.Literal(sh)
+		setShell(cmd, shell, config.Literal(sh))
 	}
 	return true
 }
@@ -553,23 +553,24 @@ func shellQuoteAll(words []string) []string {
 // hook turns ExecStartPre/Post into a oneshot before (or after) the
 // service.
 func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, spec func(iniKey, string) string) {
-	h := &Process{Name: name, Type: "oneshot", Origin: kpos(f, k) + " " + k.Name}
-	if !c.setCommand(f, h, k, spec, "command", &h.Argv, &h.Shell) {
+	h := newProcess(name, kpos(f, k)+" "+k.Name)
+	h.Type = config.Oneshot
+	if !c.setCommand(f, h, k, spec, "command", &h.Command, &h.Shell) {
 		return
 	}
 	if u, ok := last(f.sec["Service"], "User"); ok {
-		h.User = u.Value
+		h.User = user(u.Value)
 	}
 	if wd, ok := last(f.sec["Service"], "WorkingDirectory"); ok {
 		h.WorkingDir = strings.TrimPrefix(wd.Value, "-")
 	}
 	if pre {
-		p.DependsOn = append(p.DependsOn, Dep{Name: name, Condition: "completed"})
+		p.DependsOn = append(p.DependsOn, Dep{Name: name, Condition: graph.Completed})
 		note(h, c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
 	} else {
 		h.DependsOn = []Dep{{Name: p.Name, Condition: condFor(f.typ)}}
 		if f.typ == "oneshot" {
-			h.DependsOn[0].Condition = "completed"
+			h.DependsOn[0].Condition = graph.Completed
 		}
 		note(h, c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot after it; it runs once, not after every restart")
 	}
@@ -622,13 +623,10 @@ func (c *sdConv) deps(f *unitFile, p *Process) {
 		}
 		p.DependsOn = append(p.DependsOn, d)
 		if _, after := rs["After"]; !after {
-			if p.Comments == nil {
-				p.Comments = map[string]string{}
-			}
-			p.Comments["depends_on."+d.Name] = "no After=: systemd would start both at once; podvisor waits"
-			r.Approx(pos, f.name+": "+u, "without After= systemd starts both at once; podvisor waits for "+d.Condition)
+			setComment(p, "depends_on."+d.Name, "no After=: systemd would start both at once; podvisor waits")
+			r.Approx(pos, f.name+": "+u, "without After= systemd starts both at once; podvisor waits for "+d.Condition.String())
 		} else {
-			r.AsIs(pos, f.name+": After="+u+" ("+d.Condition+", from the Type of "+u+")")
+			r.AsIs(pos, f.name+": After="+u+" ("+d.Condition.String()+", from the Type of "+u+")")
 		}
 	}
 }
@@ -657,7 +655,7 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 	switch k.Name {
 	case "Type", "ExecStart", "ExecStartPre", "ExecStartPost", "PIDFile":
 	case "ExecStop":
-		if c.setCommand(f, p, k, cmdSpec, "stop", &p.Stop.Argv, &p.Stop.Shell) {
+		if c.setCommand(f, p, k, cmdSpec, "stop", &p.Stop.Command, &p.Stop.Shell) {
 			r.AsIs(pos, what)
 		}
 	case "ExecReload":
@@ -679,7 +677,7 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		c.serviceEnv(f, p, k, spec)
 	case "EnvironmentFile":
 		if strings.TrimSpace(v) == "" {
-			p.EnvFile = nil
+			p.Written.EnvFile = nil
 			return
 		}
 		c.serviceEnvFile(f, p, k, spec)
@@ -750,7 +748,7 @@ func (c *sdConv) serviceEnv(f *unitFile, p *Process, k iniKey, spec func(iniKey,
 			r.Fail(pos, what, fmt.Sprintf("%q is not KEY=value", w))
 			continue
 		}
-		p.Env = append(p.Env, KV{Key: kk, Value: config.Literal(spec(k, vv))})
+		p.Env = append(p.Env, envEntry(kk, config.Literal(spec(k, vv))))
 	}
 	r.AsIs(pos, what)
 }
@@ -770,7 +768,7 @@ func (c *sdConv) serviceEnvFile(f *unitFile, p *Process, k iniKey, spec func(ini
 	} else {
 		r.AsIs(pos, what)
 	}
-	p.EnvFile = append(p.EnvFile, file)
+	p.Written.EnvFile = append(p.Written.EnvFile, file)
 }
 
 // serviceStop converts the timeouts and the kill settings.
@@ -785,10 +783,10 @@ func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey) {
 		case "":
 			r.Fail(pos, what, fmt.Sprintf("%q is not a signal", v))
 		case "SIGKILL":
-			p.Stop.Timed, p.Stop.Timeout = true, 0
+			setStopTimeout(p, 0)
 			note(p, r, pos, "stop", "KillSignal=SIGKILL: podvisor sends SIGTERM, then SIGKILL at once (timeout 0s)")
 		default:
-			p.Stop.Signal = sig
+			p.Stop.Signal = unix.SignalNum(sig)
 			r.AsIs(pos, what)
 		}
 	case "KillMode":
@@ -808,7 +806,7 @@ func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey) {
 			p.StartTimeout = d
 		}
 		if k.Name != "TimeoutStartSec" && d > 0 {
-			p.Stop.Timed, p.Stop.Timeout = true, d
+			setStopTimeout(p, d)
 		}
 		r.AsIs(pos, what)
 	}
@@ -826,18 +824,18 @@ func (c *sdConv) serviceOutput(f *unitFile, p *Process, k iniKey) {
 		r.AsIs(pos, what+" (podvisor prints the lines on its stdout)")
 	case v == "null":
 		if stdout {
-			p.EnsureLog().Stdout = "off"
+			p.Log.Stdout = config.DestOff
 		} else {
-			p.EnsureLog().Stderr = "off"
+			p.Log.Stderr = config.DestOff
 		}
 		r.AsIs(pos, what+" (off)")
 	case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file) && dirLike(file):
 		r.Fail(pos, what, fmt.Sprintf("%q is a directory; name the file, such as /var/log/app.log", file))
 	case (kind == "file" || kind == "append" || kind == "truncate") && path.IsAbs(file):
-		l := p.EnsureLog()
+		l := &p.Log
 		if stdout {
-			l.Stdout, l.File = "file", config.Literal(file)
-		} else if l.Stderr = "file"; file != l.File {
+			l.Stdout, l.File = config.DestFile, config.Literal(file)
+		} else if l.Stderr = config.DestFile; file != l.File {
 			l.StderrFile = config.Literal(file)
 		}
 		if kind == "append" {
@@ -855,9 +853,9 @@ func (c *sdConv) serviceUser(f *unitFile, p *Process, st svcKeys) {
 	r := c.r
 	switch {
 	case st.user != "" && st.group != "":
-		p.User = st.user + ":" + st.group
+		p.User = user(st.user + ":" + st.group)
 	case st.user != "":
-		p.User = st.user
+		p.User = user(st.user)
 	case st.group != "":
 		note(p, r, f.src.Path, "user", "Group="+st.group+" without User=: podvisor sets a group only with a user (user: root:"+st.group+" if podvisor runs as root)")
 	}
@@ -872,32 +870,32 @@ func (c *sdConv) serviceRestart(f *unitFile, p *Process, st svcKeys) {
 	restart := st.restart
 	switch restart {
 	case "", "no":
-		if p.Type == "" {
-			p.Restart = &Restart{Policy: "never"}
+		if p.Type == config.Service {
+			setRestart(p, config.Never)
 			note(p, r, f.src.Path, "restart", "Restart=no (systemd's default): a failure tears everything down under podvisor, where systemd would leave the unit failed")
 		}
 	case "always":
-		p.Restart = &Restart{Policy: "always"}
+		setRestart(p, config.Always)
 	case "on-failure":
-		p.Restart = &Restart{Policy: "on-failure"}
+		setRestart(p, config.OnFailure)
 	case "on-abnormal", "on-abort", "on-watchdog":
-		p.Restart = &Restart{Policy: "on-failure"}
+		setRestart(p, config.OnFailure)
 		note(p, r, f.src.Path, "restart", "Restart="+restart+": on-failure also restarts on a non-zero exit code")
 	case "on-success":
-		p.Restart = &Restart{Policy: "always"}
+		setRestart(p, config.Always)
 		note(p, r, f.src.Path, "restart", "Restart=on-success: podvisor has no such policy; always")
 	default:
 		r.Fail(f.src.Path, f.name+": Restart", fmt.Sprintf("%q is not a restart policy", restart))
 	}
-	if p.Type == "oneshot" && p.Restart != nil && p.Restart.Policy == "always" {
-		p.Restart.Policy = "on-failure"
+	if p.Type == config.Oneshot && p.Written.Restart && p.Restart.Policy == config.Always {
+		p.Restart.Policy = config.OnFailure
 		note(p, r, f.src.Path, "restart", "restart always is not allowed on a oneshot; on-failure")
 	}
 	if st.restartDelay > 0 {
-		if p.Restart == nil {
-			p.Restart = &Restart{Policy: "always"}
-			if p.Type != "" {
-				p.Restart.Policy = "on-failure"
+		if !p.Written.Restart {
+			setRestart(p, config.Always)
+			if p.Type != config.Service {
+				p.Restart.Policy = config.OnFailure
 			}
 		}
 		p.Restart.Backoff, p.Restart.MaxBackoff = st.restartDelay, st.restartDelay

@@ -147,7 +147,7 @@ func uniqueNames(m *Model, r *Report) {
 			name = base[:min(len(base), 63-len(suffix))] + suffix // names are at most 63
 		}
 		if name != base {
-			r.Approx(p.Origin, p.Name, "renamed to "+name+": another process has the same name")
+			r.Approx(p.Written.Origin, p.Name, "renamed to "+name+": another process has the same name")
 			p.Name = name
 		}
 		seen[strings.ToLower(name)] = true
