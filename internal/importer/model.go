@@ -200,6 +200,9 @@ func finish(m *Model, r *Report) {
 		p.Env = dedupEnv(p.Env)
 		p.DependsOn = dedupDeps(p.DependsOn)
 		clampDurations(p, r)
+		// remain_after_exit means something only where a success exit is
+		// not restarted (config refuses it elsewhere).
+		p.RemainAfterExit = p.RemainAfterExit && p.Type == config.Service && p.Restart.Policy != config.Always
 	}
 	bad := func(s string) bool { return strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) }
 	for _, p := range m.Processes {

@@ -278,6 +278,9 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 		setRestart(p, config.Never)
 		note(p, r, c.pos(key), "restart", "no availability: process-compose does not restart it; podvisor tears everything down if it fails")
 	}
+	// A completed process does not hold the project back: a success exit
+	// that is not restarted leaves it completed and ready.
+	p.RemainAfterExit = true
 	if p.Command == nil {
 		r.Fail(c.pos(key), key.Value, "has no command; add command:")
 		return nil

@@ -511,9 +511,11 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 		r.AsIs(pos, sec+"autorestart=true")
 	case "false":
 		setRestart(p, config.Never)
+		p.RemainAfterExit = true // an expected exit leaves it EXITED, nothing amiss
 		progNote(p, r, sec, pos, "restart", "autorestart=false; supervisord leaves a failed program exited, podvisor tears the pod down when a restart: never service fails")
 	default:
 		setRestart(p, config.OnFailure)
+		p.RemainAfterExit = true // an expected exit leaves it EXITED, nothing amiss
 		r.AsIs(pos, sec+"autorestart=unexpected")
 	}
 	if !slices.Equal(codes, []int{0}) {

@@ -708,7 +708,9 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		p.SuccessExitCodes = codes
 		r.AsIs(pos, what)
 	case "RemainAfterExit":
-		r.AsIs(pos, what+" (a completed oneshot stays completed)")
+		on, _ := parseBool(strings.ToLower(v))
+		p.RemainAfterExit = on // a oneshot stays completed anyway; on a service, remain_after_exit
+		r.AsIs(pos, what+" (a completed oneshot stays completed; a service: remain_after_exit)")
 	case "OOMScoreAdjust":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < -1000 || n > 1000 {

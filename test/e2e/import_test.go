@@ -278,6 +278,8 @@ processes:
         condition: process_healthy
     availability:
       restart: "no"
+  seed:
+    command: "echo seeded"
   app:
     command: "%s; echo \"$GREETING, app ready\"; trap 'exit 0' TERM; while :; do sleep 0.1; done"
     depends_on:
@@ -313,6 +315,13 @@ processes:
 	}
 	if p := st.proc("app"); p.State != "running" || !p.Ready {
 		t.Errorf("app: state %s ready %v, want running and ready (its log line)", p.State, p.Ready)
+	}
+	// A process without availability that ended: process-compose lets it
+	// not hold the project back; podvisor keeps it completed and ready, and
+	// the pod ready (issue 35 item 2: 503 "seed (stopped)" for good).
+	ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { p := s.proc("seed"); return p.State == "completed" && p.Ready }, "seed completed and ready")
+	if code, body := r.Get(t, "/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz %d %q after seed completed, want 200", code, body)
 	}
 	if !r.Stdout.Contains("hello, app ready") {
 		t.Errorf("the top-level environment did not reach app; output:\n%s", r.Stdout)
