@@ -58,9 +58,12 @@ func (s *Supervisor) onWatch(e watchEv, now time.Time) {
 		}
 		return
 	}
-	targets := []*record{r}
+	targets, intent := []*record{r}, intentRestart
 	if r.p.Watch.Cascade {
-		targets = append(targets, s.dependentsClosure(r)...)
+		// Dependency order both ways: each stops after its dependents
+		// and, not holding their conditions while it waits, starts
+		// again before them.
+		targets, intent = append(targets, s.dependentsClosure(r)...), intentRestartTree
 	}
 	s.log.Info("files changed: restarting", "process", r.p.Name, "file", e.file, "cascade", r.p.Watch.Cascade)
 	for _, x := range targets {
@@ -68,7 +71,7 @@ func (s *Supervisor) onWatch(e watchEv, now time.Time) {
 		case x.op.held || x.op.gone:
 		case x.cur.child != nil && x.state != Stopping:
 			x.reason = "restarting: files changed (" + r.p.Name + ")"
-			s.requestStop(x, intentRestart, now)
+			s.requestStop(x, intent, now)
 		case x.cur.child == nil && (x.state == Completed || x.state == Stopped || x.state == Failed) && x.p.Schedule == nil:
 			s.setState(x, Pending) // a finished oneshot or a stopped service runs again
 			x.reason = "restarting: files changed (" + r.p.Name + ")"

@@ -256,7 +256,7 @@ func (s *Supervisor) operatorExit(r *record, intent stopIntent, code int) bool {
 		s.setState(r, Stopped)
 		r.reason = "removed from the config"
 		s.log.Info("stopped: removed from the config", "process", r.p.Name, "code", code)
-	case intentRestart:
+	case intentRestart, intentRestartTree:
 		s.setState(r, Pending)
 		r.reason, r.relaunch = "restarting: podvisor restart", true
 		s.log.Info("stopped for restart", "process", r.p.Name, "code", code)

@@ -81,7 +81,11 @@ const (
 	intentCascade            // a dependency with restart: true is restarting
 	intentHold               // podvisor stop: stays stopped until start (operate.go)
 	intentRestart            // podvisor restart or a reload: starts again at once
-	intentRemove             // removed by a reload
+	// intentRestartTree is a watch's cascade restart: the process stops
+	// only after its dependents (restarting too) have, and starts before
+	// them (filewatch.go).
+	intentRestartTree
+	intentRemove // removed by a reload
 	// intentRestartAll marks a child stopped by a restart-all (rules.go):
 	// its exit makes it pending, and it starts again with everything else.
 	intentRestartAll

@@ -53,8 +53,8 @@ func (s *Supervisor) stepWantedStops(now time.Time) {
 			r.wantStop = intentNone
 			continue
 		}
-		if s.restartDependentsAlive(r) || (r.wantStop == intentHold || r.wantStop == intentRemove) && s.dependentsAlive(r) {
-			continue // podvisor stop and removal take every dependent down first
+		if s.restartDependentsAlive(r) || (r.wantStop == intentHold || r.wantStop == intentRemove || r.wantStop == intentRestartTree) && s.dependentsAlive(r) {
+			continue // podvisor stop, removal and a cascade restart take every dependent down first
 		}
 		intent := r.wantStop
 		r.wantStop = intentNone
