@@ -183,9 +183,12 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 			}
 			env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
 			if p.Watchdog > 0 {
-				// No WATCHDOG_PID: the pid is not known before the exec, and
-				// sd_watchdog_enabled() takes an unset one as "this process".
+				// WATCHDOG_PID is the child's own pid, known only after the
+				// fork: the spawn's pid shim sets it, as it does LISTEN_PID,
+				// so a descendant that inherits the environment does not
+				// take the watchdog for its own (sd_watchdog_enabled(3)).
 				env = config.MergeEnv(env, []string{"WATCHDOG_USEC=" + strconv.FormatInt(p.Watchdog.Microseconds(), 10)})
+				spec.PidEnv = append(spec.PidEnv, "WATCHDOG_PID")
 			}
 			cleanups = append(cleanups, func() { sock.Close() })
 		case config.ProbeNotifyFD:
