@@ -74,6 +74,9 @@ func (l *Launcher) readNotify(p *config.Process, sock *health.NotifySocket, pid 
 		if n.Errno > 0 && h.Errno != nil {
 			h.Errno(n.Errno)
 		}
+		if n.Stopping && h.Stopping != nil {
+			h.Stopping()
+		}
 		if n.Store != nil {
 			l.FDStore.handleOrClose(p, n.Store, warn.Warn)
 		}

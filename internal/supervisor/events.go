@@ -94,8 +94,15 @@ type errnoEv struct {
 	errno int
 }
 
-func (extendEv) isEvent() {}
-func (errnoEv) isEvent()  {}
+// stoppingEv is a STOPPING=1 from incarnation gen of a process.
+type stoppingEv struct {
+	idx int
+	gen uint64
+}
+
+func (extendEv) isEvent()   {}
+func (errnoEv) isEvent()    {}
+func (stoppingEv) isEvent() {}
 
 // seenEv says a sidecar has been seen running after its exec.
 type seenEv struct {
@@ -158,6 +165,7 @@ func (e stopCmdDoneEv) about() (int, uint64) { return e.idx, e.gen }
 func (e watchdogEv) about() (int, uint64)    { return e.idx, e.gen }
 func (e extendEv) about() (int, uint64)      { return e.idx, e.gen }
 func (e errnoEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e stoppingEv) about() (int, uint64)    { return e.idx, e.gen }
 func (e seenEv) about() (int, uint64)        { return e.idx, e.gen }
 
 // appliesAfterExit reports whether ev still counts once its incarnation's

@@ -35,6 +35,7 @@ type script struct {
 	pingFor      time.Duration  // ... for this long after the start (0: forever); first generation only
 	pingTrigger  time.Duration  // send WATCHDOG=trigger this long after the start (0: never); first generation only
 	extendOnTerm time.Duration  // send EXTEND_TIMEOUT_USEC of this much when the stop signal arrives
+	selfStop     time.Duration  // send STOPPING=1 this long after the start (0: never); first generation only
 }
 
 // fakeLauncher records every launch, signal and exit with its offset from t0.
@@ -140,7 +141,7 @@ func (f *fakeLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		sc.exitAfter = 0
 	}
 	if gen > 1 {
-		sc.pingFor, sc.pingTrigger = 0, 0
+		sc.pingFor, sc.pingTrigger, sc.selfStop = 0, 0, 0
 	}
 	c := &fakeChild{f: f, name: p.Name, pid: pid, sc: sc, code: code,
 		exited: h.Exited, sig: make(chan syscall.Signal, 16)}
@@ -225,6 +226,10 @@ func (c *fakeChild) run(h Hooks) {
 	if c.sc.pingTrigger > 0 {
 		trigger = time.After(c.sc.pingTrigger)
 	}
+	var selfStop <-chan time.Time
+	if c.sc.selfStop > 0 {
+		selfStop = time.After(c.sc.selfStop)
+	}
 	for {
 		select {
 		case <-ping:
@@ -238,6 +243,10 @@ func (c *fakeChild) run(h Hooks) {
 			trigger = nil
 		case <-c.f.quit:
 			return
+		case <-selfStop:
+			c.f.record("stopping %s", c.name)
+			h.Stopping()
+			selfStop = nil
 		case <-ready:
 			h.Ready("fake ready")
 			ready = nil

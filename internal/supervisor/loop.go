@@ -248,6 +248,8 @@ func (s *Supervisor) handleProc(ev procEvent, now time.Time) {
 		s.onExtend(r, inc, e)
 	case errnoEv:
 		inc.errno = e.errno
+	case stoppingEv:
+		s.onStopping(r, inc, now)
 	case statusEv:
 		inc.status = e.status
 	case stopCmdDoneEv:

@@ -48,8 +48,9 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 			Watchdog: func(trigger bool) {
 				s.send(watchdogEv{idx: idx, gen: gen, trigger: trigger, at: time.Now()})
 			},
-			Extend: func(d time.Duration) { s.send(extendEv{idx: idx, gen: gen, by: d, at: time.Now()}) },
-			Errno:  func(n int) { s.send(errnoEv{idx: idx, gen: gen, errno: n}) },
+			Extend:   func(d time.Duration) { s.send(extendEv{idx: idx, gen: gen, by: d, at: time.Now()}) },
+			Errno:    func(n int) { s.send(errnoEv{idx: idx, gen: gen, errno: n}) },
+			Stopping: func() { s.send(stoppingEv{idx: idx, gen: gen}) },
 		}
 	}
 	n := len(rs)

@@ -43,6 +43,8 @@ type Hooks struct {
 	// Extend reports EXTEND_TIMEOUT_USEC; Errno reports ERRNO=.
 	Extend func(d time.Duration)
 	Errno  func(errno int)
+	// Stopping reports STOPPING=1 (notifyext.go).
+	Stopping func()
 }
 
 // Launcher starts processes. The real one is internal/launch's Launcher;

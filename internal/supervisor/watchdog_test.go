@@ -99,3 +99,53 @@ processes:
 		h.mustNotHaveSuffix("signal slow KILL")
 	})
 }
+
+// STOPPING=1 (notifyext.go): the service is stopping with no signal from
+// podvisor; a death by SIGTERM after it is a clean stop, so restart:
+// always starts it again and restart: never leaves it stopped without
+// ending the run; one that hangs gets SIGKILL at its stop timeout.
+func TestStoppingNotify(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, `
+processes:
+  again: {command: [a], restart: {policy: always, backoff: 1s}}
+  once: {command: [o], restart: never}
+  hangs: {command: [h], restart: {policy: on-failure, backoff: 1h}, stop: {timeout: 2s}}
+  other: {command: [x]}
+`, map[string]script{
+			"again": {selfStop: time.Second, exitAfter: 1500 * time.Millisecond, exitSignal: syscall.SIGTERM, firstOnly: true},
+			"once":  {selfStop: time.Second, exitAfter: 1500 * time.Millisecond},
+			"hangs": {selfStop: time.Second, ignoreTerm: true},
+		})
+		time.Sleep(1200 * time.Millisecond)
+		for _, p := range h.sup.Snapshot().Processes {
+			if p.Name != "other" && (p.State != "stopping" || p.Reason != reasonSelfStop) {
+				t.Errorf("%s after STOPPING=1: %+v", p.Name, p)
+			}
+		}
+		time.Sleep(3 * time.Second) // 4.2s
+		h.mustHave("1s stopping again", "1.5s exit again 143", "2.5s start again", "1.5s exit once 0", "3s signal hangs KILL")
+		h.mustNotHaveSuffix("signal again TERM")
+		h.mustNotHaveSuffix("signal once TERM")
+		for _, p := range h.sup.Snapshot().Processes {
+			switch p.Name {
+			case "again":
+				if p.State != "running" || p.Restarts != 1 {
+					t.Errorf("again: %+v", p)
+				}
+			case "once":
+				if p.State != "stopped" || p.Reason != "stopped on its own (STOPPING=1), exit code 0" {
+					t.Errorf("once: %+v", p)
+				}
+			case "hangs":
+				if p.State != "backoff" || p.Reason != "exited with code 137" {
+					t.Errorf("hangs: %+v", p)
+				}
+			}
+		}
+		h.sigs <- syscall.SIGTERM
+		if o := h.wait(time.Minute); o.Reason != ReasonSignal {
+			t.Errorf("outcome %+v", o)
+		}
+	})
+}

@@ -51,3 +51,53 @@ processes:
 	}
 	ffStopClean(t, r, 10*time.Second)
 }
+
+// TestNotify_Stopping: a service that says STOPPING=1 stops on its own: it
+// is "stopping" at once (no signal from podvisor), its death by SIGTERM is
+// a clean stop and not a crash (restart: never does not end the run), and
+// one that hangs after saying so gets SIGKILL at its stop.timeout.
+func TestNotify_Stopping(t *testing.T) {
+	t.Parallel()
+	needSystemdNotify(t)
+	r := ffStartHTTP(t, `
+processes:
+  quits:
+    command: `+ffq(`systemd-notify --ready; while [ ! -e "$E2E_DIR/go" ]; do sleep 0.05; done; systemd-notify STOPPING=1; `+ev("quits", "stopping")+`; sleep 0.3; kill -TERM $$$$`)+`
+    ready: {notify: systemd}
+    restart: never
+  hangs:
+    command: `+ffq(`trap "" TERM; systemd-notify --ready; systemd-notify STOPPING=1; `+ev("hangs", "stopping")+`; exec sleep 600`)+`
+    ready: {notify: systemd}
+    stop: {timeout: 1s}
+    restart: {policy: on-failure, backoff: 1h}
+`)
+	e := r.WaitEvent(t, "hangs", "stopping", 15*time.Second)
+	st := ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool {
+		return s.proc("hangs").State == "stopping" || s.proc("hangs").State == "backoff"
+	}, "hangs not stopping after STOPPING=1")
+	if p := st.proc("hangs"); p.State == "stopping" && !strings.Contains(p.Reason, "STOPPING=1") {
+		t.Errorf("hangs stopping with reason %q, want it to name STOPPING=1", p.Reason)
+	}
+	st = ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("hangs").State == "backoff" }, "hangs not killed at its stop timeout")
+	if p := st.proc("hangs"); p.ExitCode == nil || *p.ExitCode != 137 {
+		t.Errorf("hangs exit code %v, want 137 (SIGKILL at the stop timeout)", p.ExitCode)
+	}
+	if d := time.Since(e.At); d < time.Second {
+		t.Errorf("hangs killed %v after STOPPING=1, before its 1s stop timeout", d)
+	}
+
+	ffWrite(t, r.Dir, "go", nil, 0o644)
+	r.WaitEvent(t, "quits", "stopping", 10*time.Second)
+	st = ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("quits").State != "running" }, "quits still running after STOPPING=1")
+	if p := st.proc("quits"); p.State == "stopping" && !strings.Contains(p.Reason, "STOPPING=1") {
+		t.Errorf("quits stopping with reason %q", p.Reason)
+	}
+	st = ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("quits").State == "stopped" || r.Exited() }, "quits not stopped")
+	if r.Exited() {
+		t.Fatalf("podvisor ended when a restart: never service stopped on its own after STOPPING=1:\n%s", r.Stdout)
+	}
+	if p := st.proc("quits"); p.Reason != "stopped on its own (STOPPING=1), exit code 143" {
+		t.Errorf("quits reason %q", p.Reason)
+	}
+	ffStopClean(t, r, 10*time.Second)
+}
