@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 )
@@ -76,7 +77,14 @@ const (
 type NotifySocket struct {
 	conn *net.UnixConn
 	path string
+	// also is a second root whose tree may send: the main pid the process
+	// named (MAINPID=, a pid file), once its leader may be gone (0: none).
+	also atomic.Int64
 }
+
+// AllowSender lets pid and its descendants send too, in place of any pid
+// allowed before (the process's main pid: internal/launch/mainpid.go).
+func (s *NotifySocket) AllowSender(pid int) { s.also.Store(int64(pid)) }
 
 // NewNotifySocket creates a socket with a unique name in dir. dir must be
 // owned by podvisor's user and not writable by group or others, so nobody can
@@ -184,7 +192,7 @@ func (s *NotifySocket) Run(pid int, deliver func(Notification), reject func(reas
 			reject(fmt.Sprintf("datagram larger than %d bytes", maxNotifyDatagram))
 		case cred == nil:
 			reject("datagram without sender credentials")
-		case !isDescendant(int(cred.Pid), pid):
+		case !isDescendant(int(cred.Pid), pid) && !isDescendant(int(cred.Pid), int(s.also.Load())):
 			reject(fmt.Sprintf("sender pid %d is not process %d or one of its descendants", cred.Pid, pid))
 		default:
 			m, ok := ParseNotifyMessage(buf[:n])

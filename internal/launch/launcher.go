@@ -227,6 +227,11 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 		h.Exited(ex)
 	})
 	spec.OnExit = gate.reaped
+	var mp *mainProc // the main process, when another can be named (mainpid.go)
+	if sock != nil {
+		mp = newMainProc(l.Reaper, uidOf(p), sock, gate.reaped)
+		spec.OnExit = mp.leaderExited
+	}
 	child, err := proc.Spawn(l.Reaper, spec)
 	closeW()
 	if spec.NotifyFile != nil {
@@ -244,11 +249,21 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 	l.Sink.AttachStream(errR, l.stream(p, "stderr", gen, tail, tap, gate.eof))
 	switch {
 	case sock != nil:
-		go l.readNotify(p, sock, child.Pid(), readyKind, h, warn)
+		mp.leader = child
+		go l.readNotify(p, sock, mp, readyKind, h, warn)
+		return mp, nil
 	case notifyR != nil:
 		go l.waitNotifyFD(p, notifyR, h)
 	}
 	return child, nil
+}
+
+// uidOf is the real uid p runs as.
+func uidOf(p *config.Process) int {
+	if p.User != nil {
+		return int(p.User.UID)
+	}
+	return os.Getuid()
 }
 
 // stream says where one output stream of incarnation gen of p goes (its

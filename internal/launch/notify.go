@@ -54,11 +54,20 @@ func (np *notifyPool) socket(runtimeDir func() (string, error)) (*health.NotifyS
 	return s, nil
 }
 
-// readNotify passes what the process pid of p says on its notify socket to
+// readNotify passes what the process mp of p says on its notify socket to
 // the supervisor's hooks (READY=1 only when readiness is notify-systemd),
 // and stores the fds it hands over. It returns when the socket closes.
-func (l *Launcher) readNotify(p *config.Process, sock *health.NotifySocket, pid int, readyKind config.ProbeKind, h supervisor.Hooks, warn *warnLimiter) {
-	_ = sock.Run(pid, func(n health.Notification) {
+func (l *Launcher) readNotify(p *config.Process, sock *health.NotifySocket, mp *mainProc, readyKind config.ProbeKind, h supervisor.Hooks, warn *warnLimiter) {
+	_ = sock.Run(mp.leader.Pid(), func(n health.Notification) {
+		if n.MainPID > 0 {
+			// First, as systemd does: the rest of the message may be
+			// about the new main process.
+			if err := mp.adopt(n.MainPID, false); err != nil {
+				warn.Warn("MAINPID refused", "process", p.Name, "mainpid", n.MainPID, "reason", err.Error())
+			} else if h.MainPID != nil {
+				h.MainPID(n.MainPID)
+			}
+		}
 		if n.Status != "" {
 			h.Status(n.Status)
 		}

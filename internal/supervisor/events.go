@@ -100,6 +100,14 @@ type stoppingEv struct {
 	gen uint64
 }
 
+// mainPIDEv says incarnation gen of a process has a new main pid.
+type mainPIDEv struct {
+	idx int
+	gen uint64
+	pid int
+}
+
+func (mainPIDEv) isEvent()  {}
 func (extendEv) isEvent()   {}
 func (errnoEv) isEvent()    {}
 func (stoppingEv) isEvent() {}
@@ -166,6 +174,7 @@ func (e watchdogEv) about() (int, uint64)    { return e.idx, e.gen }
 func (e extendEv) about() (int, uint64)      { return e.idx, e.gen }
 func (e errnoEv) about() (int, uint64)       { return e.idx, e.gen }
 func (e stoppingEv) about() (int, uint64)    { return e.idx, e.gen }
+func (e mainPIDEv) about() (int, uint64)     { return e.idx, e.gen }
 func (e seenEv) about() (int, uint64)        { return e.idx, e.gen }
 
 // appliesAfterExit reports whether ev still counts once its incarnation's

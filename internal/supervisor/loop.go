@@ -250,6 +250,8 @@ func (s *Supervisor) handleProc(ev procEvent, now time.Time) {
 		inc.errno = e.errno
 	case stoppingEv:
 		s.onStopping(r, inc, now)
+	case mainPIDEv:
+		s.onMainPID(r, inc, e.pid)
 	case statusEv:
 		inc.status = e.status
 	case stopCmdDoneEv:

@@ -41,6 +41,17 @@ func errnoText(n int) string {
 	return fmt.Sprintf(" (ERRNO=%d: %s)", n, proc.ErrnoText(n))
 }
 
+// onMainPID records inc's new main pid (MAINPID=, a pid file): the
+// launcher's Child now answers for it, signals included; what changes
+// here is the pid /status shows and the log.
+func (s *Supervisor) onMainPID(r *record, inc *incarnation, pid int) {
+	if inc.pid == pid {
+		return
+	}
+	s.log.Info("main pid", "process", r.p.Name, "pid", pid, "was", inc.pid)
+	inc.pid = pid
+}
+
 // reasonSelfStop is the reason of a service that said STOPPING=1.
 const reasonSelfStop = "stopping on its own (STOPPING=1)"
 

@@ -51,6 +51,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 			Extend:   func(d time.Duration) { s.send(extendEv{idx: idx, gen: gen, by: d, at: time.Now()}) },
 			Errno:    func(n int) { s.send(errnoEv{idx: idx, gen: gen, errno: n}) },
 			Stopping: func() { s.send(stoppingEv{idx: idx, gen: gen}) },
+			MainPID:  func(pid int) { s.send(mainPIDEv{idx: idx, gen: gen, pid: pid}) },
 		}
 	}
 	n := len(rs)

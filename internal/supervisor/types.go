@@ -45,6 +45,9 @@ type Hooks struct {
 	Errno  func(errno int)
 	// Stopping reports STOPPING=1 (notifyext.go).
 	Stopping func()
+	// MainPID reports that pid is the process's main pid now (MAINPID=,
+	// a pid file): the Child's Pid, exit and signals are its (notifyext.go).
+	MainPID func(pid int)
 }
 
 // Launcher starts processes. The real one is internal/launch's Launcher;

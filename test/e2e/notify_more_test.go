@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -100,4 +101,63 @@ processes:
 		t.Errorf("quits reason %q", p.Reason)
 	}
 	ffStopClean(t, r, 10*time.Second)
+}
+
+// TestNotify_MainPID: a forking parent names its daemon (systemd-notify
+// --pid, MAINPID=) and exits: podvisor supervises the daemon in its place.
+// /status shows the daemon's pid, the daemon's death is the process's exit
+// (code and reason), and the stop signal reaches the daemon though it left
+// the process group (setsid). A MAINPID= naming a process outside the
+// process's tree is refused (sent from python: systemd-notify --pid run as
+// root sends the named pid's credentials, which the socket refuses anyway).
+func TestNotify_MainPID(t *testing.T) {
+	t.Parallel()
+	needSystemdNotify(t)
+	stranger := exec.Command("sleep", "600")
+	if err := stranger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stranger.Process.Kill(); stranger.Wait() })
+	daemon := func(name string) string {
+		return ffq(`setsid sh -c 'onterm() { ` + ev(name, "term") + `; exit 0; }; trap onterm TERM; ` + ev(name, "daemon") + `; while :; do sleep 0.1; done' & ` +
+			`systemd-notify --pid=$$!; systemd-notify --ready; exit 0`)
+	}
+	r := ffStartHTTP(t, `
+processes:
+  d:
+    command: `+daemon("d")+`
+    ready: {notify: systemd}
+    restart: never
+  e:
+    command: `+daemon("e")+`
+    ready: {notify: systemd}
+    restart: {policy: on-failure, backoff: 1h}
+  evil:
+    command: [`+obPython(t)+`, "-S", "-c", "import os, socket, time; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b'MAINPID=' + os.environ['STRANGER'].encode() + b'\\nREADY=1', os.environ['NOTIFY_SOCKET']); time.sleep(600)"]
+    ready: {notify: systemd}
+`, withEnv("STRANGER="+strconv.Itoa(stranger.Process.Pid)))
+	dPid := r.WaitEvent(t, "d", "daemon", 15*time.Second).Pid()
+	ePid := r.WaitEvent(t, "e", "daemon", 15*time.Second).Pid()
+	st := ffWaitStatus(t, r, 15*time.Second, func(s ffStatus) bool {
+		return s.proc("d").Pid == dPid && s.proc("e").Pid == ePid && s.proc("d").State == "running" && s.proc("e").State == "running" && s.proc("evil").State == "running"
+	}, "the daemons' pids not in /status")
+	if p := st.proc("evil"); p.Pid == stranger.Process.Pid {
+		t.Errorf("evil took over a process outside its tree: %+v", p)
+	}
+	if !strings.Contains(r.Stdout.String()+r.Stderr.String(), "MAINPID refused") {
+		t.Errorf("no warning for the refused MAINPID")
+	}
+
+	if err := syscall.Kill(ePid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st = ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("e").State == "backoff" }, "e's daemon died, e not in backoff:\n"+r.Stdout.String()+r.Stderr.String())
+	if p := st.proc("e"); p.ExitCode == nil || *p.ExitCode != 137 || p.Reason != "exited with code 137" {
+		t.Errorf("e after its daemon's SIGKILL: %+v", p)
+	}
+
+	ffStopClean(t, r, 10*time.Second)
+	if _, ok := findEvent(r.ReadEvents(t), "d", "term"); !ok {
+		t.Errorf("d's daemon got no stop signal; events:\n%s", readFile(r.Events))
+	}
 }
