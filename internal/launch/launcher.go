@@ -228,11 +228,23 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 	})
 	spec.OnExit = gate.reaped
 	var mp *mainProc // the main process, when another can be named (mainpid.go)
-	if sock != nil {
+	if sock != nil || p.Daemon != nil {
 		mp = newMainProc(l.Reaper, uidOf(p), sock, gate.reaped)
 		spec.OnExit = mp.leaderExited
+		if p.Daemon != nil {
+			mp.daemon = func(ex proc.Exit) {
+				if !p.IsSuccess(ex.Code()) {
+					mp.exited(ex) // the command failed: no daemon to look for
+					return
+				}
+				awaitDaemon(p, mp, h, ex)
+			}
+		}
 	}
 	child, err := proc.Spawn(l.Reaper, spec)
+	if mp != nil && err == nil {
+		mp.setLeader(child)
+	}
 	closeW()
 	if spec.NotifyFile != nil {
 		spec.NotifyFile.Close() // only the child may hold the write end (s6 rule)
@@ -249,11 +261,12 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 	l.Sink.AttachStream(errR, l.stream(p, "stderr", gen, tail, tap, gate.eof))
 	switch {
 	case sock != nil:
-		mp.leader = child
 		go l.readNotify(p, sock, mp, readyKind, h, warn)
-		return mp, nil
 	case notifyR != nil:
 		go l.waitNotifyFD(p, notifyR, h)
+	}
+	if mp != nil {
+		return mp, nil
 	}
 	return child, nil
 }

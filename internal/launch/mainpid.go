@@ -37,10 +37,16 @@ import (
 // supervisor holds.
 type mainProc struct {
 	reaper *proc.Reaper
-	leader *proc.Child // set right after the spawn
-	uid    int         // the process's real uid
-	exited func(proc.Exit)
-	sock   *health.NotifySocket // nil without one: else it accepts the main pid as a sender
+	leader *proc.Child // set right after the spawn (setLeader)
+	// spawned is closed once leader is set: the leader's exit can come
+	// before Spawn returns.
+	spawned chan struct{}
+	uid     int // the process's real uid
+	exited  func(proc.Exit)
+	sock    *health.NotifySocket // nil without one: else it accepts the main pid as a sender
+	// daemon, if set, takes a successful exit of the leader instead of
+	// the supervisor: the pid file is read then (daemon.go).
+	daemon func(proc.Exit)
 
 	mu         sync.Mutex
 	main       *proc.Child // nil: the leader is the main process
@@ -50,7 +56,13 @@ type mainProc struct {
 var _ supervisor.Child = (*mainProc)(nil)
 
 func newMainProc(r *proc.Reaper, uid int, sock *health.NotifySocket, exited func(proc.Exit)) *mainProc {
-	return &mainProc{reaper: r, uid: uid, sock: sock, exited: exited}
+	return &mainProc{reaper: r, uid: uid, sock: sock, exited: exited, spawned: make(chan struct{})}
+}
+
+// setLeader records the spawned leader.
+func (m *mainProc) setLeader(c *proc.Child) {
+	m.leader = c
+	close(m.spawned)
 }
 
 // Pid is the main pid.
@@ -98,9 +110,18 @@ func (m *mainProc) GroupAlive() bool {
 func (m *mainProc) leaderExited(ex proc.Exit) {
 	m.mu.Lock()
 	adopted := m.main != nil
-	m.leaderDone = !adopted
 	m.mu.Unlock()
-	if !adopted {
+	switch {
+	case adopted:
+	case m.daemon != nil && ex.Status.Exited():
+		go func() { // not on the reaper's goroutine: it reads a file, may wait for it
+			<-m.spawned
+			m.daemon(ex)
+		}()
+	default:
+		m.mu.Lock()
+		m.leaderDone = true
+		m.mu.Unlock()
 		m.exited(ex)
 	}
 }

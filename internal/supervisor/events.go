@@ -107,7 +107,16 @@ type mainPIDEv struct {
 	pid int
 }
 
+// failedEv gives the reason incarnation gen failed to start; its exit
+// follows.
+type failedEv struct {
+	idx    int
+	gen    uint64
+	reason string
+}
+
 func (mainPIDEv) isEvent()  {}
+func (failedEv) isEvent()   {}
 func (extendEv) isEvent()   {}
 func (errnoEv) isEvent()    {}
 func (stoppingEv) isEvent() {}
@@ -175,6 +184,7 @@ func (e extendEv) about() (int, uint64)      { return e.idx, e.gen }
 func (e errnoEv) about() (int, uint64)       { return e.idx, e.gen }
 func (e stoppingEv) about() (int, uint64)    { return e.idx, e.gen }
 func (e mainPIDEv) about() (int, uint64)     { return e.idx, e.gen }
+func (e failedEv) about() (int, uint64)      { return e.idx, e.gen }
 func (e seenEv) about() (int, uint64)        { return e.idx, e.gen }
 
 // appliesAfterExit reports whether ev still counts once its incarnation's

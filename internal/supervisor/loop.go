@@ -252,6 +252,11 @@ func (s *Supervisor) handleProc(ev procEvent, now time.Time) {
 		s.onStopping(r, inc, now)
 	case mainPIDEv:
 		s.onMainPID(r, inc, e.pid)
+	case failedEv:
+		if inc.intent == intentNone && r.state != Stopping {
+			s.log.Warn("start failed", "process", r.p.Name, "reason", e.reason)
+			r.reason, inc.intent = e.reason, intentFail // its exit, next, is a failed start
+		}
 	case statusEv:
 		inc.status = e.status
 	case stopCmdDoneEv:

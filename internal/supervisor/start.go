@@ -52,6 +52,7 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 			Errno:    func(n int) { s.send(errnoEv{idx: idx, gen: gen, errno: n}) },
 			Stopping: func() { s.send(stoppingEv{idx: idx, gen: gen}) },
 			MainPID:  func(pid int) { s.send(mainPIDEv{idx: idx, gen: gen, pid: pid}) },
+			Failed:   func(why string) { s.send(failedEv{idx: idx, gen: gen, reason: why}) },
 		}
 	}
 	n := len(rs)

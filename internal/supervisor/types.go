@@ -48,6 +48,10 @@ type Hooks struct {
 	// MainPID reports that pid is the process's main pid now (MAINPID=,
 	// a pid file): the Child's Pid, exit and signals are its (notifyext.go).
 	MainPID func(pid int)
+	// Failed gives the reason the start failed though the exit that
+	// follows may have a success code (a daemon's pid file that could not
+	// be read): that exit is a failed start (notifyext.go).
+	Failed func(reason string)
 }
 
 // Launcher starts processes. The real one is internal/launch's Launcher;

@@ -161,3 +161,62 @@ processes:
 		t.Errorf("d's daemon got no stop signal; events:\n%s", readFile(r.Events))
 	}
 }
+
+// TestDaemon_PidFile: a command that forks a daemon, which writes its pid
+// file, and exits 0 (`daemon: {pid_file}`): the daemon is supervised in its
+// place (its pid in /status, its death the process's exit, the stop signal
+// reaches it). A pid file that never comes, or that is a symlink, fails the
+// start with the reason.
+func TestDaemon_PidFile(t *testing.T) {
+	t.Parallel()
+	daemon := func(name string) string {
+		return ffq(`setsid sh -c 'onterm() { ` + ev(name, "term") + `; exit 0; }; trap onterm TERM; ` + ev(name, "daemon") +
+			`; echo $$$$ > "$E2E_DIR/` + name + `.pid"; while :; do sleep 0.1; done' >/dev/null 2>&1 & exit 0`)
+	}
+	r := ffStartHTTP(t, `
+processes:
+  fk:
+    command: `+daemon("fk")+`
+    daemon: {pid_file: "${E2E_DIR}/fk.pid"}
+    restart: never
+  fk2:
+    command: `+daemon("fk2")+`
+    daemon: {pid_file: "${E2E_DIR}/fk2.pid"}
+    restart: {policy: on-failure, backoff: 1h}
+  missing:
+    command: "exit 0"
+    daemon: {pid_file: "${E2E_DIR}/none.pid"}
+    start_timeout: 1s
+    restart: {policy: on-failure, backoff: 1h}
+  link:
+    command: `+ffq(`sleep 600 & echo $$! > "$E2E_DIR/real.pid"; ln -s "$E2E_DIR/real.pid" "$E2E_DIR/link.pid"; exit 0`)+`
+    daemon: {pid_file: "${E2E_DIR}/link.pid"}
+    restart: {policy: on-failure, backoff: 1h}
+`)
+	fkPid := r.WaitEvent(t, "fk", "daemon", 15*time.Second).Pid()
+	fk2Pid := r.WaitEvent(t, "fk2", "daemon", 15*time.Second).Pid()
+	st := ffWaitStatus(t, r, 15*time.Second, func(s ffStatus) bool {
+		return s.proc("fk").Pid == fkPid && s.proc("fk2").Pid == fk2Pid &&
+			s.proc("missing").State == "backoff" && s.proc("link").State == "backoff"
+	}, "the daemons not supervised, or the bad pid files not failed")
+	if p := st.proc("fk"); p.State != "running" {
+		t.Errorf("fk %+v, want running", p)
+	}
+	if p := st.proc("missing"); !strings.HasPrefix(p.Reason, "daemon: pid file ") || !strings.Contains(p.Reason, "no such file") {
+		t.Errorf("missing reason %q", p.Reason)
+	}
+	if p := st.proc("link"); !strings.Contains(p.Reason, "is a symlink") {
+		t.Errorf("link reason %q", p.Reason)
+	}
+	if err := syscall.Kill(fk2Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st = ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("fk2").State == "backoff" }, "fk2's daemon died, fk2 not in backoff")
+	if p := st.proc("fk2"); p.ExitCode == nil || *p.ExitCode != 137 || p.Reason != "exited with code 137" {
+		t.Errorf("fk2 after its daemon's SIGKILL: %+v", p)
+	}
+	ffStopClean(t, r, 10*time.Second)
+	if _, ok := findEvent(r.ReadEvents(t), "fk", "term"); !ok {
+		t.Errorf("fk's daemon got no stop signal; events:\n%s", readFile(r.Events))
+	}
+}
