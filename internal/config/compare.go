@@ -79,6 +79,8 @@ func SettingsDiff(old, new *Process) string {
 		return "stop changed"
 	case old.Sidecar != new.Sidecar:
 		return "sidecar changed"
+	case !reflect.DeepEqual(old.Reload, new.Reload):
+		return "reload changed"
 	}
 	return ""
 }

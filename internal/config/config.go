@@ -165,6 +165,9 @@ type Process struct {
 	// Daemon: the command forks a daemon that writes its pid to a file
 	// and exits; the daemon is supervised in its place (daemon.go).
 	Daemon *Daemon
+	// Reload is what `podvisor reload NAME` does (procreload.go); nil:
+	// the process cannot be reloaded.
+	Reload *Reload
 
 	// Written is what a written procs.yaml holds beside the values
 	// (comments, keys written as given); nil for a loaded process.

@@ -38,6 +38,7 @@ func Sections() []Section {
 		{Path: "processes.NAME.log", Keys: slices.Clone(outputKeys)},
 		{Path: "processes.NAME.sockets[]", Keys: slices.Clone(socketKeys)},
 		{Path: "processes.NAME.daemon", Keys: slices.Clone(daemonKeys)},
+		{Path: "processes.NAME.reload", Keys: slices.Clone(reloadKeys)},
 	}
 }
 

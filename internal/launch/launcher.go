@@ -300,12 +300,22 @@ func (l *Launcher) stream(p *config.Process, stream string, gen uint64, tail *lo
 
 // StopCommand runs p's stop.command in p's environment, bounded by ctx.
 func (l *Launcher) StopCommand(ctx context.Context, p *config.Process) error {
-	code, out, err := l.Reaper.RunCommandAs(ctx, cred(p), p.Stop.Command, l.Env(p), p.WorkingDir, stopOutputLimit)
+	return l.runAs(ctx, p, p.Stop.Command, "stop")
+}
+
+// ReloadCommand runs p's reload.command in p's environment, bounded by ctx.
+func (l *Launcher) ReloadCommand(ctx context.Context, p *config.Process) error {
+	return l.runAs(ctx, p, p.Reload.Command, "reload")
+}
+
+// runAs runs argv, p's what command, as p's user in its environment.
+func (l *Launcher) runAs(ctx context.Context, p *config.Process, argv []string, what string) error {
+	code, out, err := l.Reaper.RunCommandAs(ctx, cred(p), argv, l.Env(p), p.WorkingDir, stopOutputLimit)
 	if err != nil {
 		return err
 	}
 	if code != 0 {
-		return fmt.Errorf("stop command exited with code %d: %s", code, clip(strings.TrimSpace(string(out)), 500))
+		return fmt.Errorf("%s command exited with code %d: %s", what, code, clip(strings.TrimSpace(string(out)), 500))
 	}
 	return nil
 }

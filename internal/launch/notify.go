@@ -10,6 +10,7 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/health"
 	"github.com/podvisor/podvisor/internal/supervisor"
+	"golang.org/x/sys/unix"
 )
 
 // notifyPool hands out the NOTIFY_SOCKETs of incarnations. Creating one (a
@@ -86,6 +87,9 @@ func (l *Launcher) readNotify(p *config.Process, sock *health.NotifySocket, mp *
 		if n.Stopping && h.Stopping != nil {
 			h.Stopping()
 		}
+		if n.Reloading && h.Reloading != nil {
+			h.Reloading(monotonicTime(n.MonotonicUsec))
+		}
 		if n.Store != nil {
 			l.FDStore.handleOrClose(p, n.Store, warn.Warn)
 		}
@@ -105,4 +109,21 @@ func (l *Launcher) waitNotifyFD(p *config.Process, r *os.File, h supervisor.Hook
 		l.logger().Warn("notify fd closed without readiness", "process", p.Name, "fd", p.Ready.FD)
 		h.Status(fmt.Sprintf("notify fd %d closed without readiness", p.Ready.FD))
 	}
+}
+
+// monotonicTime is the time.Time of a CLOCK_MONOTONIC reading in µs
+// (MONOTONIC_USEC=), zero for 0 or a reading podvisor cannot take.
+func monotonicTime(usec uint64) time.Time {
+	if usec == 0 {
+		return time.Time{}
+	}
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return time.Time{}
+	}
+	now := uint64(ts.Nano() / 1000)
+	if usec > now {
+		usec = now // from the future: as of now
+	}
+	return time.Now().Add(-time.Duration(now-usec) * time.Microsecond)
 }

@@ -115,11 +115,28 @@ type failedEv struct {
 	reason string
 }
 
-func (mainPIDEv) isEvent()  {}
-func (failedEv) isEvent()   {}
-func (extendEv) isEvent()   {}
-func (errnoEv) isEvent()    {}
-func (stoppingEv) isEvent() {}
+// reloadingEv is a RELOADING=1 from incarnation gen of a process, sent at
+// at (zero: the message had no MONOTONIC_USEC=).
+type reloadingEv struct {
+	idx int
+	gen uint64
+	at  time.Time
+}
+
+// reloadCmdDoneEv says a reload.command finished.
+type reloadCmdDoneEv struct {
+	idx int
+	gen uint64
+	err error
+}
+
+func (reloadingEv) isEvent()     {}
+func (reloadCmdDoneEv) isEvent() {}
+func (mainPIDEv) isEvent()       {}
+func (failedEv) isEvent()        {}
+func (extendEv) isEvent()        {}
+func (errnoEv) isEvent()         {}
+func (stoppingEv) isEvent()      {}
 
 // seenEv says a sidecar has been seen running after its exec.
 type seenEv struct {
@@ -172,20 +189,22 @@ type procEvent interface {
 	about() (idx int, gen uint64)
 }
 
-func (e exitedEv) about() (int, uint64)      { return e.idx, e.gen }
-func (e readyEv) about() (int, uint64)       { return e.idx, e.gen }
-func (e probeFailedEv) about() (int, uint64) { return e.idx, e.gen }
-func (e liveEv) about() (int, uint64)        { return e.idx, e.gen }
-func (e startupEv) about() (int, uint64)     { return e.idx, e.gen }
-func (e statusEv) about() (int, uint64)      { return e.idx, e.gen }
-func (e stopCmdDoneEv) about() (int, uint64) { return e.idx, e.gen }
-func (e watchdogEv) about() (int, uint64)    { return e.idx, e.gen }
-func (e extendEv) about() (int, uint64)      { return e.idx, e.gen }
-func (e errnoEv) about() (int, uint64)       { return e.idx, e.gen }
-func (e stoppingEv) about() (int, uint64)    { return e.idx, e.gen }
-func (e mainPIDEv) about() (int, uint64)     { return e.idx, e.gen }
-func (e failedEv) about() (int, uint64)      { return e.idx, e.gen }
-func (e seenEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e exitedEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e readyEv) about() (int, uint64)         { return e.idx, e.gen }
+func (e probeFailedEv) about() (int, uint64)   { return e.idx, e.gen }
+func (e liveEv) about() (int, uint64)          { return e.idx, e.gen }
+func (e startupEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e statusEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e stopCmdDoneEv) about() (int, uint64)   { return e.idx, e.gen }
+func (e watchdogEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e extendEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e errnoEv) about() (int, uint64)         { return e.idx, e.gen }
+func (e stoppingEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e mainPIDEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e failedEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e reloadingEv) about() (int, uint64)     { return e.idx, e.gen }
+func (e reloadCmdDoneEv) about() (int, uint64) { return e.idx, e.gen }
+func (e seenEv) about() (int, uint64)          { return e.idx, e.gen }
 
 // appliesAfterExit reports whether ev still counts once its incarnation's
 // exit was heard: the reports it made (STATUS=, ERRNO=, seen running) are

@@ -119,6 +119,11 @@ func (f *fakeLauncher) StopCommand(ctx context.Context, p *config.Process) error
 	return nil
 }
 
+func (f *fakeLauncher) ReloadCommand(ctx context.Context, p *config.Process) error {
+	f.record("reloadcmd %s", p.Name)
+	return nil
+}
+
 // WatchSeen: a fake child counts as seen running at once.
 func (f *fakeLauncher) WatchSeen(context.Context, int, func()) bool { return false }
 
@@ -263,7 +268,7 @@ func (c *fakeChild) run(h Hooks) {
 			case s == syscall.SIGKILL:
 				c.exit(signalStatus(syscall.SIGKILL))
 				return
-			case s == syscall.SIGCONT || s == syscall.SIGUSR1 || s == syscall.SIGUSR2:
+			case s == syscall.SIGCONT || s == syscall.SIGUSR1 || s == syscall.SIGUSR2 || s == syscall.SIGHUP: // handled (HUP: a reload)
 			case c.sc.ignoreTerm:
 			case stopping == nil:
 				if c.sc.readyOnTerm {

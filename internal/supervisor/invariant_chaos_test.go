@@ -351,6 +351,11 @@ func (c *chaos) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
 // WatchSeen: a chaos child counts as seen running at once.
 func (c *chaos) WatchSeen(context.Context, int, func()) bool { return false }
 
+func (c *chaos) ReloadCommand(ctx context.Context, p *config.Process) error {
+	c.logf("reloadcmd %s", p.Name)
+	return nil
+}
+
 func (c *chaos) StopCommand(ctx context.Context, p *config.Process) error {
 	d := c.procs[p.Name].hook
 	c.logf("stopcmd %s (%v)", p.Name, d)

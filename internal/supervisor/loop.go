@@ -252,6 +252,10 @@ func (s *Supervisor) handleProc(ev procEvent, now time.Time) {
 		s.onStopping(r, inc, now)
 	case mainPIDEv:
 		s.onMainPID(r, inc, e.pid)
+	case reloadingEv:
+		s.onReloading(r, inc, e)
+	case reloadCmdDoneEv:
+		s.onReloadCmdDone(r, inc, e)
 	case failedEv:
 		if inc.intent == intentNone && r.state != Stopping {
 			s.log.Warn("start failed", "process", r.p.Name, "reason", e.reason)
@@ -291,6 +295,9 @@ func (s *Supervisor) onReadyEv(r *record, inc *incarnation, e readyEv, now time.
 	// TERM trap) must not start a dependent against a dying process.
 	if stopping {
 		return
+	}
+	if inc.reloading && e.ready && reloadNotified(r) {
+		s.endReload(r, inc) // and on: READY=1 is readiness too
 	}
 	s.onReady(r, e.ready, e.detail, now)
 }

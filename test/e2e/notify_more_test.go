@@ -220,3 +220,50 @@ processes:
 		t.Errorf("fk's daemon got no stop signal; events:\n%s", readFile(r.Events))
 	}
 }
+
+// TestReload_Process: `podvisor reload NAME` runs the process's reload:
+// action; with notify readiness it is "reloading" in /status and podvisor
+// status until READY=1 again; a RELOADING=1 the process sends on its own
+// does the same; a process without reload: is refused, saying why.
+func TestReload_Process(t *testing.T) {
+	t.Parallel()
+	needSystemdNotify(t)
+	waitDone := `while [ ! -e "$E2E_DIR/done" ]; do sleep 0.05; done; rm "$E2E_DIR/done"; systemd-notify --ready`
+	r := ffStartHTTP(t, `
+control: "{{dir}}/c.sock"
+processes:
+  nr:
+    command: `+ffq(`onhup() { `+ev("nr", "hup")+`; systemd-notify RELOADING=1 MONOTONIC_USEC=$$(sed "s/ .*//;s/[.]//" /proc/uptime)0000; `+waitDone+`; }; `+
+		`trap onhup HUP; systemd-notify --ready; `+
+		`while :; do sleep 0.05; if [ -e "$E2E_DIR/self" ]; then rm "$E2E_DIR/self"; systemd-notify RELOADING=1; `+waitDone+`; fi; done`)+`
+    ready: {notify: systemd}
+    reload: {signal: HUP}
+  plain:
+    command: "exec sleep 600"
+`)
+	ffWaitStatus(t, r, 15*time.Second, func(s ffStatus) bool { return s.proc("nr").State == "running" }, "nr not running")
+	code, _, stderr := ctl(t, r, "reload", "plain")
+	if code != 1 || !strings.Contains(stderr, "plain: cannot reload: no reload: action") {
+		t.Errorf("reload plain: exit %d, stderr %q; want 1 and the reason", code, stderr)
+	}
+	code, stdout, stderr := ctl(t, r, "reload", "nr")
+	if code != 0 || !strings.Contains(stdout, "nr: reloading: sent SIGHUP") {
+		t.Fatalf("reload nr: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	r.WaitEvent(t, "nr", "hup", 10*time.Second)
+	st := ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("nr").State == "reloading" }, "nr not reloading after podvisor reload nr")
+	if !st.proc("nr").Ready {
+		t.Errorf("nr not ready while reloading: %+v", st.proc("nr"))
+	}
+	if _, out, _ := ctl(t, r, "status", "--addr", r.Addr); !strings.Contains(out, "reloading") {
+		t.Errorf("podvisor status does not say reloading:\n%s", out)
+	}
+	ffWrite(t, r.Dir, "done", nil, 0o644)
+	ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("nr").State == "running" }, "nr still reloading after READY=1")
+
+	ffWrite(t, r.Dir, "self", nil, 0o644)
+	ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("nr").State == "reloading" }, "nr not reloading after its own RELOADING=1")
+	ffWrite(t, r.Dir, "done", nil, 0o644)
+	ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("nr").State == "running" }, "nr still reloading after READY=1")
+	ffStopClean(t, r, 10*time.Second)
+}
