@@ -192,7 +192,7 @@ func (s *NotifySocket) Run(pid int, deliver func(Notification), reject func(reas
 			reject(fmt.Sprintf("datagram larger than %d bytes", maxNotifyDatagram))
 		case cred == nil:
 			reject("datagram without sender credentials")
-		case !isDescendant(int(cred.Pid), pid) && !isDescendant(int(cred.Pid), int(s.also.Load())):
+		case !IsDescendant(int(cred.Pid), pid) && !IsDescendant(int(cred.Pid), int(s.also.Load())):
 			reject(fmt.Sprintf("sender pid %d is not process %d or one of its descendants", cred.Pid, pid))
 		default:
 			m, ok := ParseNotifyMessage(buf[:n])
@@ -254,9 +254,9 @@ func takeControl(oob []byte) (*syscall.Ucred, []int) {
 	return cred, passed
 }
 
-// isDescendant reports whether pid is root or a descendant of root, following
-// parent links in /proc.
-func isDescendant(pid, root int) bool {
+// IsDescendant reports whether pid is root or a descendant of root, following
+// parent links in /proc (at most maxAncestry of them).
+func IsDescendant(pid, root int) bool {
 	if root <= 0 {
 		return false
 	}

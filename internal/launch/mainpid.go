@@ -171,8 +171,8 @@ func (m *mainProc) mayAdopt(pid int) error {
 	}
 	leader := m.leader.Pid()
 	switch {
-	case proc.DescendsFrom(pid, leader), info.Pgrp == leader:
-	case m.main != nil && proc.DescendsFrom(pid, m.main.Pid()):
+	case health.IsDescendant(pid, leader), info.Pgrp == leader:
+	case m.main != nil && health.IsDescendant(pid, m.main.Pid()):
 	case info.PPid == os.Getpid() && info.UID == m.uid:
 	case info.PPid == os.Getpid():
 		return fmt.Errorf("pid %d is an orphan of podvisor running as uid %d, not as the process's uid %d", pid, info.UID, m.uid)

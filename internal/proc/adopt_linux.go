@@ -61,25 +61,6 @@ func ReadInfo(pid int) (Info, error) {
 	return Info{PPid: st.ppid, Pgrp: st.pgrp, UID: uid}, nil
 }
 
-// DescendsFrom reports whether pid is root or a descendant of root,
-// following parent links in /proc (at most 64 of them).
-func DescendsFrom(pid, root int) bool {
-	for range 64 {
-		if pid == root {
-			return true
-		}
-		if pid <= 1 {
-			return false
-		}
-		st, err := readStat(pid)
-		if err != nil {
-			return false
-		}
-		pid = st.ppid
-	}
-	return false
-}
-
 // realUID is the first (real) uid of the Uid: line of /proc/<pid>/status.
 func realUID(pid int) (int, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")

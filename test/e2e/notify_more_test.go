@@ -67,12 +67,13 @@ processes:
     ready: {notify: systemd}
     restart: never
   hangs:
-    command: `+ffq(`trap "" TERM; systemd-notify --ready; systemd-notify STOPPING=1; `+ev("hangs", "stopping")+`; exec sleep 600`)+`
+    command: `+ffq(`trap "" TERM; systemd-notify --ready; `+ev("hangs", "presend")+`; systemd-notify STOPPING=1; `+ev("hangs", "stopping")+`; exec sleep 600`)+`
     ready: {notify: systemd}
     stop: {timeout: 1s}
     restart: {policy: on-failure, backoff: 1h}
 `)
-	e := r.WaitEvent(t, "hangs", "stopping", 15*time.Second)
+	r.WaitEvent(t, "hangs", "stopping", 15*time.Second)
+	e := r.WaitEvent(t, "hangs", "presend", time.Second) // stamped before STOPPING=1 was sent
 	st := ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool {
 		return s.proc("hangs").State == "stopping" || s.proc("hangs").State == "backoff"
 	}, "hangs not stopping after STOPPING=1")
