@@ -5,17 +5,19 @@ package e2e
 // action, against the real binary with Debian's systemd-notify.
 
 import (
+	"fmt"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// needSystemdNotify skips t without Debian's systemd-notify.
-func needSystemdNotify(t testing.TB) {
+// withSystemdNotify marks t parallel, and skips it without Debian's
+// systemd-notify.
+func withSystemdNotify(t *testing.T) {
 	t.Helper()
+	t.Parallel()
 	if _, err := exec.LookPath("systemd-notify"); err != nil {
 		t.Skip("systemd-notify not installed (Debian package systemd, in TEST_DEBS)")
 	}
@@ -26,8 +28,7 @@ func needSystemdNotify(t testing.TB) {
 // inherits the environment can tell the watchdog is not its own; the
 // process still pings through systemd-notify and stays up.
 func TestNotify_WatchdogPid(t *testing.T) {
-	t.Parallel()
-	needSystemdNotify(t)
+	withSystemdNotify(t)
 	r := ffStartHTTP(t, `
 processes:
   wd:
@@ -47,7 +48,7 @@ processes:
 		return false
 	}, "no wdpid event")
 	got := strings.TrimPrefix(e.Event, "wdpid=")
-	if want := strconv.Itoa(e.Pid()); got != want || e.Pid() != st.proc("wd").Pid {
+	if want := fmt.Sprint(e.Pid()); got != want || e.Pid() != st.proc("wd").Pid {
 		t.Errorf("WATCHDOG_PID=%s in the child of pid %d (/status pid %d), want its own pid", got, e.Pid(), st.proc("wd").Pid)
 	}
 	ffStopClean(t, r, 10*time.Second)
@@ -58,8 +59,7 @@ processes:
 // a clean stop and not a crash (restart: never does not end the run), and
 // one that hangs after saying so gets SIGKILL at its stop.timeout.
 func TestNotify_Stopping(t *testing.T) {
-	t.Parallel()
-	needSystemdNotify(t)
+	withSystemdNotify(t)
 	r := ffStartHTTP(t, `
 processes:
   quits:
@@ -112,8 +112,7 @@ processes:
 // process's tree is refused (sent from python: systemd-notify --pid run as
 // root sends the named pid's credentials, which the socket refuses anyway).
 func TestNotify_MainPID(t *testing.T) {
-	t.Parallel()
-	needSystemdNotify(t)
+	withSystemdNotify(t)
 	stranger := exec.Command("sleep", "600")
 	if err := stranger.Start(); err != nil {
 		t.Fatal(err)
@@ -136,7 +135,7 @@ processes:
   evil:
     command: [`+obPython(t)+`, "-S", "-c", "import os, socket, time; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b'MAINPID=' + os.environ['STRANGER'].encode() + b'\\nREADY=1', os.environ['NOTIFY_SOCKET']); time.sleep(600)"]
     ready: {notify: systemd}
-`, withEnv("STRANGER="+strconv.Itoa(stranger.Process.Pid)))
+`, withEnv("STRANGER="+fmt.Sprint(stranger.Process.Pid)))
 	dPid := r.WaitEvent(t, "d", "daemon", 15*time.Second).Pid()
 	ePid := r.WaitEvent(t, "e", "daemon", 15*time.Second).Pid()
 	st := ffWaitStatus(t, r, 15*time.Second, func(s ffStatus) bool {
@@ -149,17 +148,25 @@ processes:
 		t.Errorf("no warning for the refused MAINPID")
 	}
 
-	if err := syscall.Kill(ePid, syscall.SIGKILL); err != nil {
+	daemonDiesAndStops(t, r, "e", ePid, "d")
+}
+
+// daemonDiesAndStops kills pid, the daemon of process dies, and checks
+// that its death is the process's exit (code 137, in backoff); then it
+// stops podvisor and checks that the daemon of process stays got the stop
+// signal.
+func daemonDiesAndStops(t *testing.T, r *Run, dies string, pid int, stays string) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	st = ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("e").State == "backoff" }, "e's daemon died, e not in backoff:\n"+r.Stdout.String()+r.Stderr.String())
-	if p := st.proc("e"); p.ExitCode == nil || *p.ExitCode != 137 || p.Reason != "exited with code 137" {
-		t.Errorf("e after its daemon's SIGKILL: %+v", p)
+	st := ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc(dies).State == "backoff" }, dies+"'s daemon died, it is not in backoff")
+	if p := st.proc(dies); p.ExitCode == nil || *p.ExitCode != 137 || p.Reason != "exited with code 137" {
+		t.Errorf("%s after its daemon's SIGKILL: %+v", dies, p)
 	}
-
 	ffStopClean(t, r, 10*time.Second)
-	if _, ok := findEvent(r.ReadEvents(t), "d", "term"); !ok {
-		t.Errorf("d's daemon got no stop signal; events:\n%s", readFile(r.Events))
+	if _, ok := findEvent(r.ReadEvents(t), stays, "term"); !ok {
+		t.Errorf("%s's daemon got no stop signal; events:\n%s", stays, readFile(r.Events))
 	}
 }
 
@@ -209,17 +216,7 @@ processes:
 	if p := st.proc("link"); !strings.Contains(p.Reason, "is a symlink") {
 		t.Errorf("link reason %q", p.Reason)
 	}
-	if err := syscall.Kill(fk2Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	st = ffWaitStatus(t, r, 10*time.Second, func(s ffStatus) bool { return s.proc("fk2").State == "backoff" }, "fk2's daemon died, fk2 not in backoff")
-	if p := st.proc("fk2"); p.ExitCode == nil || *p.ExitCode != 137 || p.Reason != "exited with code 137" {
-		t.Errorf("fk2 after its daemon's SIGKILL: %+v", p)
-	}
-	ffStopClean(t, r, 10*time.Second)
-	if _, ok := findEvent(r.ReadEvents(t), "fk", "term"); !ok {
-		t.Errorf("fk's daemon got no stop signal; events:\n%s", readFile(r.Events))
-	}
+	daemonDiesAndStops(t, r, "fk2", fk2Pid, "fk")
 }
 
 // TestReload_Process: `podvisor reload NAME` runs the process's reload:
@@ -227,8 +224,7 @@ processes:
 // status until READY=1 again; a RELOADING=1 the process sends on its own
 // does the same; a process without reload: is refused, saying why.
 func TestReload_Process(t *testing.T) {
-	t.Parallel()
-	needSystemdNotify(t)
+	withSystemdNotify(t)
 	waitDone := `while [ ! -e "$E2E_DIR/done" ]; do sleep 0.05; done; rm "$E2E_DIR/done"; systemd-notify --ready`
 	r := ffStartHTTP(t, `
 control: "{{dir}}/c.sock"
