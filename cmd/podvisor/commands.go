@@ -245,14 +245,15 @@ var commands = []command{
 	},
 	{
 		name:    "reload",
-		summary: "re-read procs.yaml and apply only what changed",
-		args:    "",
-		about:   "An invalid config changes nothing (every error is printed). Removed processes stop,\nadded ones start, changed ones restart with their restart: true dependents,\nunchanged ones keep running. SIGHUP does the same.",
+		summary: "re-read procs.yaml and apply only what changed; with names, reload those processes",
+		args:    "[NAME...]",
+		about:   "An invalid config changes nothing (every error is printed). Removed processes stop,\nadded ones start, changed ones restart with their restart: true dependents,\nunchanged ones keep running. SIGHUP does the same.\nWith names, each process's reload: action runs instead (a signal or a command);\nit shows as reloading until done (with notify: systemd, until READY=1).",
 		flags:   func(fs *flag.FlagSet) { operateFlags("reload", fs) },
 		run:     operate("reload"),
 		examples: []example{
 			{"podvisor reload --dry-run", "print the plan, change nothing"},
 			{"podvisor reload", "apply the edited procs.yaml"},
+			{"podvisor reload nginx", "run nginx's reload: action (reload: {signal: HUP})"},
 		},
 		exits: []exitCode{{0, "done: every process reached the outcome (one line each)"}, {1, "refused or failed, saying why (unknown process, no podvisor on the socket, timeout)"}, {2, "usage error"}},
 	},

@@ -79,9 +79,10 @@ func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 	req := control.Request{DryRun: dryRun}
 	switch op {
 	case "reload":
-		if len(pos) > 0 {
-			return usage(fmt.Sprintf("unexpected argument %q (reload reads the config podvisor was started with)", pos[0]))
+		if len(pos) > 0 && dryRun {
+			return usage("--dry-run plans a config reload: it takes no process names")
 		}
+		req.Names = pos // with names: each process's own reload: action
 	case "signal":
 		if len(pos) != 2 {
 			return usage("want NAME SIGNAL, such as: podvisor signal web HUP")
@@ -129,7 +130,7 @@ func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 	for _, e := range res.Errors {
 		fmt.Fprintln(stderr, e)
 	}
-	if op == "reload" && res.OK && !dryRun {
+	if op == "reload" && res.OK && !dryRun && len(req.Names) == 0 {
 		fmt.Fprintf(stdout, "config generation %d\n", res.Generation)
 	}
 	if !res.OK {

@@ -81,7 +81,7 @@ func TestOperateCommands(t *testing.T) {
 		{[]string{"stop"}, 2, "", "podvisor stop: want at least one process name\n"},
 		{[]string{"signal", "web"}, 2, "", "podvisor signal: want NAME SIGNAL, such as: podvisor signal web HUP\n"},
 		{[]string{"signal", "web", "SIGNOPE"}, 2, "", "podvisor signal: unknown signal \"SIGNOPE\" (use a name such as HUP, USR1, TERM, or a number)\n"},
-		{[]string{"reload", "extra"}, 2, "", "podvisor reload: unexpected argument \"extra\" (reload reads the config podvisor was started with)\n"},
+		{[]string{"reload", "--dry-run", "extra"}, 2, "", "podvisor reload: --dry-run plans a config reload: it takes no process names\n"},
 		{[]string{"logs", "web", "db"}, 2, "", "podvisor logs: want at most one process name (none with --reopen), got 2 (web db)\n"},
 		{[]string{"logs", "--reopen", "web"}, 2, "", "podvisor logs: want at most one process name (none with --reopen), got 1 (web)\n"},
 		{[]string{"logs", "web", "--since", "yesterday"}, 2, "", "podvisor logs: --since: \"yesterday\" is neither a duration (10m) nor an RFC 3339 time (2026-01-02T15:04:05Z)\n"},

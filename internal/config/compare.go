@@ -47,6 +47,8 @@ func SpawnDiff(old, new *Process) string {
 		return "sockets changed" // the fds and LISTEN_FDNAMES are fixed at exec
 	case old.FDStoreMax != new.FDStoreMax:
 		return "fd_store_max changed" // NOTIFY_SOCKET is set for the store
+	case !reflect.DeepEqual(old.Daemon, new.Daemon):
+		return "daemon changed" // read when the command exits
 	}
 	return ""
 }
@@ -79,6 +81,8 @@ func SettingsDiff(old, new *Process) string {
 		return "sidecar changed"
 	case old.RemainAfterExit != new.RemainAfterExit:
 		return "remain_after_exit changed"
+	case !reflect.DeepEqual(old.Reload, new.Reload):
+		return "reload changed"
 	}
 	return ""
 }

@@ -168,6 +168,12 @@ type Process struct {
 	// FDStoreMax bounds the fds the process may hand to podvisor to keep
 	// for its next incarnation (FDSTORE=1); 0 disables the store.
 	FDStoreMax int
+	// Daemon: the command forks a daemon that writes its pid to a file
+	// and exits; the daemon is supervised in its place (daemon.go).
+	Daemon *Daemon
+	// Reload is what `podvisor reload NAME` does (procreload.go); nil:
+	// the process cannot be reloaded.
+	Reload *Reload
 
 	// Written is what a written procs.yaml holds beside the values
 	// (comments, keys written as given); nil for a loaded process.

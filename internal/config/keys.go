@@ -37,6 +37,8 @@ func Sections() []Section {
 		{Path: "processes.NAME.watch", Keys: slices.Clone(watchKeys)},
 		{Path: "processes.NAME.log", Keys: slices.Clone(outputKeys)},
 		{Path: "processes.NAME.sockets[]", Keys: slices.Clone(socketKeys)},
+		{Path: "processes.NAME.daemon", Keys: slices.Clone(daemonKeys)},
+		{Path: "processes.NAME.reload", Keys: slices.Clone(reloadKeys)},
 	}
 }
 

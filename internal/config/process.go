@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -420,6 +420,12 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	proc.Log = l.processOutput(name, logNode, p.key, path.field("log"))
 	if v, ok := f.get("sockets"); ok {
 		proc.Sockets = l.sockets(name, v.val, path.field("sockets"))
+	}
+	if v, ok := f.get("reload"); ok {
+		proc.Reload = l.reload(v.val, path.field("reload"))
+	}
+	if v, ok := f.get("daemon"); ok {
+		proc.Daemon = l.daemon(v.val, path.field("daemon"), proc)
 	}
 	if v, ok := f.get("fd_store_max"); ok {
 		if n, ok := l.integer(v.val, path.field("fd_store_max")); ok {

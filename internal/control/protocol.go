@@ -4,7 +4,8 @@ package control
 //
 //	POST /v1/restart|stop|start   {"names": [...]}
 //	POST /v1/signal               {"names": [NAME], "signal": "HUP"}
-//	POST /v1/reload               {"dry_run": true|false}
+//	POST /v1/reload               {"dry_run": true|false}: re-read the config
+//	POST /v1/reload               {"names": [...]}: run each process's reload: action
 //	GET  /v1/logs?name=N&tail=K&follow=1&since=T&until=T&grep=RE
 //	                              text/plain, one line per output line; without
 //	                              name every process's, prefixed, by time

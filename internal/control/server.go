@@ -168,8 +168,8 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request, op string) {
 func Validate(op string, req Request) string {
 	switch op {
 	case "reload":
-		if len(req.Names) > 0 {
-			return "reload takes no process names"
+		if len(req.Names) > 0 && req.DryRun {
+			return "reload --dry-run takes no process names (it plans a config reload)"
 		}
 	case "signal":
 		if len(req.Names) != 1 || req.Signal == "" {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 )
@@ -31,6 +32,18 @@ type Notification struct {
 	Errno int
 	// Store is set for FDSTORE=1 or FDSTOREREMOVE=1 (internal/launch/fdstore.go).
 	Store *StoreRequest
+	// Stopping is STOPPING=1: the process has begun stopping on its own.
+	Stopping bool
+	// Reloading is RELOADING=1: the process is reloading until its next
+	// READY=1; MonotonicUsec is MONOTONIC_USEC=, the CLOCK_MONOTONIC time
+	// it sent the message at (0: absent), which Type=notify-reload
+	// requires with RELOADING=1.
+	Reloading     bool
+	MonotonicUsec uint64
+	// MainPID is MAINPID=: the pid the process names as its main one
+	// (a forking parent's daemon; 0: absent or not a valid pid). Who may
+	// be named is decided by the receiver (internal/launch/mainpid.go).
+	MainPID int
 }
 
 const (
@@ -40,6 +53,8 @@ const (
 	maxSocketPath = 107
 	// maxAncestry bounds the /proc parent walk that checks a sender.
 	maxAncestry = 64
+	// maxPid is the kernel's largest pid (PID_MAX_LIMIT on 64-bit).
+	maxPid = 1 << 22
 	// notifyChunk is the fd:N read size, s6's: a stream without a newline
 	// never costs more memory than this.
 	notifyChunk = 512
@@ -62,7 +77,14 @@ const (
 type NotifySocket struct {
 	conn *net.UnixConn
 	path string
+	// also is a second root whose tree may send: the main pid the process
+	// named (MAINPID=, a pid file), once its leader may be gone (0: none).
+	also atomic.Int64
 }
+
+// AllowSender lets pid and its descendants send too, in place of any pid
+// allowed before (the process's main pid: internal/launch/mainpid.go).
+func (s *NotifySocket) AllowSender(pid int) { s.also.Store(int64(pid)) }
 
 // NewNotifySocket creates a socket with a unique name in dir. dir must be
 // owned by podvisor's user and not writable by group or others, so nobody can
@@ -170,7 +192,7 @@ func (s *NotifySocket) Run(pid int, deliver func(Notification), reject func(reas
 			reject(fmt.Sprintf("datagram larger than %d bytes", maxNotifyDatagram))
 		case cred == nil:
 			reject("datagram without sender credentials")
-		case !isDescendant(int(cred.Pid), pid):
+		case !IsDescendant(int(cred.Pid), pid) && !IsDescendant(int(cred.Pid), int(s.also.Load())):
 			reject(fmt.Sprintf("sender pid %d is not process %d or one of its descendants", cred.Pid, pid))
 		default:
 			m, ok := ParseNotifyMessage(buf[:n])
@@ -232,9 +254,9 @@ func takeControl(oob []byte) (*syscall.Ucred, []int) {
 	return cred, passed
 }
 
-// isDescendant reports whether pid is root or a descendant of root, following
-// parent links in /proc.
-func isDescendant(pid, root int) bool {
+// IsDescendant reports whether pid is root or a descendant of root, following
+// parent links in /proc (at most maxAncestry of them).
+func IsDescendant(pid, root int) bool {
 	if root <= 0 {
 		return false
 	}
@@ -283,7 +305,9 @@ func ParseNotify(b []byte) (ready bool, status string, ok bool) {
 }
 
 // ParseNotifyMessage is ParseNotify with every key podvisor acts on:
-// READY=1, STATUS=, WATCHDOG=1 and WATCHDOG=trigger.
+// READY=1, STATUS=, WATCHDOG=1 and WATCHDOG=trigger, EXTEND_TIMEOUT_USEC=,
+// ERRNO=, STOPPING=1, RELOADING=1, MONOTONIC_USEC= and MAINPID=. A value
+// that does not parse leaves its field unset; the message still counts.
 func ParseNotifyMessage(b []byte) (m Notification, ok bool) {
 	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
 		return Notification{}, false
@@ -312,6 +336,20 @@ func ParseNotifyMessage(b []byte) (m Notification, ok bool) {
 		case "ERRNO":
 			if n, err := strconv.Atoi(string(v)); err == nil && n > 0 && n < 4096 {
 				m.Errno = n
+			}
+		case "STOPPING":
+			m.Stopping = m.Stopping || string(v) == "1"
+		case "RELOADING":
+			m.Reloading = m.Reloading || string(v) == "1"
+		case "MONOTONIC_USEC":
+			if n, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+				m.MonotonicUsec = n
+			}
+		case "MAINPID":
+			// A pid is positive and below the kernel's limit (2^22);
+			// 1 is init, never a process's main pid.
+			if n, err := strconv.Atoi(string(v)); err == nil && n > 1 && n <= maxPid {
+				m.MainPID = n
 			}
 		case "WATCHDOG":
 			switch string(v) {

@@ -358,6 +358,16 @@ func TestParseNotifyMessage(t *testing.T) {
 		{"ERRNO=2\nSTATUS=failed", Notification{Errno: 2, Status: "failed"}},
 		{"ERRNO=0", Notification{}},
 		{"ERRNO=x", Notification{}},
+		{"STOPPING=1", Notification{Stopping: true}},
+		{"STOPPING=0", Notification{}},
+		{"RELOADING=1\nMONOTONIC_USEC=123456", Notification{Reloading: true, MonotonicUsec: 123456}},
+		{"RELOADING=yes\nMONOTONIC_USEC=-5", Notification{}},
+		{"MAINPID=4242", Notification{MainPID: 4242}},
+		{"MAINPID=1", Notification{}},
+		{"MAINPID=0", Notification{}},
+		{"MAINPID=-7", Notification{}},
+		{"MAINPID=4194305", Notification{}},
+		{"MAINPID=12ab", Notification{}},
 	} {
 		if got, ok := ParseNotifyMessage([]byte(tt.in)); !ok || got != tt.want {
 			t.Errorf("ParseNotifyMessage(%q) = %+v, %v; want %+v", tt.in, got, ok, tt.want)

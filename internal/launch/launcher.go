@@ -166,28 +166,30 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 	}
 	var (
 		tap       func([]byte)
-		sock      *health.NotifySocket
 		notifyR   *os.File
 		readyKind config.ProbeKind
 	)
+	sock, sockEnv, err := l.notifySocket(p)
+	if err != nil {
+		return abort(err)
+	}
+	if sock != nil {
+		env = config.MergeEnv(env, sockEnv)
+		cleanups = append(cleanups, func() { sock.Close() })
+		if p.Watchdog > 0 {
+			// WATCHDOG_PID is the child's own pid, known only after the
+			// fork: the spawn's pid shim sets it, as it does LISTEN_PID,
+			// so a descendant that inherits the environment does not
+			// take the watchdog for its own (sd_watchdog_enabled(3)).
+			spec.PidEnv = append(spec.PidEnv, "WATCHDOG_PID")
+		}
+	}
 	if p.Ready != nil {
 		readyKind = p.Ready.Kind
 		switch readyKind {
 		case config.ProbeLog:
 			m := health.NewLogMatcher(p.Ready.Regexp, func(line string) { h.Ready("log line matched: " + clip(line, 200)) })
 			tap = m.Feed
-		case config.ProbeNotifySystemd:
-			sock, err = l.notify.socket(l.RuntimeDir)
-			if err != nil {
-				return abort(fmt.Errorf("notify socket: %w", err))
-			}
-			env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
-			if p.Watchdog > 0 {
-				// No WATCHDOG_PID: the pid is not known before the exec, and
-				// sd_watchdog_enabled() takes an unset one as "this process".
-				env = config.MergeEnv(env, []string{"WATCHDOG_USEC=" + strconv.FormatInt(p.Watchdog.Microseconds(), 10)})
-			}
-			cleanups = append(cleanups, func() { sock.Close() })
 		case config.ProbeNotifyFD:
 			r, w, perr := health.NewNotifyPipe()
 			if perr != nil {
@@ -197,15 +199,6 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 			spec.NotifyFD, spec.NotifyFile = p.Ready.FD, w
 			cleanups = append(cleanups, func() { r.Close() })
 		}
-	}
-	if sock == nil && p.FDStoreMax > 0 && l.FDStore != nil {
-		// The fd store needs a notify socket even without notify readiness.
-		sock, err = l.notify.socket(l.RuntimeDir)
-		if err != nil {
-			return abort(fmt.Errorf("notify socket: %w", err))
-		}
-		env = config.MergeEnv(env, []string{"NOTIFY_SOCKET=" + sock.Path()})
-		cleanups = append(cleanups, func() { sock.Close() })
 	}
 	// What the process can make podvisor say at will through its socket is
 	// throttled; what is still counted is told when the socket closes.
@@ -223,8 +216,12 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 		}
 		h.Exited(ex)
 	})
-	spec.OnExit = gate.reaped
+	var mp *mainProc // nil when no other can be named
+	mp, spec.OnExit = l.mainProcFor(p, sock, h, gate.reaped)
 	child, err := proc.Spawn(l.Reaper, spec)
+	if mp != nil && err == nil {
+		mp.setLeader(child)
+	}
 	closeW()
 	if spec.NotifyFile != nil {
 		spec.NotifyFile.Close() // only the child may hold the write end (s6 rule)
@@ -241,11 +238,63 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 	l.Sink.AttachStream(errR, l.stream(p, "stderr", gen, tail, tap, gate.eof))
 	switch {
 	case sock != nil:
-		go l.readNotify(p, sock, child.Pid(), readyKind, h, warn)
+		go l.readNotify(p, sock, mp, readyKind, h, warn)
 	case notifyR != nil:
 		go l.waitNotifyFD(p, notifyR, h)
 	}
+	if mp != nil {
+		return mp, nil
+	}
 	return child, nil
+}
+
+// notifySocket makes p's NOTIFY_SOCKET when it needs one (ready: {notify:
+// systemd}, or an fd store, which needs one even without notify
+// readiness), with the variables that go with it; nil when it needs none.
+func (l *Launcher) notifySocket(p *config.Process) (*health.NotifySocket, []string, error) {
+	notify := p.Ready != nil && p.Ready.Kind == config.ProbeNotifySystemd
+	if !notify && (p.FDStoreMax == 0 || l.FDStore == nil) {
+		return nil, nil, nil
+	}
+	sock, err := l.notify.socket(l.RuntimeDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("notify socket: %w", err)
+	}
+	env := []string{"NOTIFY_SOCKET=" + sock.Path()}
+	if notify && p.Watchdog > 0 {
+		env = append(env, "WATCHDOG_USEC="+strconv.FormatInt(p.Watchdog.Microseconds(), 10))
+	}
+	return sock, env, nil
+}
+
+// mainProcFor is the main process of an incarnation of p whose exits go
+// to exited, when another process than the spawned one can become it: by
+// MAINPID= on its notify socket sock, or by its daemon's pid file; and
+// what the reaper calls at the spawned one's exit. Else it is nil, and
+// exited is called.
+func (l *Launcher) mainProcFor(p *config.Process, sock *health.NotifySocket, h supervisor.Hooks, exited func(proc.Exit)) (*mainProc, func(proc.Exit)) {
+	if sock == nil && p.Daemon == nil {
+		return nil, exited
+	}
+	mp := newMainProc(l.Reaper, uidOf(p), sock, exited)
+	if p.Daemon != nil {
+		mp.daemon = func(ex proc.Exit) {
+			if !p.IsSuccess(ex.Code()) {
+				mp.exited(ex) // the command failed: no daemon to look for
+				return
+			}
+			awaitDaemon(p, mp, h, ex)
+		}
+	}
+	return mp, mp.leaderExited
+}
+
+// uidOf is the real uid p runs as.
+func uidOf(p *config.Process) int {
+	if p.User != nil {
+		return int(p.User.UID)
+	}
+	return os.Getuid()
 }
 
 // stream says where one output stream of incarnation gen of p goes (its
@@ -269,12 +318,22 @@ func (l *Launcher) stream(p *config.Process, stream string, gen uint64, tail *lo
 
 // StopCommand runs p's stop.command in p's environment, bounded by ctx.
 func (l *Launcher) StopCommand(ctx context.Context, p *config.Process) error {
-	code, out, err := l.Reaper.RunCommandAs(ctx, cred(p), p.Stop.Command, l.Env(p), p.WorkingDir, stopOutputLimit)
+	return l.runAs(ctx, p, p.Stop.Command, "stop")
+}
+
+// ReloadCommand runs p's reload.command in p's environment, bounded by ctx.
+func (l *Launcher) ReloadCommand(ctx context.Context, p *config.Process) error {
+	return l.runAs(ctx, p, p.Reload.Command, "reload")
+}
+
+// runAs runs argv, p's what command, as p's user in its environment.
+func (l *Launcher) runAs(ctx context.Context, p *config.Process, argv []string, what string) error {
+	code, out, err := l.Reaper.RunCommandAs(ctx, cred(p), argv, l.Env(p), p.WorkingDir, stopOutputLimit)
 	if err != nil {
 		return err
 	}
 	if code != 0 {
-		return fmt.Errorf("stop command exited with code %d: %s", code, clip(strings.TrimSpace(string(out)), 500))
+		return fmt.Errorf("%s command exited with code %d: %s", what, code, clip(strings.TrimSpace(string(out)), 500))
 	}
 	return nil
 }

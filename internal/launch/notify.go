@@ -10,6 +10,7 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/health"
 	"github.com/podvisor/podvisor/internal/supervisor"
+	"golang.org/x/sys/unix"
 )
 
 // notifyPool hands out the NOTIFY_SOCKETs of incarnations. Creating one (a
@@ -54,11 +55,20 @@ func (np *notifyPool) socket(runtimeDir func() (string, error)) (*health.NotifyS
 	return s, nil
 }
 
-// readNotify passes what the process pid of p says on its notify socket to
+// readNotify passes what the process mp of p says on its notify socket to
 // the supervisor's hooks (READY=1 only when readiness is notify-systemd),
 // and stores the fds it hands over. It returns when the socket closes.
-func (l *Launcher) readNotify(p *config.Process, sock *health.NotifySocket, pid int, readyKind config.ProbeKind, h supervisor.Hooks, warn *warnLimiter) {
-	_ = sock.Run(pid, func(n health.Notification) {
+func (l *Launcher) readNotify(p *config.Process, sock *health.NotifySocket, mp *mainProc, readyKind config.ProbeKind, h supervisor.Hooks, warn *warnLimiter) {
+	_ = sock.Run(mp.leader.Pid(), func(n health.Notification) {
+		if n.MainPID > 0 {
+			// First, as systemd does: the rest of the message may be
+			// about the new main process.
+			if err := mp.adopt(n.MainPID, false); err != nil {
+				warn.Warn("MAINPID refused", "process", p.Name, "mainpid", n.MainPID, "reason", err.Error())
+			} else if h.MainPID != nil {
+				h.MainPID(n.MainPID)
+			}
+		}
 		if n.Status != "" {
 			h.Status(n.Status)
 		}
@@ -73,6 +83,12 @@ func (l *Launcher) readNotify(p *config.Process, sock *health.NotifySocket, pid 
 		}
 		if n.Errno > 0 && h.Errno != nil {
 			h.Errno(n.Errno)
+		}
+		if n.Stopping && h.Stopping != nil {
+			h.Stopping()
+		}
+		if n.Reloading && h.Reloading != nil {
+			h.Reloading(monotonicTime(n.MonotonicUsec))
 		}
 		if n.Store != nil {
 			l.FDStore.handleOrClose(p, n.Store, warn.Warn)
@@ -93,4 +109,21 @@ func (l *Launcher) waitNotifyFD(p *config.Process, r *os.File, h supervisor.Hook
 		l.logger().Warn("notify fd closed without readiness", "process", p.Name, "fd", p.Ready.FD)
 		h.Status(fmt.Sprintf("notify fd %d closed without readiness", p.Ready.FD))
 	}
+}
+
+// monotonicTime is the time.Time of a CLOCK_MONOTONIC reading in µs
+// (MONOTONIC_USEC=), zero for 0 or a reading podvisor cannot take.
+func monotonicTime(usec uint64) time.Time {
+	if usec == 0 {
+		return time.Time{}
+	}
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return time.Time{}
+	}
+	now := uint64(ts.Nano() / 1000)
+	if usec > now {
+		usec = now // from the future: as of now
+	}
+	return time.Now().Add(-time.Duration(now-usec) * time.Microsecond)
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,32 +27,43 @@ import (
 // LISTEN_PID cannot be put in the environment beforehand. Instead a child
 // with sockets first execs podvisor's own binary (/proc/self/exe, which
 // stays valid even if the file was replaced) with argv[0] set to
-// listenShimArg0; the package's init sees that, adds LISTEN_PID=getpid()
+// pidShimArg0; the package's init sees that, sets LISTEN_PID=getpid()
 // and execs the real program. The pid is the same across both execs, the
 // fds are already in place, and the cost is one extra exec of podvisor (a
 // few milliseconds) per start of such a process only. A binary that imports
-// this package (podvisor, its tests) can act as the shim.
-const listenShimArg0 = "podvisor-listen-pid"
+// this package (podvisor, its tests) can act as the shim. The watchdog's
+// WATCHDOG_PID (sd_watchdog_enabled(3)) is the same kind of variable and
+// goes the same way (Spec.PidEnv).
+const pidShimArg0 = "podvisor-listen-pid"
+
+// pidVars are the variables the shim may set to the child's pid.
+var pidVars = []string{"LISTEN_PID", "WATCHDOG_PID"}
 
 // ListenFDsStart is the first fd of the systemd protocol.
 const ListenFDsStart = 3
 
 func init() {
-	if len(os.Args) >= 3 && os.Args[0] == listenShimArg0 {
-		listenShim(os.Args[1], os.Args[2:])
+	if len(os.Args) >= 4 && os.Args[0] == pidShimArg0 {
+		pidShim(strings.Split(os.Args[1], ","), os.Args[2], os.Args[3:])
 	}
 }
 
-// listenShim execs path with LISTEN_PID set to this process's pid; it does
-// not return.
-func listenShim(path string, argv []string) {
-	env := make([]string, 0, len(os.Environ())+1)
+// pidShim execs path with each of names (pidVars only) set to this
+// process's pid; it does not return.
+func pidShim(names []string, path string, argv []string) {
+	pid := strconv.Itoa(os.Getpid())
+	env := make([]string, 0, len(os.Environ())+len(names))
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LISTEN_PID=") {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, k) {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "LISTEN_PID="+strconv.Itoa(os.Getpid()))
+	for _, n := range names {
+		if slices.Contains(pidVars, n) {
+			env = append(env, n+"="+pid)
+		}
+	}
 	err := unix.Exec(path, argv, env)
 	fmt.Fprintf(os.Stderr, "podvisor: exec %q: %v\n", path, err)
 	code := 126
@@ -61,9 +73,10 @@ func listenShim(path string, argv []string) {
 	os.Exit(code)
 }
 
-// withListenShim rewrites cmd so the child passes through the shim.
-func withListenShim(path string, argv []string) (string, []string) {
-	return "/proc/self/exe", append([]string{listenShimArg0, path}, argv...)
+// withPidShim rewrites cmd so the child passes through the shim, which
+// sets names to its pid.
+func withPidShim(names []string, path string, argv []string) (string, []string) {
+	return "/proc/self/exe", append([]string{pidShimArg0, strings.Join(names, ","), path}, argv...)
 }
 
 // ListenOptions are the settings of one bound socket.

@@ -51,6 +51,27 @@ func TestListenFilesReachTheChild(t *testing.T) {
 	}
 }
 
+// TestPidEnvIsTheChildsPid: PidEnv's variables are the child's own pid,
+// replacing an inherited value, and only the shim's own variables are set
+// (a name outside pidVars is dropped, not set to the pid).
+func TestPidEnvIsTheChildsPid(t *testing.T) {
+	r := newReaper(t)
+	c, out := spawnOut(t, r, Spec{
+		Argv:   []string{"/bin/sh", "-c", `echo "$$ $WATCHDOG_PID ${LISTEN_PID:-none} ${HOME:-nohome}"`},
+		Env:    []string{"PATH=/usr/bin:/bin", "WATCHDOG_PID=1"},
+		PidEnv: []string{"WATCHDOG_PID", "HOME"},
+	})
+	line, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, c, 10*time.Second)
+	f := strings.Fields(line)
+	if len(f) != 4 || f[0] != strconv.Itoa(c.Pid()) || f[1] != f[0] || f[2] != "none" || f[3] != "nohome" {
+		t.Fatalf("child saw %q; want its pid %d twice, none, nohome", line, c.Pid())
+	}
+}
+
 // TestBindInUseNamesTheHolder: a port in use is named with its holder.
 func TestBindInUseNamesTheHolder(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

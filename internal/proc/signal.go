@@ -25,6 +25,7 @@ const (
 	SIGUSR2 = syscall.SIGUSR2
 	SIGTERM = syscall.SIGTERM
 	SIGCONT = syscall.SIGCONT
+	SIGPIPE = syscall.SIGPIPE
 )
 
 // ParseSignal reads a signal as `podvisor signal` takes it: a name with or

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -41,6 +42,10 @@ type Spec struct {
 	// gets LISTEN_PID set to its own pid (listen_linux.go); the caller puts
 	// LISTEN_FDS and LISTEN_FDNAMES in Env. NotifyFD must lie above them.
 	ListenFiles []*os.File
+
+	// PidEnv names variables (WATCHDOG_PID) the child gets set to its own
+	// pid, as LISTEN_PID is with ListenFiles (listen_linux.go).
+	PidEnv []string
 
 	// DeathSignal is sent to the child by the kernel if podvisor dies (for
 	// example when it is SIGKILLed while not PID 1); 0 means none. Limits: it
@@ -241,9 +246,26 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 			cmd.ExtraFiles = make([]*os.File, len(s.ListenFiles))
 		}
 		copy(cmd.ExtraFiles, s.ListenFiles)
-		cmd.Path, cmd.Args = withListenShim(cmd.Path, cmd.Args)
+	}
+	if pidEnv := pidEnvOf(s); len(pidEnv) > 0 {
+		cmd.Path, cmd.Args = withPidShim(pidEnv, cmd.Path, cmd.Args)
 	}
 	return cmd, nil
+}
+
+// pidEnvOf is what the shim sets to the child's pid: LISTEN_PID for
+// sockets, and s.PidEnv.
+func pidEnvOf(s Spec) []string {
+	var names []string
+	if len(s.ListenFiles) > 0 {
+		names = append(names, "LISTEN_PID")
+	}
+	for _, n := range s.PidEnv {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // credential maps c to a syscall.Credential. Go then calls setgroups (clearing

@@ -88,6 +88,10 @@ type waiter struct {
 // waits for the outcome until ctx is done.
 func (s *Supervisor) Command(ctx context.Context, op string, req Request) Response {
 	ev := commandEv{op: op, req: req, reply: make(chan Response, 1)}
+	if op == "reload" && len(req.Names) > 0 {
+		op = "reload-process" // podvisor reload NAME: the process's own reload (reloadproc.go)
+		ev.op = op
+	}
 	if op == "reload" {
 		if s.ops.load == nil {
 			return Response{Error: "reload is not available in this podvisor"}
@@ -207,6 +211,8 @@ func (s *Supervisor) onCommand(e commandEv, now time.Time) {
 			s.opStart(w, rs, now)
 		case "restart":
 			s.opRestart(w, rs, now)
+		case "reload-process":
+			s.opReload(w, rs, now)
 		default:
 			w.resp.Error = "unknown command " + e.op
 		}

@@ -103,8 +103,49 @@ type errnoEv struct {
 	errno int
 }
 
-func (extendEv) isEvent() {}
-func (errnoEv) isEvent()  {}
+// stoppingEv is a STOPPING=1 from incarnation gen of a process.
+type stoppingEv struct {
+	idx int
+	gen uint64
+}
+
+// mainPIDEv says incarnation gen of a process has a new main pid.
+type mainPIDEv struct {
+	idx int
+	gen uint64
+	pid int
+}
+
+// failedEv gives the reason incarnation gen failed to start; its exit
+// follows.
+type failedEv struct {
+	idx    int
+	gen    uint64
+	reason string
+}
+
+// reloadingEv is a RELOADING=1 from incarnation gen of a process, sent at
+// at (zero: the message had no MONOTONIC_USEC=).
+type reloadingEv struct {
+	idx int
+	gen uint64
+	at  time.Time
+}
+
+// reloadCmdDoneEv says a reload.command finished.
+type reloadCmdDoneEv struct {
+	idx int
+	gen uint64
+	err error
+}
+
+func (reloadingEv) isEvent()     {}
+func (reloadCmdDoneEv) isEvent() {}
+func (mainPIDEv) isEvent()       {}
+func (failedEv) isEvent()        {}
+func (extendEv) isEvent()        {}
+func (errnoEv) isEvent()         {}
+func (stoppingEv) isEvent()      {}
 
 // seenEv says a sidecar has been seen running after its exec.
 type seenEv struct {
@@ -169,6 +210,11 @@ func (e stopCmdDoneEv) about() (int, uint64)    { return e.idx, e.gen }
 func (e watchdogEv) about() (int, uint64)       { return e.idx, e.gen }
 func (e extendEv) about() (int, uint64)         { return e.idx, e.gen }
 func (e errnoEv) about() (int, uint64)          { return e.idx, e.gen }
+func (e stoppingEv) about() (int, uint64)       { return e.idx, e.gen }
+func (e mainPIDEv) about() (int, uint64)        { return e.idx, e.gen }
+func (e failedEv) about() (int, uint64)         { return e.idx, e.gen }
+func (e reloadingEv) about() (int, uint64)      { return e.idx, e.gen }
+func (e reloadCmdDoneEv) about() (int, uint64)  { return e.idx, e.gen }
 func (e seenEv) about() (int, uint64)           { return e.idx, e.gen }
 
 // appliesAfterExit reports whether ev still counts once its incarnation's

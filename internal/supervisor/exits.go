@@ -55,6 +55,9 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 		s.applyRule(r, rule, code, ran, now)
 		return
 	}
+	if intent == intentSelf && s.selfStopped(r, ex, ran, now) {
+		return
+	}
 	if intent == intentCascade {
 		s.setState(r, Pending)
 		r.relaunch = true // its start again counts as a restart

@@ -35,6 +35,7 @@ type script struct {
 	pingFor      time.Duration  // ... for this long after the start (0: forever); first generation only
 	pingTrigger  time.Duration  // send WATCHDOG=trigger this long after the start (0: never); first generation only
 	extendOnTerm time.Duration  // send EXTEND_TIMEOUT_USEC of this much when the stop signal arrives
+	selfStop     time.Duration  // send STOPPING=1 this long after the start (0: never); first generation only
 }
 
 // fakeLauncher records every launch, signal and exit with its offset from t0.
@@ -118,6 +119,11 @@ func (f *fakeLauncher) StopCommand(ctx context.Context, p *config.Process) error
 	return nil
 }
 
+func (f *fakeLauncher) ReloadCommand(ctx context.Context, p *config.Process) error {
+	f.record("reloadcmd %s", p.Name)
+	return nil
+}
+
 // WatchSeen: a fake child counts as seen running at once.
 func (f *fakeLauncher) WatchSeen(context.Context, int, func()) bool { return false }
 
@@ -140,7 +146,7 @@ func (f *fakeLauncher) Launch(p *config.Process, gen uint64, h Hooks) (Child, er
 		sc.exitAfter = 0
 	}
 	if gen > 1 {
-		sc.pingFor, sc.pingTrigger = 0, 0
+		sc.pingFor, sc.pingTrigger, sc.selfStop = 0, 0, 0
 	}
 	c := &fakeChild{f: f, name: p.Name, pid: pid, sc: sc, code: code,
 		exited: h.Exited, sig: make(chan syscall.Signal, 16)}
@@ -225,6 +231,10 @@ func (c *fakeChild) run(h Hooks) {
 	if c.sc.pingTrigger > 0 {
 		trigger = time.After(c.sc.pingTrigger)
 	}
+	var selfStop <-chan time.Time
+	if c.sc.selfStop > 0 {
+		selfStop = time.After(c.sc.selfStop)
+	}
 	for {
 		select {
 		case <-ping:
@@ -238,6 +248,10 @@ func (c *fakeChild) run(h Hooks) {
 			trigger = nil
 		case <-c.f.quit:
 			return
+		case <-selfStop:
+			c.f.record("stopping %s", c.name)
+			h.Stopping()
+			selfStop = nil
 		case <-ready:
 			h.Ready("fake ready")
 			ready = nil
@@ -254,7 +268,7 @@ func (c *fakeChild) run(h Hooks) {
 			case s == syscall.SIGKILL:
 				c.exit(signalStatus(syscall.SIGKILL))
 				return
-			case s == syscall.SIGCONT || s == syscall.SIGUSR1 || s == syscall.SIGUSR2:
+			case s == syscall.SIGCONT || s == syscall.SIGUSR1 || s == syscall.SIGUSR2 || s == syscall.SIGHUP: // handled (HUP: a reload)
 			case c.sc.ignoreTerm:
 			case stopping == nil:
 				if c.sc.readyOnTerm {

@@ -32,6 +32,10 @@ type incarnation struct {
 	errno       int    // last ERRNO= (0: none)
 	seen        bool   // seen running after its exec (a sidecar's start gate; sidecars.go)
 
+	reloading   bool      // reloading: shown as such until done (reloadproc.go)
+	reloadBegin time.Time // when the reload podvisor asked for began
+	reloadCmd   bool      // reload.command in flight
+
 	intent      stopIntent    // why it is being stopped
 	failedBy    *config.Probe // the check whose failure asked for the stop (its stop_timeout)
 	stopCmd     bool          // stop.command in flight

@@ -26,6 +26,7 @@ type chaos struct {
 	yaml  string
 	next  atomic.Pointer[string] // the config a reload reads
 	ops   *rand.Rand             // operator commands draw from here, leaving rng's sequence as it was
+	nt    *rand.Rand             // notify messages (STOPPING, RELOADING, MAINPID) and process reloads, likewise
 	procs map[string]chaosProc
 	n     int // processes p0..p(n-1); the last may be renamed r(n-1) by a reload
 	sup   *Supervisor
@@ -53,7 +54,7 @@ type chaos struct {
 
 func newChaos(seed uint64) *chaos {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	c := &chaos{wd: rand.New(rand.NewPCG(seed^0x77617463, seed)), rng: rng, ops: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, sigAt: map[string]time.Time{}, pid: 1000, t0: time.Now()}
+	c := &chaos{wd: rand.New(rand.NewPCG(seed^0x77617463, seed)), nt: rand.New(rand.NewPCG(seed^0x6e6f74696679, seed)), rng: rng, ops: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), procs: map[string]chaosProc{}, kids: map[string]*chaosChild{}, probeOK: map[string]bool{}, sigAt: map[string]time.Time{}, pid: 1000, t0: time.Now()}
 	var procs []chaosProc
 	// Exit rules draw from their own stream, so older seeds keep their
 	// configs and events (TestInvariantRegressions).
@@ -211,6 +212,9 @@ func (c *chaos) act(sigs chan<- os.Signal) {
 			case c.procs[k.name].watchdog == 0 || w < 2:
 				c.logf("act: %s prints READY", k.name)
 				k.ctl <- -1
+				if c.procs[k.name].watchdog > 0 {
+					c.notifyMore(k) // invariant_notify_test.go
+				}
 			case w == 2:
 				c.logf("act: %s hangs (no more WATCHDOG=1)", k.name)
 				k.ctl <- -2
@@ -234,6 +238,9 @@ func (c *chaos) act(sigs chan<- os.Signal) {
 	default: // time passes
 		if c.operate() { // or an operator command (invariant_ops_test.go)
 			return
+		}
+		if k := c.notifyKid(); k != nil && c.nt.IntN(3) == 0 {
+			c.notifyMore(k) // before the time passes (invariant_notify_test.go)
 		}
 		d := time.Duration(c.rng.IntN(4000)) * time.Millisecond
 		if c.rng.IntN(10) == 0 {
@@ -324,13 +331,17 @@ type chaosChild struct {
 	exiting bool // guarded by c.mu
 }
 
-func (k *chaosChild) Pid() int { return k.pid }
+func (k *chaosChild) Pid() int {
+	k.c.mu.Lock()
+	defer k.c.mu.Unlock()
+	return k.pid
+}
 
 // GroupAlive: a chaos child's group ends with it.
 func (k *chaosChild) GroupAlive() bool { return false }
 
 func (k *chaosChild) Signal(sig syscall.Signal) error {
-	k.c.checkSignal(k.name, k.pid, sig)
+	k.c.checkSignal(k.name, k.Pid(), sig)
 	k.c.logf("signal %s %s", k.name, sigName(sig))
 	k.sig <- sig
 	return nil
@@ -350,6 +361,11 @@ func (c *chaos) Launch(p *config.Process, gen uint64, h Hooks) (Child, error) {
 
 // WatchSeen: a chaos child counts as seen running at once.
 func (c *chaos) WatchSeen(context.Context, int, func()) bool { return false }
+
+func (c *chaos) ReloadCommand(ctx context.Context, p *config.Process) error {
+	c.logf("reloadcmd %s", p.Name)
+	return nil
+}
 
 func (c *chaos) StopCommand(ctx context.Context, p *config.Process) error {
 	d := c.procs[p.Name].hook
@@ -434,6 +450,15 @@ func (k *chaosChild) run(h Hooks, p chaosProc) {
 			case -3:
 				h.Watchdog(true)
 				continue
+			case -4:
+				h.Stopping()
+				continue
+			case -5:
+				h.Reloading(time.Time{})
+				continue
+			case -6:
+				h.MainPID(k.newMainPid())
+				continue
 			}
 			exit(exitStatus(code))
 			return
@@ -442,7 +467,7 @@ func (k *chaosChild) run(h Hooks, p chaosProc) {
 			case s == syscall.SIGKILL:
 				exit(signalStatus(syscall.SIGKILL))
 				return
-			case s == syscall.SIGCONT || s == syscall.SIGUSR1 || s == syscall.SIGUSR2:
+			case s == syscall.SIGCONT || s == syscall.SIGUSR1 || s == syscall.SIGUSR2 || s == syscall.SIGHUP: // HUP: a reload
 			case p.ignoreTerm:
 			case stopping == nil:
 				stopSig = s

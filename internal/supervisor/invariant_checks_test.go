@@ -30,6 +30,7 @@ func (c *chaos) checkStep(now time.Time) {
 		if r.old != nil {
 			alive++ // the outgoing incarnation of a restart with overlap
 		}
+		c.checkNotify(r)
 		switch r.state {
 		case Pending, Backoff, Stopped, Completed, Failed:
 			if r.cur.child != nil {
@@ -119,7 +120,10 @@ func (c *chaos) checkSignal(name string, pid int, sig syscall.Signal) {
 				c.violate("SIGKILL to %s %v after its stop signal, less than its min_grace %v", name, now.Sub(sigAt), g)
 			}
 		}
+	case sig == syscall.SIGHUP && r.p.Stop.Signal != syscall.SIGHUP:
+		c.checkReloadSignal(r)
 	case sig == r.p.Stop.Signal:
+		c.checkSelfStopSignal(r)
 		if s.phase == PhaseStopping {
 			c.mu.Lock()
 			c.sigAt[name] = now

@@ -38,6 +38,9 @@ func (c *chaos) operate() bool {
 		op = "restart"
 	case r < 8:
 		op, req.Signal = "signal", "USR2"
+		if c.nt.IntN(2) == 0 {
+			op, req.Signal = "reload", "" // podvisor reload NAME (invariant_notify_test.go)
+		}
 	default:
 		op, req = "reload", Request{}
 		next := *c.next.Load()

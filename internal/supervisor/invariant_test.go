@@ -208,7 +208,7 @@ func genConfig(rng, rules, checks *rand.Rand) (string, []chaosProc) {
 					// notify: systemd with a watchdog; readiness comes as
 					// for log (the fake child calls Ready), pings too.
 					p.watchdog = time.Duration(300+rules.IntN(2000)) * time.Millisecond
-					fmt.Fprintf(&b, "    ready: {notify: systemd}\n    watchdog: %dms\n", p.watchdog.Milliseconds())
+					fmt.Fprintf(&b, "    ready: {notify: systemd}\n    watchdog: %dms\n    reload: {signal: HUP}\n", p.watchdog.Milliseconds())
 				} else {
 					b.WriteString("    ready: {log: READY}\n")
 				}

@@ -250,6 +250,19 @@ func (s *Supervisor) handleProc(ev procEvent, now time.Time) {
 		s.onExtend(r, inc, e)
 	case errnoEv:
 		inc.errno = e.errno
+	case stoppingEv:
+		s.onStopping(r, inc, now)
+	case mainPIDEv:
+		s.onMainPID(r, inc, e.pid)
+	case reloadingEv:
+		s.onReloading(r, inc, e)
+	case reloadCmdDoneEv:
+		s.onReloadCmdDone(r, inc, e)
+	case failedEv:
+		if inc.intent == intentNone && r.state != Stopping {
+			s.log.Warn("start failed", "process", r.p.Name, "reason", e.reason)
+			r.reason, inc.intent = e.reason, intentFail // its exit, next, is a failed start
+		}
 	case statusEv:
 		inc.status = e.status
 	case stopCmdDoneEv:
@@ -284,6 +297,9 @@ func (s *Supervisor) onReadyEv(r *record, inc *incarnation, e readyEv, now time.
 	// TERM trap) must not start a dependent against a dying process.
 	if stopping {
 		return
+	}
+	if inc.reloading && e.ready && reloadNotified(r) {
+		s.endReload(r, inc) // and on: READY=1 is readiness too
 	}
 	s.onReady(r, e.ready, e.detail, now)
 }

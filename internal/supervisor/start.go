@@ -48,8 +48,12 @@ func (s *Supervisor) startAll(rs []*record, now time.Time) int {
 			Watchdog: func(trigger bool) {
 				s.send(watchdogEv{idx: idx, gen: gen, trigger: trigger, at: time.Now()})
 			},
-			Extend: func(d time.Duration) { s.send(extendEv{idx: idx, gen: gen, by: d, at: time.Now()}) },
-			Errno:  func(n int) { s.send(errnoEv{idx: idx, gen: gen, errno: n}) },
+			Extend:    func(d time.Duration) { s.send(extendEv{idx: idx, gen: gen, by: d, at: time.Now()}) },
+			Errno:     func(n int) { s.send(errnoEv{idx: idx, gen: gen, errno: n}) },
+			Stopping:  func() { s.send(stoppingEv{idx: idx, gen: gen}) },
+			MainPID:   func(pid int) { s.send(mainPIDEv{idx: idx, gen: gen, pid: pid}) },
+			Failed:    func(why string) { s.send(failedEv{idx: idx, gen: gen, reason: why}) },
+			Reloading: func(at time.Time) { s.send(reloadingEv{idx: idx, gen: gen, at: at}) },
 		}
 	}
 	n := len(rs)

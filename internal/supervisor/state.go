@@ -89,6 +89,9 @@ const (
 	// intentRestartAll marks a child stopped by a restart-all (rules.go):
 	// its exit makes it pending, and it starts again with everything else.
 	intentRestartAll
+	// intentSelf: the process said STOPPING=1 and stops on its own
+	// (notifyext.go): no signal, the stop timeout, a clean exit is no crash.
+	intentSelf
 )
 
 // goal is what a waiter waits for on one process (waiters.go).
@@ -130,7 +133,7 @@ func (a PlanAction) String() string {
 //	Pending    Failed     spawn failed for good: not found, not executable (teardown.go: fatal)
 //	Pending    Stopped    teardown before it started; podvisor stop; removed by a reload (teardown.go, operate.go, reload.go)
 //	Starting   Running    ready (readiness.go)
-//	Starting   Stopping   start_timeout, liveness, cascade, operator stop, teardown, min_grace past shutdown_timeout (stops.go, teardown.go, sidecars.go)
+//	Starting   Stopping   start_timeout, liveness, cascade, operator stop, teardown, min_grace past shutdown_timeout, STOPPING=1 (stops.go, teardown.go, sidecars.go, notifyext.go)
 //	Running    Stopping   the same causes (stops.go, teardown.go, sidecars.go)
 //	Starting,
 //	Running    Completed  a oneshot or job exited with a success code (exits.go)

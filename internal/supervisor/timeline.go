@@ -91,6 +91,8 @@ func (s *Supervisor) stopWhy(r *record, intent stopIntent) string {
 		return "a restart: true dependency is restarting"
 	case intent == intentFail:
 		return r.reason
+	case intent == intentSelf:
+		return reasonSelfStop
 	case s.phase == PhaseStopping:
 		return "teardown: " + s.outcome.Detail
 	}

@@ -43,6 +43,18 @@ type Hooks struct {
 	// Extend reports EXTEND_TIMEOUT_USEC; Errno reports ERRNO=.
 	Extend func(d time.Duration)
 	Errno  func(errno int)
+	// Stopping reports STOPPING=1 (notifyext.go).
+	Stopping func()
+	// MainPID reports that pid is the process's main pid now (MAINPID=,
+	// a pid file): the Child's Pid, exit and signals are its (notifyext.go).
+	MainPID func(pid int)
+	// Failed gives the reason the start failed though the exit that
+	// follows may have a success code (a daemon's pid file that could not
+	// be read): that exit is a failed start (notifyext.go).
+	Failed func(reason string)
+	// Reloading reports RELOADING=1, with when the process sent it
+	// (MONOTONIC_USEC=; zero when absent) (reloadproc.go).
+	Reloading func(at time.Time)
 }
 
 // Launcher starts processes. The real one is internal/launch's Launcher;
@@ -52,6 +64,8 @@ type Launcher interface {
 	// StopCommand runs p's stop.command and returns when it has finished or ctx
 	// is done.
 	StopCommand(ctx context.Context, p *config.Process) error
+	// ReloadCommand runs p's reload.command, as StopCommand does.
+	ReloadCommand(ctx context.Context, p *config.Process) error
 	// WatchSeen arranges for seen to be called, from another goroutine and
 	// not once ctx is done, when the process pid has been seen running
 	// after its exec (a sidecar's start gate, sidecars.go). It returns

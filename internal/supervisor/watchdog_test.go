@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"strings"
 	"syscall"
 	"testing"
@@ -97,5 +98,107 @@ processes:
 		// killed at the 21s deadline, not at 3s and not an hour later.
 		h.mustHave("1s signal slow TERM", "5s exit slow 143", "1s signal capped TERM", "21s signal capped KILL")
 		h.mustNotHaveSuffix("signal slow KILL")
+	})
+}
+
+// STOPPING=1 (notifyext.go): the service is stopping with no signal from
+// podvisor; a death by SIGTERM after it is a clean stop, so restart:
+// always starts it again and restart: never leaves it stopped without
+// ending the run; one that hangs gets SIGKILL at its stop timeout.
+func TestStoppingNotify(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, `
+processes:
+  again: {command: [a], restart: {policy: always, backoff: 1s}}
+  once: {command: [o], restart: never}
+  hangs: {command: [h], restart: {policy: on-failure, backoff: 1h}, stop: {timeout: 2s}}
+  other: {command: [x]}
+`, map[string]script{
+			"again": {selfStop: time.Second, exitAfter: 1500 * time.Millisecond, exitSignal: syscall.SIGTERM, firstOnly: true},
+			"once":  {selfStop: time.Second, exitAfter: 1500 * time.Millisecond},
+			"hangs": {selfStop: time.Second, ignoreTerm: true},
+		})
+		time.Sleep(1200 * time.Millisecond)
+		for _, p := range h.sup.Snapshot().Processes {
+			if p.Name != "other" && (p.State != "stopping" || p.Reason != reasonSelfStop) {
+				t.Errorf("%s after STOPPING=1: %+v", p.Name, p)
+			}
+		}
+		time.Sleep(3 * time.Second) // 4.2s
+		h.mustHave("1s stopping again", "1.5s exit again 143", "2.5s start again", "1.5s exit once 0", "3s signal hangs KILL")
+		h.mustNotHaveSuffix("signal again TERM")
+		h.mustNotHaveSuffix("signal once TERM")
+		for _, p := range h.sup.Snapshot().Processes {
+			switch p.Name {
+			case "again":
+				if p.State != "running" || p.Restarts != 1 {
+					t.Errorf("again: %+v", p)
+				}
+			case "once":
+				if p.State != "stopped" || p.Reason != "stopped on its own (STOPPING=1), exit code 0" {
+					t.Errorf("once: %+v", p)
+				}
+			case "hangs":
+				if p.State != "backoff" || p.Reason != "exited with code 137" {
+					t.Errorf("hangs: %+v", p)
+				}
+			}
+		}
+		h.sigs <- syscall.SIGTERM
+		if o := h.wait(time.Minute); o.Reason != ReasonSignal {
+			t.Errorf("outcome %+v", o)
+		}
+	})
+}
+
+// podvisor reload NAME: a signal action on a notify process reloads until
+// READY=1; a command action without notify ends with the command; a
+// process without reload: is refused; RELOADING=1 sent before the reload
+// began (MONOTONIC_USEC) is stale and ignored, one without it counts.
+func TestReloadProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, `
+processes:
+  a: {command: [a], ready: {notify: systemd}, reload: {signal: HUP}}
+  c: {command: [c], reload: {command: [reload-c]}}
+  n: {command: [n]}
+`, map[string]script{"a": {readyAfter: 100 * time.Millisecond}})
+		time.Sleep(time.Second)
+		state := func(name string) string {
+			for _, p := range h.sup.Snapshot().Processes {
+				if p.Name == name {
+					return p.State
+				}
+			}
+			return "absent"
+		}
+		res := h.sup.Command(context.Background(), "reload", Request{Names: []string{"a", "c", "n"}})
+		if res.OK || len(res.Results) != 3 || !strings.Contains(res.Results[2].Message, "no reload: action") {
+			t.Fatalf("reload a c n: %+v", res)
+		}
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		h.mustHave("1s signal a hangup", "1s reloadcmd c")
+		if state("a") != "reloading" || state("c") != "running" {
+			t.Errorf("a %s, c %s after the reload; want reloading, running", state("a"), state("c"))
+		}
+		a := h.sup.recs[0]
+		h.sup.send(readyEv{idx: a.idx, gen: 1, ready: true, detail: "READY=1"})
+		time.Sleep(10 * time.Millisecond)
+		if state("a") != "running" {
+			t.Errorf("a %s after READY=1", state("a"))
+		}
+		h.sup.send(reloadingEv{idx: a.idx, gen: 1, at: time.Now().Add(-500 * time.Millisecond)})
+		time.Sleep(10 * time.Millisecond)
+		if state("a") != "running" {
+			t.Errorf("a %s after a stale RELOADING=1", state("a"))
+		}
+		h.sup.send(reloadingEv{idx: a.idx, gen: 1})
+		time.Sleep(10 * time.Millisecond)
+		if state("a") != "reloading" {
+			t.Errorf("a %s after its own RELOADING=1", state("a"))
+		}
+		h.sigs <- syscall.SIGTERM
+		h.wait(time.Minute)
 	})
 }
