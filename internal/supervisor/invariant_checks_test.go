@@ -187,6 +187,7 @@ func (c *chaos) checkLaunch(name string) {
 // can stay.
 func (c *chaos) checkQuiescent() {
 	snap := c.sup.Snapshot()
+	c.checkMainPids(snap)
 	blocked := map[string]bool{}
 	for _, p := range snap.Processes {
 		// A scheduled oneshot holds its dependents' conditions only between

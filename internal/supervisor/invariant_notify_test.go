@@ -57,13 +57,25 @@ func (k *chaosChild) newMainPid() int {
 	return k.pid
 }
 
-// checkNotify runs at every step for every record.
-func (c *chaos) checkNotify(r *record) {
-	if ch := r.cur.child; ch != nil && r.cur.lingering == nil {
-		if pid := ch.Pid(); pid != r.cur.pid {
-			c.violate("%s: the loop holds pid %d, its child's main pid is %d", r.p.Name, r.cur.pid, pid)
+// checkMainPids runs once the chaos has settled: a MAINPID= in flight (the
+// child names its daemon, the loop hears of it a step later) is heard by
+// then, so the pid podvisor shows is its child's main pid.
+func (c *chaos) checkMainPids(snap Snapshot) {
+	var bad []string
+	c.mu.Lock()
+	for _, p := range snap.Processes {
+		if k := c.kids[p.Name]; k != nil && !k.exiting && p.Pid != 0 && p.Pid != k.pid {
+			bad = append(bad, fmt.Sprintf("%s: podvisor shows pid %d, its child's main pid is %d", p.Name, p.Pid, k.pid))
 		}
 	}
+	c.mu.Unlock()
+	for _, b := range bad {
+		c.violate("%s", b)
+	}
+}
+
+// checkNotify runs at every step for every record.
+func (c *chaos) checkNotify(r *record) {
 	if r.cur.reloading && r.state == Running && r.cur.child == nil {
 		c.violate("%s reloading without a child", r.p.Name)
 	}
