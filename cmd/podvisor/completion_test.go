@@ -108,7 +108,7 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor restart web w", []string{"web", "worker"}},
 		// restart takes no -c: the names come from ./procs.yaml.
 		{"podvisor restart -c other.yaml ''", []string{"web", "worker"}},
-		{"podvisor restart -", []string{"--control", "--timeout"}},
+		{"podvisor restart -", []string{"--control", "-o", "--timeout"}},
 		// --control takes a socket's PATH: file names are offered.
 		{"podvisor restart --control oth", []string{"other.yaml"}},
 		{"podvisor signal ''", []string{"web", "worker"}},
@@ -211,7 +211,7 @@ func TestZshCompletion(t *testing.T) {
 		{"podvisor ''", []string{"run", "check", "import", "graph", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
-		{"podvisor status -", []string{"--addr", "--json"}},
+		{"podvisor status -", []string{"--addr", "--json", "-o"}},
 		{"podvisor run -c ''", []string{"FILES"}},
 		{"podvisor run --config ''", []string{"FILES"}},
 		{"podvisor restart ''", []string{"web", "worker"}},

@@ -10,15 +10,52 @@ import (
 )
 
 // graphFlags defines graph's flags (cmdGraph and the command table share it).
-func graphFlags(fs *flag.FlagSet) (path, format *string) {
-	return configFlag(fs), fs.String("format", "text", "output `FORMAT`: text, dot or mermaid")
+func graphFlags(fs *flag.FlagSet) (path, format *string, out *output) {
+	return configFlag(fs), fs.String("format", "text", "output `FORMAT`: text, dot or mermaid"), outputFlag(fs)
+}
+
+// graphDoc is graph -o json: the API's Graph (schema/openapi.json).
+type graphDoc struct {
+	Processes []graphProcess `json:"processes"`
+	Levels    [][]string     `json:"levels"` // the names by start level
+	Edges     []graphEdge    `json:"edges"`
+}
+
+type graphProcess struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Level int    `json:"level"`
+}
+
+type graphEdge struct {
+	From      string `json:"from"` // the dependent
+	To        string `json:"to"`   // its dependency
+	Condition string `json:"condition"`
+}
+
+func newGraphDoc(g *graph.Graph, kinds map[string]string) graphDoc {
+	d := graphDoc{Processes: []graphProcess{}, Levels: g.Levels(), Edges: []graphEdge{}}
+	if d.Levels == nil {
+		d.Levels = [][]string{}
+	}
+	for _, n := range g.Names() {
+		d.Processes = append(d.Processes, graphProcess{Name: n, Type: kinds[n], Level: g.Level(n)})
+		for _, e := range g.Dependencies(n) {
+			d.Edges = append(d.Edges, graphEdge{From: e.From, To: e.To, Condition: e.Cond.String()})
+		}
+	}
+	return d
 }
 
 // cmdGraph renders the dependency graph as text, DOT or Mermaid.
 func cmdGraph(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("graph", stderr)
-	path, format := graphFlags(fs)
+	path, format, out := graphFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *out == outputJSON && *format != "text" {
+		fmt.Fprintln(stderr, "podvisor graph: -o json and --format exclude each other")
 		return exitUsage
 	}
 	write, ok := map[string]func(io.Writer, *graph.Graph, map[string]string) error{
@@ -36,6 +73,11 @@ func cmdGraph(args []string, stdout, stderr io.Writer) int {
 	kinds := make(map[string]string, len(cfg.Processes))
 	for name, p := range cfg.Processes {
 		kinds[name] = p.Type.String()
+	}
+	if *out == outputJSON {
+		write = func(w io.Writer, g *graph.Graph, kinds map[string]string) error {
+			return writeJSON(w, newGraphDoc(g, kinds))
+		}
 	}
 	w := bufio.NewWriter(stdout)
 	if err := write(w, cfg.Graph, kinds); err != nil {

@@ -50,13 +50,13 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // cmdOperate runs restart, stop, start, signal and reload.
 // operateFlags defines the flags of restart, stop, start, signal and reload
 // (shared with the command table).
-func operateFlags(op string, fs *flag.FlagSet) (path *string, timeout *time.Duration, dryRun *bool) {
+func operateFlags(op string, fs *flag.FlagSet) (path *string, timeout *time.Duration, dryRun *bool, out *output) {
 	path, timeout = controlFlags(fs)
 	dryRun = new(bool)
 	if op == "reload" {
 		fs.BoolVar(dryRun, "dry-run", false, "print what a reload would do, and do nothing")
 	}
-	return path, timeout, dryRun
+	return path, timeout, dryRun, outputFlag(fs)
 }
 
 // operate returns the run function of one operate verb.
@@ -66,7 +66,7 @@ func operate(op string) func(args []string, stdout, stderr io.Writer) int {
 
 func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(op, stderr)
-	path, timeout, dryRunFlag := operateFlags(op, fs)
+	path, timeout, dryRunFlag, out := operateFlags(op, fs)
 	pos, err := parseInterleaved(fs, args)
 	dryRun := *dryRunFlag
 	if err != nil {
@@ -108,6 +108,9 @@ func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor %s: %v\n", op, err)
 		return exitFail
 	}
+	if *out == outputJSON {
+		return printResponseJSON(op, res, stdout, stderr)
+	}
 	for _, line := range res.Plan {
 		fmt.Fprintln(stdout, line)
 	}
@@ -132,6 +135,19 @@ func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 	}
 	if op == "reload" && res.OK && !dryRun && len(req.Names) == 0 {
 		fmt.Fprintf(stdout, "config generation %d\n", res.Generation)
+	}
+	if !res.OK {
+		return exitFail
+	}
+	return exitOK
+}
+
+// printResponseJSON prints the answer as the API's CommandResponse; the
+// exit code is the text output's.
+func printResponseJSON(op string, res control.Response, stdout, stderr io.Writer) int {
+	if err := writeJSON(stdout, res); err != nil {
+		fmt.Fprintf(stderr, "podvisor %s: %v\n", op, err)
+		return exitFail
 	}
 	if !res.OK {
 		return exitFail

@@ -20,21 +20,21 @@ const defaultStatusAddr = "127.0.0.1:9464"
 const statusTimeout = 5 * time.Second
 
 // statusFlags defines status's flags (cmdStatus and the command table share it).
-func statusFlags(fs *flag.FlagSet) (addr *string, asJSON *bool) {
+func statusFlags(fs *flag.FlagSet) (addr *string, asJSON *bool, out *output) {
 	def := os.Getenv("PODVISOR_ADDR")
 	if def == "" {
 		def = defaultStatusAddr
 	}
 	addr = fs.String("addr", def, "podvisor's HTTP `ADDR` ($PODVISOR_ADDR, else 127.0.0.1:9464; \":PORT\" means 127.0.0.1:PORT)")
-	asJSON = fs.Bool("json", false, "print the /status JSON instead of a table")
-	return addr, asJSON
+	asJSON = fs.Bool("json", false, "same as -o json")
+	return addr, asJSON, outputFlag(fs)
 }
 
 // cmdStatus prints a running podvisor's processes: a table, or the /status
-// JSON as served with --json. Exit 1 when no podvisor answers.
+// JSON as served with -o json. Exit 1 when no podvisor answers.
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("status", stderr)
-	addr, asJSON := statusFlags(fs)
+	addr, asJSON, out := statusFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -59,7 +59,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 
-	if *asJSON {
+	if *asJSON || *out == outputJSON { // the Status schema, as served
 		if _, err := stdout.Write(raw); err != nil {
 			fmt.Fprintf(stderr, "podvisor status: write: %v\n", err)
 			return exitFail

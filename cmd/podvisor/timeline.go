@@ -15,24 +15,24 @@ import (
 
 // cmdTimeline prints a running podvisor's start-up and shutdown timeline as
 // a text Gantt chart with the critical chain, or writes it as an SVG with
-// --svg, or prints the /timeline JSON with --json. Exit 1 when no podvisor
+// --svg, or prints the /timeline JSON with -o json. Exit 1 when no podvisor
 // answers or the file cannot be written.
 // timelineFlags defines timeline's flags (shared with help and completion).
-func timelineFlags(fs *flag.FlagSet) (addr, svg *string, asJSON *bool, width *int) {
+func timelineFlags(fs *flag.FlagSet) (addr, svg *string, asJSON *bool, width *int, out *output) {
 	def := os.Getenv("PODVISOR_ADDR")
 	if def == "" {
 		def = defaultStatusAddr
 	}
 	addr = fs.String("addr", def, "podvisor's HTTP `ADDR` ($PODVISOR_ADDR, else 127.0.0.1:9464; \":PORT\" means 127.0.0.1:PORT)")
 	svg = fs.String("svg", "", "write the chart as SVG to this `FILE` (\"-\": standard output) instead of printing text")
-	asJSON = fs.Bool("json", false, "print the /timeline JSON")
+	asJSON = fs.Bool("json", false, "same as -o json")
 	width = fs.Int("width", 60, "`N` columns for the text chart's bars")
-	return addr, svg, asJSON, width
+	return addr, svg, asJSON, width, outputFlag(fs)
 }
 
 func cmdTimeline(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("timeline", stderr)
-	addr, svg, asJSON, width := timelineFlags(fs)
+	addr, svg, asJSON, width, out := timelineFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -40,8 +40,9 @@ func cmdTimeline(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor timeline: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	*asJSON = *asJSON || *out == outputJSON
 	if *asJSON && *svg != "" {
-		fmt.Fprintln(stderr, "podvisor timeline: --json and --svg exclude each other")
+		fmt.Fprintln(stderr, "podvisor timeline: -o json and --svg exclude each other")
 		return exitUsage
 	}
 	dial, err := server.DialAddr(*addr)

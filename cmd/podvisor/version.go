@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -41,15 +40,15 @@ func currentBuild() buildInfo {
 }
 
 // versionFlags defines version's flags (cmdVersion and the command table share it).
-func versionFlags(fs *flag.FlagSet) (asJSON *bool) {
-	return fs.Bool("json", false, "print one JSON object instead of text")
+func versionFlags(fs *flag.FlagSet) (asJSON *bool, out *output) {
+	return fs.Bool("json", false, "same as -o json"), outputFlag(fs)
 }
 
 // cmdVersion prints the version; its first line stays "podvisor VERSION"
 // for scripts that read only that.
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("version", stderr)
-	asJSON := versionFlags(fs)
+	asJSON, out := versionFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -58,9 +57,8 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	b := currentBuild()
-	if *asJSON {
-		out, _ := json.Marshal(b)
-		if _, err := fmt.Fprintf(stdout, "%s\n", out); err != nil {
+	if *asJSON || *out == outputJSON {
+		if err := writeJSON(stdout, b); err != nil {
 			return exitFail
 		}
 		return exitOK

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/logs"
+	"github.com/podvisor/podvisor/schema"
 )
 
 // Backend carries out commands; Supervised adapts the supervisor to it.
@@ -73,6 +74,7 @@ func NewServer(backend Backend, log *slog.Logger) *Server {
 	}
 	mux.HandleFunc("GET /v1/logs", s.logs)
 	mux.HandleFunc("POST /v1/logs/reopen", s.reopenLogs)
+	mux.HandleFunc("GET /openapi.json", schema.ServeOpenAPI)
 	mux.HandleFunc("GET /v1/identity", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Identity) })
 	s.http = &http.Server{
 		Handler:           s.authorize(mux),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/supervisor"
+	"github.com/podvisor/podvisor/schema"
 )
 
 // Source is what the HTTP layer needs from the supervisor.
@@ -92,6 +93,7 @@ func New(src Source, m *Metrics, opts Options) http.Handler {
 	mux.HandleFunc("GET /livez", h.livez)
 	mux.HandleFunc("GET /status", h.status)
 	mux.Handle("GET /metrics", m.handler(src.Snapshot, opts.logger()))
+	mux.HandleFunc("GET /openapi.json", schema.ServeOpenAPI)
 	if opts.Timeline != nil {
 		mux.HandleFunc("GET /timeline", TimelineHandler(opts.Timeline))
 	}

@@ -361,10 +361,11 @@ func (r *Run) WriteTTY(b []byte) {
 // URL is the full URL of path on podvisor's HTTP server.
 func (r *Run) URL(path string) string { return "http://" + r.Addr + path }
 
-// Get fetches path with a short timeout; status 0 means no answer.
+// Get fetches path with a short timeout; status 0 means no answer. The
+// answer must match schema/openapi.json (apiGet).
 func (r *Run) Get(t testing.TB, path string) (int, string) {
 	t.Helper()
-	code, body, err := testharness.Get(r.URL(path), scaled(time.Second))
+	code, body, err := apiGet(t, http.DefaultClient, r.URL(path), scaled(time.Second))
 	if code == 0 && err != nil {
 		return 0, err.Error()
 	}

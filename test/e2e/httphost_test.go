@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -17,13 +16,11 @@ func hostGet(t *testing.T, r *Run, path, host string) (int, string) {
 		t.Fatal(err)
 	}
 	req.Host = host
-	resp, err := (&http.Client{Timeout: scaled(5 * time.Second)}).Do(req)
-	if err != nil {
+	code, body, err := apiDo(t, &http.Client{Timeout: scaled(5 * time.Second)}, req)
+	if code == 0 {
 		t.Fatalf("GET %s (Host %s): %v", path, host, err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return code, body
 }
 
 // Issue 34 item 13 end to end: with ui.logs on, a request naming a foreign
