@@ -182,6 +182,7 @@ func TestOpenAPIEnums(t *testing.T) {
 	for i := 0; supervisor.State(i).String() != "unknown"; i++ {
 		states = append(states, supervisor.State(i).String())
 	}
+	states = append(states, supervisor.ShownReloading)
 	for i := 0; supervisor.Phase(i).String() != "unknown"; i++ {
 		phases = append(phases, supervisor.Phase(i).String())
 	}

@@ -55,7 +55,7 @@ func (s *Supervisor) publish() {
 			ps.StartDuration = r.cur.readyAt.Sub(r.cur.startedAt)
 		}
 		if r.state == Running && r.cur.reloading {
-			ps.State = "reloading" // still Running: ready, serving (reloadproc.go)
+			ps.State = ShownReloading // still Running: ready, serving (reloadproc.go)
 		}
 		if r.state == Starting && ps.Reason == "" && r.cur.readyDetail != "" {
 			ps.Reason = "not ready yet: " + r.cur.readyDetail

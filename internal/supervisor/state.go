@@ -71,6 +71,11 @@ const (
 	ReasonRule
 )
 
+// ShownReloading is the state /status shows for a Running process whose
+// reload: action (or RELOADING=1) is in progress: not a State of its own,
+// since it stays ready and serving.
+const ShownReloading = "reloading"
+
 // stopIntent records why a process is being stopped (incarnation.intent),
 // or asks for a stop that waits for its dependents (record.wantStop).
 type stopIntent uint8
