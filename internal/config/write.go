@@ -172,6 +172,9 @@ func (w *writer) rest(p *Process, c func(string) string) {
 	if p.RemainAfterExit {
 		w.kv(2, "remain_after_exit", "true", c("remain_after_exit"))
 	}
+	if p.Watchdog > 0 {
+		w.kv(2, "watchdog", FormatDuration(p.Watchdog), c("watchdog"))
+	}
 	if len(p.SecretEnv) > 0 {
 		w.kv(2, "secret_env", list(p.SecretEnv), c("secret_env"))
 	}
