@@ -691,6 +691,10 @@ func (c *sdConv) envPrecedence(f *unitFile, p *Process) {
 			continue
 		}
 		src, err := c.opt.ReadFile(name)
+		if errors.Is(err, ErrOutsideRoot) {
+			c.r.Fail(f.src.Path, f.name+": EnvironmentFile", err.Error())
+			continue
+		}
 		if err != nil {
 			unread = append(unread, name)
 			continue

@@ -157,7 +157,7 @@ func firstExisting(dir string, names ...string) string {
 // files with a generic name, their first lines.
 func Detect(paths []string) (Format, error) {
 	p := paths[0]
-	st, err := os.Stat(p)
+	st, err := os.Stat(templateFor(p)) // an instance of a template unit has no file of its own
 	if err != nil {
 		return "", &ParseError{Pos: p, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}
 	}
@@ -351,8 +351,11 @@ func RootReader(root string) func(string) (Source, error) {
 		}
 		defer r.Close()
 		f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil && strings.Contains(err.Error(), "escapes") {
+			return Source{}, fmt.Errorf("%s: %w %s: a symbolic link on the way leads out of it (an absolute one too); copy the file into the image, or import without --root", p, ErrOutsideRoot, root)
+		}
 		if err != nil {
-			return Source{}, &ParseError{Pos: p, Msg: fmt.Sprintf("cannot read under --root %s: %v (a path, or a symbolic link in it, must stay inside the root)", root, unwrapPath(err))}
+			return Source{}, &ParseError{Pos: p, Msg: fmt.Sprintf("cannot read under --root %s: %v", root, unwrapPath(err))}
 		}
 		defer f.Close()
 		src, err := readOpen(f, p)
@@ -360,6 +363,9 @@ func RootReader(root string) func(string) (Source, error) {
 		return src, err
 	}
 }
+
+// ErrOutsideRoot is a path read under --root that would lead outside it.
+var ErrOutsideRoot = errors.New("leads outside --root")
 
 // underRoot turns the absolute path p into a path relative to root; ".."
 // that would climb above root is refused.
@@ -369,7 +375,7 @@ func underRoot(root, p string) (string, error) {
 	}
 	for _, part := range strings.Split(p, "/") {
 		if part == ".." {
-			return "", &ParseError{Pos: p, Msg: fmt.Sprintf("\"..\" in a path read under --root %s; write the path without it", root)}
+			return "", fmt.Errorf("%s: %w %s: \"..\" may climb out of it; write the path without \"..\"", p, ErrOutsideRoot, root)
 		}
 	}
 	rel := strings.TrimLeft(filepath.Clean(p), "/")
