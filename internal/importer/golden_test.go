@@ -102,7 +102,7 @@ func fixtures() []fixture {
 			queue := readSource(t, dir+"queue@.service")
 			queue.Path = dir + "queue@mail-in.service"
 			return ConvertSystemd([]Source{
-				readSource(t, dir+"relay.service"), queue,
+				readSource(t, dir+"relay.service"), readSource(t, dir+"relay.socket"), queue,
 				readSource(t, dir+"a-very-long-unit-name-written-by-a-generator-for-one-specific-customer.service"),
 			}, Options{ReadFile: RootReader(dir + "root")})
 		}},

@@ -82,6 +82,7 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	var names []string
 	var files []*unitFile
 	var dropins []Source
+	var sockets []*unitFile
 	var allErrs ParseErrors
 	for _, u := range units {
 		base := path.Base(u.Path)
@@ -90,8 +91,18 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 			continue
 		}
 		ext := path.Ext(base)
+		if ext == ".socket" {
+			sec, err := parseUnit(u)
+			if err != nil {
+				allErrs = appendErr(allErrs, err)
+				continue
+			}
+			sockets = append(sockets, &unitFile{name: strings.TrimSuffix(base, ext), src: u, sec: sec})
+			names = append(names, base)
+			continue
+		}
 		if ext != ".service" {
-			r.Drop(u.Path, base, "only .service units become processes (targets, sockets, timers, mounts have no podvisor equivalent)")
+			r.Drop(u.Path, base, "only .service units become processes and .socket units their sockets (targets, timers, mounts have no podvisor equivalent)")
 			continue
 		}
 		sec, err := parseUnit(u)
@@ -151,6 +162,9 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	c := &sdConv{r: r, m: m, byUnit: byUnit, opt: opt}
 	for _, f := range files {
 		c.unit(f)
+	}
+	for _, so := range sockets {
+		c.socketUnit(so)
 	}
 	// Before= on a unit puts the edge on the other side.
 	for _, f := range files {

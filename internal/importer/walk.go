@@ -103,7 +103,8 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 			if st, e := os.Stat(p); e == nil && st.IsDir() {
 				matches, _ := filepath.Glob(filepath.Join(p, "*.service"))
 				dropins, _ := filepath.Glob(filepath.Join(p, "*.service.d", "*.conf"))
-				matches = append(matches, dropins...)
+				sockets, _ := filepath.Glob(filepath.Join(p, "*.socket"))
+				matches = append(append(matches, dropins...), sockets...)
 				sort.Strings(matches)
 				for _, mm := range matches {
 					src, rerr := readFile(mm)

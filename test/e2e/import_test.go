@@ -493,3 +493,45 @@ func TestImportRootStaysInside(t *testing.T) {
 		t.Errorf("import of an escaping EnvironmentFile=: exit %d, output:\n%s\nwant exit 1 naming the path", code, out)
 	}
 }
+
+// TestImportSystemdSocketActivation converts a .socket unit and the
+// service it activates: podvisor binds the address before the start and
+// passes it as fd 3 with LISTEN_FDS, as systemd does; the stand-in answers
+// on the inherited fd only.
+func TestImportSystemdSocketActivation(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	writeFiles(t, dir, map[string]string{
+		"bin/serve": `#!/usr/bin/env python3
+import os, socket
+assert os.environ["LISTEN_FDS"] == "1", os.environ.get("LISTEN_FDS")
+s = socket.socket(fileno=3)
+with open(os.path.join(os.environ["E2E_DIR"], "serve.out"), "w") as f:
+    f.write("fds %s names %s\n" % (os.environ["LISTEN_FDS"], os.environ.get("LISTEN_FDNAMES")))
+while True:
+    c, _ = s.accept()
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 9\r\n\r\nactivated")
+    c.close()
+`,
+		"units/web.socket":  "[Socket]\nListenStream=" + addr + "\nFileDescriptorName=http\n\n[Install]\nWantedBy=sockets.target\n",
+		"units/web.service": fmt.Sprintf("[Service]\nExecStart=%s/bin/serve\nTimeoutStopSec=5\n", dir),
+	})
+	yaml, _ := runImport(t, filepath.Join(dir, "units"))
+	if !strings.Contains(yaml, "tcp://"+addr) {
+		t.Fatalf("web has no socket on %s:\n%s", addr, yaml)
+	}
+	r := startPodvisor(t, yaml, withHTTP())
+	var code int
+	var body string
+	eventually(t, 20*time.Second, func() bool {
+		code, body = fetch("http://" + addr + "/")
+		return code == 200 && body == "activated"
+	}, "GET %s = %s %q, want the stand-in's answer on the passed socket", addr, ffLazy(func() string { return fmt.Sprint(code) }), ffLazy(func() string { return body }))
+	if got := strings.TrimSpace(readFile(filepath.Join(r.Dir, "serve.out"))); got != "fds 1 names http" {
+		t.Errorf("the stand-in saw %q, want fds 1 names http", got)
+	}
+	stopClean(t, r)
+}
