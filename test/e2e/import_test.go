@@ -535,3 +535,30 @@ while True:
 	}
 	stopClean(t, r)
 }
+
+// TestImportSystemdRemainAfterExitStop converts a Type=oneshot unit with
+// RemainAfterExit=yes and ExecStop=: systemd runs ExecStop= when the
+// unit, active after its exit, is stopped; podvisor runs the completed
+// oneshot's stop.command at teardown.
+func TestImportSystemdRemainAfterExitStop(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"bin/mount":          "#!/bin/sh\necho up > \"$E2E_DIR/state\"\n",
+		"bin/umount":         "#!/bin/sh\necho down >> \"$E2E_DIR/state\"\n",
+		"bin/app":            "#!/bin/sh\necho app > \"$E2E_DIR/app.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+		"units/data.service": fmt.Sprintf("[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%[1]s/bin/mount\nExecStop=%[1]s/bin/umount\n", dir),
+		"units/app.service":  fmt.Sprintf("[Unit]\nAfter=data.service\nRequires=data.service\n\n[Service]\nExecStart=%s/bin/app\nTimeoutStopSec=5\n", dir),
+	})
+	yaml, _ := runImport(t, filepath.Join(dir, "units"))
+	r := startPodvisor(t, yaml, withHTTP())
+	ffWaitStatus(t, r, 20*time.Second, func(s ffStatus) bool {
+		return s.proc("data").State == "completed" && s.proc("app").State == "running"
+	}, "data completed and app running")
+	if got := readFile(filepath.Join(r.Dir, "state")); got != "up\n" {
+		t.Fatalf("state %q before teardown, want up only", got)
+	}
+	stopClean(t, r)
+	if got := readFile(filepath.Join(r.Dir, "state")); got != "up\ndown\n" {
+		t.Errorf("state %q after teardown, want up then down (ExecStop= ran)", got)
+	}
+}
