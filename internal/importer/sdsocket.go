@@ -30,8 +30,10 @@ func (c *sdConv) socketUnit(so *unitFile) {
 		return
 	}
 	var name string
-	if k, ok := last(so.sec["Socket"], "FileDescriptorName"); ok {
+	if k, ok := last(so.sec["Socket"], "FileDescriptorName"); ok && config.ValidFDName(k.Value) {
 		name = k.Value
+	} else if ok {
+		r.Fail(kpos(so, k), so.name+".socket: FileDescriptorName", fmt.Sprintf("%q is not 1-255 printable characters without \":\"", k.Value))
 	}
 	var opts config.Socket
 	for _, k := range so.sec["Socket"] {
@@ -110,7 +112,11 @@ func socketAddr(key, v string) (config.Socket, string) {
 		if netw == "udp" {
 			return config.Socket{}, "a unix datagram socket; podvisor binds unix stream sockets only"
 		}
-		return config.Socket{Listen: "unix://" + v, Network: "unix", Address: v}, ""
+		n, a, msg := config.ParseListen("unix://" + v)
+		if msg != "" {
+			return config.Socket{}, fmt.Sprintf("%q: %s", v, msg)
+		}
+		return config.Socket{Listen: "unix://" + v, Network: n, Address: a}, ""
 	case strings.HasPrefix(v, "@"):
 		return config.Socket{}, "an abstract unix socket; podvisor binds unix sockets with a path only"
 	}
@@ -124,6 +130,10 @@ func socketAddr(key, v string) (config.Socket, string) {
 	if err != nil || port == "" {
 		return config.Socket{}, fmt.Sprintf("%q is not a port, HOST:PORT or an absolute path", v)
 	}
-	addr := net.JoinHostPort(host, port)
-	return config.Socket{Listen: netw + "://" + addr, Network: netw, Address: addr}, ""
+	listen := netw + "://" + net.JoinHostPort(host, port)
+	n, a, msg := config.ParseListen(listen)
+	if msg != "" {
+		return config.Socket{}, fmt.Sprintf("%q: %s", v, msg)
+	}
+	return config.Socket{Listen: listen, Network: n, Address: a}, ""
 }
