@@ -10,7 +10,7 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// socketUnit converts a .socket unit (systemd.socket(5)) into sockets: of
+// socketUnit converts a .socket unit (docs/import.md) into sockets: of
 // the service it activates (Service=, else the unit of the same name):
 // podvisor binds them before the first start and passes them with
 // LISTEN_FDS, as systemd does (docs/reference.md, sockets).

@@ -672,7 +672,7 @@ type svcKeys struct {
 }
 
 // sdTimeoutDefault is systemd's DefaultTimeoutStartSec= and
-// DefaultTimeoutStopSec= (systemd-system.conf(5)): a unit without its own
+// DefaultTimeoutStopSec= (docs/import.md): a unit without its own
 // timeout waits this long.
 const sdTimeoutDefault = 90 * time.Second
 
@@ -688,8 +688,8 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec, cmdSpec fu
 	c.envPrecedence(f, p)
 }
 
-// envPrecedence gives EnvironmentFile= the last word, as systemd.exec(5)
-// says: its settings override Environment=. podvisor's env wins over
+// envPrecedence gives EnvironmentFile= the last word, as systemd does
+// (docs/import.md): its settings override Environment=. podvisor's env wins over
 // env_file (docs/reference.md), so a variable the file sets leaves env;
 // when the file cannot be read here, that is said.
 func (c *sdConv) envPrecedence(f *unitFile, p *Process) {
@@ -918,7 +918,7 @@ func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey, st *svcKeys) {
 }
 
 // serviceTimeouts sets start_timeout and stop.timeout as systemd reads its
-// timeouts (systemd.service(5)): 0 or infinity is no timeout, an absent one
+// timeouts (docs/import.md): 0 or infinity is no timeout, an absent one
 // is the manager's default of 90 s, and a oneshot has no start timeout
 // unless one is given. A start timeout matters only where podvisor waits
 // for readiness (notify, forking), as systemd's does.
@@ -1155,7 +1155,7 @@ func parseTimespan(s string) (time.Duration, bool) {
 	return total.Round(time.Millisecond), true
 }
 
-// sdUnescape undoes systemd-escape(1) for %I and %P: "-" is "/", and
+// sdUnescape undoes systemd's unit-name escaping for %I and %P: "-" is "/", and
 // \xNN is the byte NN.
 func sdUnescape(s string) string {
 	var b strings.Builder

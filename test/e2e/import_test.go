@@ -329,6 +329,28 @@ processes:
 	teardown(t, r, addr, eventPids(t, r, [2]string{"app", "start"}))
 }
 
+// importAndRun writes the files files(dir) returns into a new directory
+// dir, imports input under it and starts podvisor on the result.
+func importAndRun(t *testing.T, files func(dir string) map[string]string, input ...string) (*Run, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, files(dir))
+	yaml, _ := runImport(t, filepath.Join(append([]string{dir}, input...)...))
+	return startPodvisor(t, yaml, withHTTP()), yaml, dir
+}
+
+// waitFileHolds waits until file (a stand-in's output) holds want,
+// blanks around it aside; what names the file in the failure.
+func waitFileHolds(t *testing.T, file, want, what string) {
+	t.Helper()
+	var got string
+	eventually(t, 20*time.Second, func() bool {
+		b, _ := os.ReadFile(file)
+		got = strings.TrimSpace(string(b))
+		return got == want
+	}, "%s holds %q, want %q", what, ffLazy(func() string { return got }), want)
+}
+
 // stopClean sends SIGTERM and expects exit 0.
 func stopClean(t *testing.T, r *Run) {
 	t.Helper()
@@ -344,38 +366,32 @@ func stopClean(t *testing.T, r *Run) {
 // file win, and runs every Exec*= line with the unit's environment and
 // directory. Both stand-ins write what they see.
 func TestImportSystemdEnvironmentOrder(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"relay.env": "# read at start\nRELAY_MODE=mirror\n",
-		"wd/.keep":  "",
-		"bin/pre":   "#!/bin/sh\necho \"pre $RELAY_MODE $GREETING $(pwd)\" > \"$E2E_DIR/pre.out\"\n",
-		"bin/main":  "#!/bin/sh\necho \"main $RELAY_MODE $GREETING $1\" > \"$E2E_DIR/main.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
-		"units/relay.service": fmt.Sprintf(`[Unit]
-Description=relay
+	r, _, dir := importAndRun(t, func(dir string) map[string]string {
+		return map[string]string{
+			"relay.env": "# read at start\nRELAY_MODE=mirror\n",
+			"wd/.keep":  "",
+			"bin/pre":   "#!/bin/sh\necho \"pre $RELAY_MODE $GREETING $(pwd)\" > \"$E2E_DIR/pre.out\"\n",
+			"bin/main":  "#!/bin/sh\necho \"main $RELAY_MODE $GREETING $1\" > \"$E2E_DIR/main.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"units/relay.service": fmt.Sprintf(`[Unit]
+	Description=relay
 
-[Service]
-Environment=RELAY_MODE=fanout GREETING=hello
-Environment=GREETING=hi
-EnvironmentFile=%[1]s/relay.env
-WorkingDirectory=%[1]s/wd
-ExecStartPre=%[1]s/bin/pre
-ExecStart=%[1]s/bin/main %%n
-TimeoutStopSec=5
-`, dir),
-	})
-	yaml, _ := runImport(t, filepath.Join(dir, "units"))
-	r := startPodvisor(t, yaml, withHTTP())
+	[Service]
+	Environment=RELAY_MODE=fanout GREETING=hello
+	Environment=GREETING=hi
+	EnvironmentFile=%[1]s/relay.env
+	WorkingDirectory=%[1]s/wd
+	ExecStartPre=%[1]s/bin/pre
+	ExecStart=%[1]s/bin/main %%n
+	TimeoutStopSec=5
+	`, dir),
+		}
+	}, "units")
 	want := map[string]string{
 		filepath.Join(r.Dir, "pre.out"):  "pre mirror hi " + filepath.Join(dir, "wd"),
 		filepath.Join(r.Dir, "main.out"): "main mirror hi relay.service",
 	}
 	for file, w := range want {
-		var got string
-		eventually(t, 20*time.Second, func() bool {
-			b, _ := os.ReadFile(file)
-			got = strings.TrimSpace(string(b))
-			return got == w
-		}, "%s holds %q, want %q (yaml:\n%s)", file, ffLazy(func() string { return got }), w, yaml)
+		waitFileHolds(t, file, w, file)
 	}
 	stopClean(t, r)
 }
@@ -385,15 +401,14 @@ TimeoutStopSec=5
 // despite Restart=always) and runs them: the first unit's exit 75 is
 // restarted, the second's exit 78 leaves it stopped and the run up.
 func TestImportSystemdExitStatusRules(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"bin/flaky":           "#!/bin/sh\necho run >> \"$E2E_DIR/flaky.runs\"\n[ \"$(wc -l < \"$E2E_DIR/flaky.runs\")\" -ge 2 ] || exit 75\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
-		"bin/once":            "#!/bin/sh\necho run >> \"$E2E_DIR/once.runs\"\nexit 78\n",
-		"units/flaky.service": fmt.Sprintf("[Service]\nExecStart=%s/bin/flaky\nRestart=no\nRestartSec=100ms\nRestartForceExitStatus=75\nTimeoutStopSec=5\n", dir),
-		"units/once.service":  fmt.Sprintf("[Service]\nExecStart=%s/bin/once\nRestart=always\nRestartSec=100ms\nRestartPreventExitStatus=78\n", dir),
-	})
-	yaml, _ := runImport(t, filepath.Join(dir, "units"))
-	r := startPodvisor(t, yaml, withHTTP())
+	r, _, _ := importAndRun(t, func(dir string) map[string]string {
+		return map[string]string{
+			"bin/flaky":           "#!/bin/sh\necho run >> \"$E2E_DIR/flaky.runs\"\n[ \"$(wc -l < \"$E2E_DIR/flaky.runs\")\" -ge 2 ] || exit 75\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"bin/once":            "#!/bin/sh\necho run >> \"$E2E_DIR/once.runs\"\nexit 78\n",
+			"units/flaky.service": fmt.Sprintf("[Service]\nExecStart=%s/bin/flaky\nRestart=no\nRestartSec=100ms\nRestartForceExitStatus=75\nTimeoutStopSec=5\n", dir),
+			"units/once.service":  fmt.Sprintf("[Service]\nExecStart=%s/bin/once\nRestart=always\nRestartSec=100ms\nRestartPreventExitStatus=78\n", dir),
+		}
+	}, "units")
 	ffWaitStatus(t, r, 20*time.Second, func(s ffStatus) bool {
 		p := s.proc("flaky")
 		return p.State == "running" && p.Restarts == 1
@@ -416,27 +431,20 @@ func TestImportSystemdExitStatusRules(t *testing.T) {
 // environment and the working directory take the instance (%i as written,
 // %I unescaped: "-" is "/").
 func TestImportSystemdTemplateInstance(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"spool/mail-in/.keep": "",
-		"bin/show":            "#!/bin/sh\necho \"$* $Q $(pwd)\" > \"$E2E_DIR/show.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
-		"units/queue@.service": fmt.Sprintf(`[Service]
-ExecStart=%[1]s/bin/show %%i %%I %%p %%n 100%%%%
-Environment=Q=%%I
-WorkingDirectory=%[1]s/spool/%%i
-TimeoutStopSec=5
-`, dir),
-	})
-	yaml, _ := runImport(t, filepath.Join(dir, "units", "queue@mail-in.service"))
-	r := startPodvisor(t, yaml, withHTTP())
+	r, _, dir := importAndRun(t, func(dir string) map[string]string {
+		return map[string]string{
+			"spool/mail-in/.keep": "",
+			"bin/show":            "#!/bin/sh\necho \"$* $Q $(pwd)\" > \"$E2E_DIR/show.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"units/queue@.service": fmt.Sprintf(`[Service]
+	ExecStart=%[1]s/bin/show %%i %%I %%p %%n 100%%%%
+	Environment=Q=%%I
+	WorkingDirectory=%[1]s/spool/%%i
+	TimeoutStopSec=5
+	`, dir),
+		}
+	}, "units", "queue@mail-in.service")
 	want := "mail-in mail/in queue queue@mail-in.service 100% mail/in " + filepath.Join(dir, "spool", "mail-in")
-	file := filepath.Join(r.Dir, "show.out")
-	var got string
-	eventually(t, 20*time.Second, func() bool {
-		b, _ := os.ReadFile(file)
-		got = strings.TrimSpace(string(b))
-		return got == want
-	}, "the instance saw %q, want %q (yaml:\n%s)", ffLazy(func() string { return got }), want, yaml)
+	waitFileHolds(t, filepath.Join(r.Dir, "show.out"), want, "what the instance saw")
 	stopClean(t, r)
 }
 
@@ -453,13 +461,7 @@ func TestImportProcfilePortEveryProcess(t *testing.T) {
 	yaml, _ := runImport(t, filepath.Join(dir, "Procfile"))
 	r := startPodvisor(t, yaml, withHTTP())
 	for name, want := range map[string]string{"web": "web 5000", "worker": "worker 5100"} {
-		file := filepath.Join(r.Dir, name+".port")
-		var got string
-		eventually(t, 20*time.Second, func() bool {
-			b, _ := os.ReadFile(file)
-			got = strings.TrimSpace(string(b))
-			return got == want
-		}, "%s saw %q, want %q", name, ffLazy(func() string { return got }), want)
+		waitFileHolds(t, filepath.Join(r.Dir, name+".port"), want, "what "+name+" saw")
 	}
 	stopClean(t, r)
 }
@@ -541,16 +543,15 @@ while True:
 // unit, active after its exit, is stopped; podvisor runs the completed
 // oneshot's stop.command at teardown.
 func TestImportSystemdRemainAfterExitStop(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"bin/mount":          "#!/bin/sh\necho up > \"$E2E_DIR/state\"\n",
-		"bin/umount":         "#!/bin/sh\necho down >> \"$E2E_DIR/state\"\n",
-		"bin/app":            "#!/bin/sh\necho app > \"$E2E_DIR/app.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
-		"units/data.service": fmt.Sprintf("[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%[1]s/bin/mount\nExecStop=%[1]s/bin/umount\n", dir),
-		"units/app.service":  fmt.Sprintf("[Unit]\nAfter=data.service\nRequires=data.service\n\n[Service]\nExecStart=%s/bin/app\nTimeoutStopSec=5\n", dir),
-	})
-	yaml, _ := runImport(t, filepath.Join(dir, "units"))
-	r := startPodvisor(t, yaml, withHTTP())
+	r, _, _ := importAndRun(t, func(dir string) map[string]string {
+		return map[string]string{
+			"bin/mount":          "#!/bin/sh\necho up > \"$E2E_DIR/state\"\n",
+			"bin/umount":         "#!/bin/sh\necho down >> \"$E2E_DIR/state\"\n",
+			"bin/app":            "#!/bin/sh\necho app > \"$E2E_DIR/app.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"units/data.service": fmt.Sprintf("[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%[1]s/bin/mount\nExecStop=%[1]s/bin/umount\n", dir),
+			"units/app.service":  fmt.Sprintf("[Unit]\nAfter=data.service\nRequires=data.service\n\n[Service]\nExecStart=%s/bin/app\nTimeoutStopSec=5\n", dir),
+		}
+	}, "units")
 	ffWaitStatus(t, r, 20*time.Second, func(s ffStatus) bool {
 		return s.proc("data").State == "completed" && s.proc("app").State == "running"
 	}, "data completed and app running")
