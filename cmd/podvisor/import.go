@@ -18,6 +18,7 @@ type importOpts struct {
 	output        *string
 	priorityOrder *bool
 	releaseFirst  *bool
+	root          *string
 }
 
 // importFlags defines import's flags (cmdImport and the command table share it).
@@ -28,6 +29,7 @@ func importFlags(fs *flag.FlagSet) importOpts {
 	fs.StringVar(o.output, "output", "", "write procs.yaml to `FILE` (same as -o)")
 	o.priorityOrder = fs.Bool("priority-order", false, "supervisord: turn priority levels into started dependencies")
 	o.releaseFirst = fs.Bool("release-first", false, "Procfile: every other process waits for release to complete")
+	o.root = fs.String("root", "", "read the absolute paths the files name (systemd's EnvironmentFile=) under `DIR`, an image's root file system; nothing outside it is read")
 	return o
 }
 
@@ -85,10 +87,18 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor import: unknown format %q for --from (want supervisord, process-compose, procfile, s6 or systemd)\n", from)
 		return exitUsage
 	}
-	m, rep, format, err := importer.Load(paths, from, importer.Options{
+	opt := importer.Options{
 		PriorityOrder: *o.priorityOrder,
 		ReleaseFirst:  *o.releaseFirst,
-	})
+	}
+	if *o.root != "" {
+		if st, err := os.Stat(*o.root); err != nil || !st.IsDir() {
+			fmt.Fprintf(stderr, "podvisor import: --root %s: not a directory; give the unpacked image's root (the directory holding etc/ and usr/)\n", *o.root)
+			return exitUsage
+		}
+		opt.ReadFile = importer.RootReader(*o.root)
+	}
+	m, rep, format, err := importer.Load(paths, from, opt)
 	if err != nil {
 		// Unreadable input: every error, one per line, starting with its
 		// file:line as config errors do; one without a place is prefixed

@@ -25,7 +25,7 @@ func TestImportExitCodes(t *testing.T) {
 		wantStderr []string
 		wantStdout string
 	}{
-		{"converted", []string{good}, 0, []string{"procfile, 1 process", "converted as is (1):", "check --portable: ok"}, "# yaml-language-server: $schema="},
+		{"converted", []string{good}, 0, []string{"procfile, 1 process", "converted as is (2):", "PORT=5000", "check --portable: ok"}, "# yaml-language-server: $schema="},
 		{"flags after the path", []string{good, "--from", "procfile"}, 0, []string{"check --portable: ok"}, "web:"},
 		{"not converted", []string{writeTemp(t, "supervisord.conf", "[program:a]\ndirectory=/srv\n")}, 1,
 			[]string{"not converted (2):", "supervisord.conf:1: [program:a]: no command="}, ""},

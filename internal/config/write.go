@@ -172,6 +172,15 @@ func (w *writer) rest(p *Process, c func(string) string) {
 	if p.RemainAfterExit {
 		w.kv(2, "remain_after_exit", "true", c("remain_after_exit"))
 	}
+	if p.Watchdog > 0 {
+		w.kv(2, "watchdog", FormatDuration(p.Watchdog), c("watchdog"))
+	}
+	if len(p.Sockets) > 0 {
+		w.kv(2, "sockets", "", c("sockets"))
+		for _, so := range p.Sockets {
+			w.line(3, "- "+socketFlow(so))
+		}
+	}
 	if len(p.SecretEnv) > 0 {
 		w.kv(2, "secret_env", list(p.SecretEnv), c("secret_env"))
 	}
@@ -372,4 +381,23 @@ func size(n int64) string {
 		}
 	}
 	return fmt.Sprint(n)
+}
+
+// socketFlow writes one sockets entry as a flow mapping (the importer's
+// converted .socket units: listen, name, backlog, mode, reuse_port).
+func socketFlow(so Socket) string {
+	f := []string{"listen: " + quote(so.Listen)}
+	if so.Name != "" {
+		f = append(f, "name: "+quote(so.Name))
+	}
+	if so.Backlog > 0 {
+		f = append(f, "backlog: "+strconv.Itoa(so.Backlog))
+	}
+	if so.Mode != 0 {
+		f = append(f, fmt.Sprintf("mode: \"%04o\"", so.Mode))
+	}
+	if so.ReusePort {
+		f = append(f, "reuse_port: true")
+	}
+	return "{" + strings.Join(f, ", ") + "}"
 }

@@ -85,6 +85,19 @@ func FuzzSystemd(f *testing.F) {
 	})
 }
 
+// FuzzSystemdSocket fuzzes a .socket unit beside the service it
+// activates (and the specifiers, timeouts and exit-status keys of the
+// issue 37 fixture).
+func FuzzSystemdSocket(f *testing.F) {
+	addSeeds(f, "testdata/systemd-s45/relay.socket", "testdata/systemd-s45/relay.service")
+	f.Add([]byte("[Socket]\nListenStream=8080\nListenStream=[::1]:80\nListenDatagram=/run/x\nListenStream=@abstract\nAccept=yes\nBacklog=0\nSocketMode=999\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		svc := "[Service]\nType=notify\nExecStart=/usr/bin/relayd %I %H\nWatchdogSec=1s\nRestartForceExitStatus=3 SIGHUP\nTimeoutStopSec=infinity\n"
+		m, r, err := ConvertSystemd([]Source{{Path: "relay@a-b.service", Data: []byte(svc)}, {Path: "relay@a-b.socket", Data: data}}, Options{})
+		checkConverted(t, m, r, err)
+	})
+}
+
 // FuzzS6 fuzzes one file of an s6-rc.d tree at a time: the fuzzer picks
 // which file (type, up, run, a dependency, notification-fd...) by its
 // first byte and writes the rest into it.

@@ -97,6 +97,15 @@ func fixtures() []fixture {
 				readSource(t, "testdata/systemd/cache.service"), readSource(t, "testdata/systemd/migrate.service"), worker,
 			}, Options{})
 		}},
+		{"systemd-s45", func(t *testing.T) (*Model, *Report, error) {
+			dir := "testdata/systemd-s45/"
+			queue := readSource(t, dir+"queue@.service")
+			queue.Path = dir + "queue@mail-in.service"
+			return ConvertSystemd([]Source{
+				readSource(t, dir+"relay.service"), readSource(t, dir+"relay.socket"), queue,
+				readSource(t, dir+"a-very-long-unit-name-written-by-a-generator-for-one-specific-customer.service"),
+			}, Options{ReadFile: RootReader(dir + "root")})
+		}},
 	}
 }
 

@@ -3,6 +3,7 @@ package importer
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -25,13 +26,22 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 	r := &Report{}
 	m := &Model{Header: []string{"Converted by podvisor import from a Procfile: " + src.Path}}
 	r.Approx(src.Path, "process exit", "foreman/honcho stop every process when one exits; podvisor restarts the process (restart: always)")
+	port := procfileBasePort
 	if env != nil {
-		if _, err := config.ParseEnvFile(env.Path, env.Data); err != nil {
+		vars, err := config.ParseEnvFile(env.Path, env.Data)
+		if err != nil {
 			return nil, nil, &ParseError{Pos: env.Path, Msg: err.Error()}
 		}
 		r.AsIs(env.Path, ".env (every process's env_file)")
+		// foreman takes its base port from PORT in .env.
+		for _, kv := range vars {
+			if v, ok := strings.CutPrefix(kv, "PORT="); ok {
+				if n, err := strconv.Atoi(v); err == nil && n > 0 && n < 65536 {
+					port = n
+				}
+			}
+		}
 	}
-	port := procfileBasePort
 	var errs ParseErrors
 	for i, line := range lines(src.Data) {
 		n := i + 1
@@ -58,9 +68,11 @@ func ConvertProcfile(src Source, env *Source, opt Options) (*Model, *Report, err
 		if env != nil {
 			p.Written.EnvFile = []string{env.Path}
 		}
-		if strings.Contains(cmd, "PORT") {
-			p.Env = []string{envEntry("PORT", fmt.Sprint(port))}
-			note(p, r, at(src.Path, n), "env", fmt.Sprintf("PORT=%d as foreman and honcho would set it for this line", port))
+		// foreman and honcho give every process type a PORT: the base,
+		// then 100 more per line, whether or not the command uses it.
+		if port < 65536 {
+			p.Env = []string{envEntry("PORT", strconv.Itoa(port))}
+			r.AsIs(at(src.Path, n), fmt.Sprintf("%s: PORT=%d, as foreman and honcho set it for this line", name, port))
 		}
 		port += 100
 		if name == "release" {

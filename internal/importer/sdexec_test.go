@@ -266,3 +266,13 @@ func importUnit(t *testing.T, unit, name string) (*config.Process, string) {
 	}
 	return p, string(out)
 }
+
+// TestSdUnescape checks %I's unescaping against what systemd-escape
+// --unescape printed for the same names (systemd 252).
+func TestSdUnescape(t *testing.T) {
+	for in, want := range map[string]string{"mail-in": "mail/in", `a\x2db`: "a-b", "plain": "plain"} {
+		if got := sdUnescape(in); got != want {
+			t.Errorf("sdUnescape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

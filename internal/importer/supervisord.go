@@ -27,6 +27,10 @@ type Options struct {
 	// HasExecline tells the s6 converter whether execlineb is on this
 	// machine (execline scripts are kept, with a note when it is not).
 	HasExecline bool
+	// ReadFile reads a file a unit names by its absolute path (systemd's
+	// EnvironmentFile=), as the image sees it (import --root); nil: none
+	// is read.
+	ReadFile func(path string) (Source, error)
 }
 
 // IncludeFunc returns the files matching a glob pattern (an absolute or

@@ -82,6 +82,7 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	var names []string
 	var files []*unitFile
 	var dropins []Source
+	var sockets []*unitFile
 	var allErrs ParseErrors
 	for _, u := range units {
 		base := path.Base(u.Path)
@@ -90,8 +91,18 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 			continue
 		}
 		ext := path.Ext(base)
+		if ext == ".socket" {
+			sec, err := parseUnit(u)
+			if err != nil {
+				allErrs = appendErr(allErrs, err)
+				continue
+			}
+			sockets = append(sockets, &unitFile{name: strings.TrimSuffix(base, ext), src: u, sec: sec})
+			names = append(names, base)
+			continue
+		}
 		if ext != ".service" {
-			r.Drop(u.Path, base, "only .service units become processes (targets, sockets, timers, mounts have no podvisor equivalent)")
+			r.Drop(u.Path, base, "only .service units become processes and .socket units their sockets (targets, timers, mounts have no podvisor equivalent)")
 			continue
 		}
 		sec, err := parseUnit(u)
@@ -148,9 +159,12 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	for _, f := range files {
 		byUnit[f.unit+".service"] = f
 	}
-	c := &sdConv{r: r, m: m, byUnit: byUnit}
+	c := &sdConv{r: r, m: m, byUnit: byUnit, opt: opt}
 	for _, f := range files {
 		c.unit(f)
+	}
+	for _, so := range sockets {
+		c.socketUnit(so)
 	}
 	// Before= on a unit puts the edge on the other side.
 	for _, f := range files {
@@ -188,6 +202,7 @@ type sdConv struct {
 	r      *Report
 	m      *Model
 	byUnit map[string]*unitFile
+	opt    Options
 }
 
 func last(keys []iniKey, name string) (iniKey, bool) {
@@ -217,7 +232,7 @@ func condFor(typ string) graph.Condition {
 
 // Directives dropped because podvisor leaves them to the container.
 var sdSandbox = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(Protect|Private|Restrict|NoNewPrivileges|CapabilityBoundingSet|AmbientCapabilities|ReadOnly|ReadWrite|Inaccessible|SystemCall|LockPersonality|MemoryDeny|RemoveIPC|DynamicUser|SecureBits|UMask|RootDirectory|RootImage|BindPaths|BindReadOnlyPaths|TemporaryFileSystem|DevicePolicy|DeviceAllow|IPAddress|SELinux|AppArmor|Keyring|ProcSubset|StateDirectory|RuntimeDirectory|CacheDirectory|LogsDirectory|ConfigurationDirectory)`)
+	return regexp.MustCompile(`^(Protect|Private|Restrict|NoNewPrivileges|CapabilityBoundingSet|ReadOnly|ReadWrite|Inaccessible|SystemCall|LockPersonality|MemoryDeny|RemoveIPC|DynamicUser|SecureBits|UMask|RootDirectory|RootImage|BindPaths|BindReadOnlyPaths|TemporaryFileSystem|DevicePolicy|DeviceAllow|IPAddress|SELinux|AppArmor|Keyring|ProcSubset|StateDirectory|RuntimeDirectory|CacheDirectory|LogsDirectory|ConfigurationDirectory)`)
 })
 var sdResource = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(Limit|Memory|CPU|Tasks|IO|BlockIO|Nice|CPUScheduling|CPUAffinity|Slice|Delegate|Startup|AllowedCPUs|ManagedOOM)`)
@@ -257,14 +272,16 @@ func (c *sdConv) unit(f *unitFile) {
 	if f.typ == "forking" && !c.forking(f, p, svc, daemon, spec) {
 		return
 	}
-	for i, k := range pres {
-		c.hook(f, p, k, fmt.Sprintf("%s-pre%d", name, i+1), true, cmdSpec)
-	}
-	for i, k := range posts {
-		c.hook(f, p, k, fmt.Sprintf("%s-post%d", name, i+1), false, cmdSpec)
-	}
 	c.deps(f, p)
 	c.service(f, p, svc, spec, cmdSpec)
+	// After service: the hooks take the unit's environment, user and
+	// working directory as systemd runs them.
+	for i, k := range pres {
+		c.hook(f, p, k, suffixName(p.Name, fmt.Sprintf("-pre%d", i+1)), true, cmdSpec)
+	}
+	for i, k := range posts {
+		c.hook(f, p, k, suffixName(p.Name, fmt.Sprintf("-post%d", i+1)), false, cmdSpec)
+	}
 	c.dropSections(f)
 	c.m.Processes = append(c.m.Processes, p)
 }
@@ -290,7 +307,17 @@ func (c *sdConv) specifiers(f *unitFile, p *Process) (spec, cmdSpec func(iniKey,
 				if f.instance == "" {
 					note(p, r, kpos(f, k), "command", "template unit without an instance: "+m+" left empty (import name@instance.service to set it)")
 				}
+				if m == "%I" {
+					return sdUnescape(f.instance)
+				}
 				return f.instance
+			case "%P":
+				return sdUnescape(f.prefix)
+			case "%H":
+				if inCmd {
+					note(p, r, kpos(f, k), "command", "%H (the host name) became ${HOSTNAME}, from podvisor's environment at load")
+					return "${HOSTNAME}"
+				}
 			case "%t":
 				return "/run"
 			case "%h", "%u":
@@ -558,12 +585,11 @@ func (c *sdConv) hook(f *unitFile, p *Process, k iniKey, name string, pre bool, 
 	if !c.setCommand(f, h, k, spec, "command", &h.Command, &h.Shell) {
 		return
 	}
-	if u, ok := last(f.sec["Service"], "User"); ok {
-		h.User = user(u.Value)
-	}
-	if wd, ok := last(f.sec["Service"], "WorkingDirectory"); ok {
-		h.WorkingDir = strings.TrimPrefix(wd.Value, "-")
-	}
+	// systemd runs every Exec*= line of the unit with its Environment=,
+	// EnvironmentFile=, User=, Group= and WorkingDirectory=.
+	h.Env = slices.Clone(p.Env)
+	h.Written.EnvFile = slices.Clone(p.Written.EnvFile)
+	h.User, h.WorkingDir = p.User, p.WorkingDir
 	if pre {
 		p.DependsOn = append(p.DependsOn, Dep{Name: name, Condition: graph.Completed})
 		note(h, c.r, kpos(f, k), "type", k.Name+" of "+f.name+": a oneshot it waits for; it runs once, not before every restart")
@@ -636,7 +662,19 @@ func (c *sdConv) deps(f *unitFile, p *Process) {
 type svcKeys struct {
 	user, group, restart string
 	restartDelay         time.Duration
+	// the last TimeoutStartSec=/TimeoutStopSec= (TimeoutSec= sets both),
+	// and whether one was given: systemd's default is 90 s (sdTimeoutDefault)
+	startTimeout, stopTimeout    time.Duration
+	startGiven, stopGiven        bool
+	startKey, stopKey            iniKey
+	forceRestart, preventRestart []int
+	forceKey, preventKey         iniKey
 }
+
+// sdTimeoutDefault is systemd's DefaultTimeoutStartSec= and
+// DefaultTimeoutStopSec= (docs/import.md): a unit without its own
+// timeout waits this long.
+const sdTimeoutDefault = 90 * time.Second
 
 func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec, cmdSpec func(iniKey, string) string) {
 	var st svcKeys
@@ -645,6 +683,65 @@ func (c *sdConv) service(f *unitFile, p *Process, svc []iniKey, spec, cmdSpec fu
 	}
 	c.serviceUser(f, p, st)
 	c.serviceRestart(f, p, st)
+	c.serviceTimeouts(f, p, st)
+	c.serviceRules(f, p, st)
+	c.envPrecedence(f, p)
+}
+
+// envPrecedence gives EnvironmentFile= the last word, as systemd does
+// (docs/import.md): its settings override Environment=. podvisor's env wins over
+// env_file (docs/reference.md), so a variable the file sets leaves env;
+// when the file cannot be read here, that is said.
+func (c *sdConv) envPrecedence(f *unitFile, p *Process) {
+	files := p.Written.EnvFile
+	if len(files) == 0 || len(p.Env) == 0 {
+		return
+	}
+	var unread []string
+	fromFile := map[string]string{}
+	for _, name := range files {
+		if c.opt.ReadFile == nil {
+			unread = append(unread, name)
+			continue
+		}
+		src, err := c.opt.ReadFile(name)
+		if errors.Is(err, ErrOutsideRoot) {
+			c.r.Fail(f.src.Path, f.name+": EnvironmentFile", err.Error())
+			continue
+		}
+		if err != nil {
+			unread = append(unread, name)
+			continue
+		}
+		env, err := config.ParseEnvFile(src.Path, src.Data)
+		if err != nil {
+			unread = append(unread, name)
+			continue
+		}
+		for _, kv := range env {
+			k, _, _ := strings.Cut(kv, "=")
+			fromFile[k] = name
+		}
+	}
+	var keep, moved []string
+	for _, kv := range p.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if name, ok := fromFile[k]; ok {
+			if m := k + " (from " + name + ")"; !slices.Contains(moved, m) {
+				moved = append(moved, m)
+			}
+			continue
+		}
+		keep = append(keep, kv)
+	}
+	p.Env = keep
+	if len(moved) > 0 {
+		p.Comment("env_file", "sets "+strings.Join(moved, ", ")+": EnvironmentFile= overrides Environment= under systemd, so env leaves them out")
+		c.r.AsIs(f.src.Path, f.name+": EnvironmentFile= over Environment= for "+strings.Join(moved, ", "))
+	}
+	if len(unread) > 0 {
+		note(p, c.r, f.src.Path, "env", "EnvironmentFile= "+strings.Join(unread, ", ")+" not read here (import --root DIR reads it from an image): under systemd the file overrides Environment=, here env wins for a variable both set")
+	}
 }
 
 // serviceKey converts one [Service] key, or records it in st.
@@ -682,9 +779,9 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		}
 		c.serviceEnvFile(f, p, k, spec)
 	case "User":
-		st.user = v
+		st.user = spec(k, v)
 	case "Group":
-		st.group = v
+		st.group = spec(k, v)
 	case "WorkingDirectory":
 		wd := strings.TrimPrefix(v, "-")
 		if wd == "~" {
@@ -694,7 +791,13 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		p.WorkingDir = config.Literal(spec(k, wd))
 		r.AsIs(pos, what)
 	case "TimeoutStartSec", "TimeoutStopSec", "TimeoutSec", "KillSignal", "KillMode":
-		c.serviceStop(f, p, k)
+		c.serviceStop(f, p, k, st)
+	case "WatchdogSec":
+		c.serviceWatchdog(f, p, k)
+	case "RestartForceExitStatus", "RestartPreventExitStatus":
+		c.serviceExitStatus(f, p, k, st)
+	case "AmbientCapabilities":
+		r.Drop(pos, what, "a privilege grant (capabilities a non-root user keeps): podvisor grants none; give the container these capabilities and run the process as a user that may use them (file capabilities, setcap)")
 	case "SuccessExitStatus":
 		codes := []int{0}
 		for _, w := range strings.Fields(v) {
@@ -720,6 +823,7 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		p.OOMScoreAdj = &n
 		r.AsIs(pos, what)
 	case "StandardOutput", "StandardError":
+		k.Value = spec(k, v)
 		c.serviceOutput(f, p, k)
 	case "SyslogIdentifier":
 		r.Drop(pos, what, "podvisor names each line with the process name")
@@ -774,7 +878,7 @@ func (c *sdConv) serviceEnvFile(f *unitFile, p *Process, k iniKey, spec func(ini
 }
 
 // serviceStop converts the timeouts and the kill settings.
-func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey) {
+func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey, st *svcKeys) {
 	r := c.r
 	pos, what := kpos(f, k), f.name+": "+k.Name
 	v := k.Value
@@ -804,14 +908,120 @@ func (c *sdConv) serviceStop(f *unitFile, p *Process, k iniKey) {
 			r.Fail(pos, what, fmt.Sprintf("%q is not a time span", v))
 			return
 		}
-		if k.Name != "TimeoutStopSec" && d > 0 {
-			p.StartTimeout = d
+		if k.Name != "TimeoutStopSec" {
+			st.startTimeout, st.startGiven, st.startKey = d, true, k
 		}
-		if k.Name != "TimeoutStartSec" && d > 0 {
-			setStopTimeout(p, d)
+		if k.Name != "TimeoutStartSec" {
+			st.stopTimeout, st.stopGiven, st.stopKey = d, true, k
 		}
-		r.AsIs(pos, what)
 	}
+}
+
+// serviceTimeouts sets start_timeout and stop.timeout as systemd reads its
+// timeouts (docs/import.md): 0 or infinity is no timeout, an absent one
+// is the manager's default of 90 s, and a oneshot has no start timeout
+// unless one is given. A start timeout matters only where podvisor waits
+// for readiness (notify, forking), as systemd's does.
+func (c *sdConv) serviceTimeouts(f *unitFile, p *Process, st svcKeys) {
+	r := c.r
+	switch {
+	case st.startGiven:
+		p.StartTimeout = st.startTimeout // 0: podvisor waits forever too
+		r.AsIs(kpos(f, st.startKey), f.name+": "+st.startKey.Name+" (start_timeout)")
+	case p.Ready != nil && p.Type != config.Oneshot:
+		p.StartTimeout = sdTimeoutDefault
+		note(p, r, f.src.Path, "start_timeout", "no TimeoutStartSec=: systemd's default, 90s")
+	}
+	switch {
+	case st.stopGiven && st.stopTimeout == 0:
+		setStopTimeout(p, maxDuration)
+		note(p, r, kpos(f, st.stopKey), "stop", st.stopKey.Name+"="+st.stopKey.Value+": no stop timeout under systemd; podvisor's longest, 24h (shutdown_timeout still bounds a teardown)")
+	case st.stopGiven:
+		setStopTimeout(p, st.stopTimeout)
+		r.AsIs(kpos(f, st.stopKey), f.name+": "+st.stopKey.Name+" (stop.timeout)")
+	case p.Stop.Timeout == 0 && p.Written.StopTimeout: // KillSignal=SIGKILL
+	default:
+		setStopTimeout(p, sdTimeoutDefault)
+		note(p, r, f.src.Path, "stop", "no TimeoutStopSec=: systemd's default, 90s (shutdown_timeout still bounds a teardown)")
+	}
+}
+
+// serviceWatchdog converts WatchdogSec=: podvisor's watchdog, which needs
+// notify readiness as systemd's needs sd_notify.
+func (c *sdConv) serviceWatchdog(f *unitFile, p *Process, k iniKey) {
+	r := c.r
+	pos, what := kpos(f, k), f.name+": "+k.Name
+	d, ok := parseTimespan(k.Value)
+	switch {
+	case !ok:
+		r.Fail(pos, what, fmt.Sprintf("%q is not a time span", k.Value))
+	case d == 0:
+		p.Watchdog = 0
+		r.AsIs(pos, what+" (off)")
+	case p.Ready == nil || p.Ready.Kind != config.ProbeNotifySystemd:
+		r.Drop(pos, what, "systemd takes WATCHDOG=1 only over sd_notify; podvisor's watchdog needs ready: {notify: systemd} (Type=notify)")
+	case d < 100*time.Millisecond:
+		p.Watchdog = 100 * time.Millisecond
+		note(p, r, pos, "watchdog", "WatchdogSec="+k.Value+": podvisor's shortest watchdog, 100ms")
+	default:
+		p.Watchdog = min(d, maxDuration)
+		r.AsIs(pos, what+" (watchdog)")
+	}
+}
+
+// serviceExitStatus collects RestartForceExitStatus= and
+// RestartPreventExitStatus= (an empty one resets the list); signal names
+// in them are reported.
+func (c *sdConv) serviceExitStatus(f *unitFile, p *Process, k iniKey, st *svcKeys) {
+	list, key := &st.forceRestart, &st.forceKey
+	if k.Name == "RestartPreventExitStatus" {
+		list, key = &st.preventRestart, &st.preventKey
+	}
+	*key = k
+	if strings.TrimSpace(k.Value) == "" {
+		*list = nil
+		return
+	}
+	for _, w := range strings.Fields(k.Value) {
+		n, err := strconv.Atoi(w)
+		switch {
+		case err == nil && n >= 0 && n <= 255:
+			*list = append(*list, n)
+		case signalName(w) != "":
+			n := signalNumbers[signalName(w)]
+			*list = append(*list, 128+n)
+			note(p, c.r, kpos(f, k), "restart", k.Name+" "+w+": podvisor matches a death by signal as exit code "+strconv.Itoa(128+n))
+		default:
+			c.r.Fail(kpos(f, k), f.name+": "+k.Name, fmt.Sprintf("%q is not an exit code 0-255 or a signal name", w))
+		}
+	}
+}
+
+// serviceRules turns the exit statuses into restart.rules: prevent first,
+// as systemd's RestartPreventExitStatus= wins over the policy and over
+// RestartForceExitStatus=.
+func (c *sdConv) serviceRules(f *unitFile, p *Process, st svcKeys) {
+	add := func(codes []int, action config.RuleAction, k iniKey) {
+		var in []int
+		for _, n := range codes {
+			if !slices.Contains(in, n) && !slices.ContainsFunc(p.Restart.Rules, func(x config.ExitRule) bool { return slices.Contains(x.In, n) }) {
+				in = append(in, n)
+			}
+		}
+		if len(in) == 0 {
+			return
+		}
+		if !p.Written.Restart {
+			setRestart(p, config.Never)
+		}
+		if p.Type == config.Oneshot && action == config.RuleRestart && p.Restart.Policy == config.Never {
+			p.Restart.Policy = config.OnFailure
+		}
+		p.Restart.Rules = append(p.Restart.Rules, config.ExitRule{In: in, Action: action})
+		c.r.AsIs(kpos(f, k), f.name+": "+k.Name+" (restart.rules, action "+action.String()+")")
+	}
+	add(st.preventRestart, config.RuleStop, st.preventKey)
+	add(st.forceRestart, config.RuleRestart, st.forceKey)
 }
 
 // serviceOutput converts StandardOutput= and StandardError=.
@@ -943,4 +1153,26 @@ func parseTimespan(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return total.Round(time.Millisecond), true
+}
+
+// sdUnescape undoes systemd's unit-name escaping for %I and %P: "-" is "/", and
+// \xNN is the byte NN.
+func sdUnescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '-':
+			b.WriteByte('/')
+		case s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x':
+			if n, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil && n != 0 {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+			b.WriteByte(s[i])
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }

@@ -144,7 +144,7 @@ func uniqueNames(m *Model, r *Report) {
 		name := base
 		for n := 2; seen[strings.ToLower(name)]; n++ {
 			suffix := "-" + strconv.Itoa(n)
-			name = base[:min(len(base), 63-len(suffix))] + suffix // names are at most 63
+			name = suffixName(base, suffix) // names are at most 63
 		}
 		if name != base {
 			r.Approx(p.Written.Origin, p.Name, "renamed to "+name+": another process has the same name")
@@ -166,4 +166,10 @@ func lines(data []byte) []string {
 // log.file.
 func dirLike(v string) bool {
 	return v == "." || v == ".." || strings.HasSuffix(v, "/") || strings.HasSuffix(v, "/.") || strings.HasSuffix(v, "/..")
+}
+
+// suffixName appends suffix to the process name name, cutting name so that
+// the whole stays within podvisor's 63 characters.
+func suffixName(name, suffix string) string {
+	return name[:min(len(name), max(0, 63-len(suffix)))] + suffix
 }

@@ -33,6 +33,9 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 		}
 		from = f
 	}
+	if opt.ReadFile == nil {
+		opt.ReadFile = readFile
+	}
 	if _, err := exec.LookPath("execlineb"); err == nil {
 		opt.HasExecline = true
 	}
@@ -100,7 +103,8 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 			if st, e := os.Stat(p); e == nil && st.IsDir() {
 				matches, _ := filepath.Glob(filepath.Join(p, "*.service"))
 				dropins, _ := filepath.Glob(filepath.Join(p, "*.service.d", "*.conf"))
-				matches = append(matches, dropins...)
+				sockets, _ := filepath.Glob(filepath.Join(p, "*.socket"))
+				matches = append(append(matches, dropins...), sockets...)
 				sort.Strings(matches)
 				for _, mm := range matches {
 					src, rerr := readFile(mm)
@@ -154,7 +158,7 @@ func firstExisting(dir string, names ...string) string {
 // files with a generic name, their first lines.
 func Detect(paths []string) (Format, error) {
 	p := paths[0]
-	st, err := os.Stat(p)
+	st, err := os.Stat(templateFor(p)) // an instance of a template unit has no file of its own
 	if err != nil {
 		return "", &ParseError{Pos: p, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}
 	}
@@ -231,6 +235,12 @@ func readFile(p string) (Source, error) {
 		return Source{}, &ParseError{Pos: p, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}
 	}
 	defer f.Close()
+	return readOpen(f, p)
+}
+
+// readOpen reads the open file f (named p in messages), a regular file of
+// at most MaxInputSize bytes.
+func readOpen(f *os.File, p string) (Source, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return Source{}, &ParseError{Pos: p, Msg: fmt.Sprintf("cannot stat: %v", unwrapPath(err))}
@@ -322,4 +332,56 @@ func templateFor(p string) string {
 		return p
 	}
 	return filepath.Join(filepath.Dir(p), prefix+"@.service")
+}
+
+// RootReader returns a reader of the absolute paths a file names (systemd's
+// EnvironmentFile=), resolved under root, the root file system of an image
+// or a checkout (import --root). A path whose ".." or symbolic links lead
+// outside root is refused (os.Root), as is a symbolic link to an absolute
+// path, which would be read outside the image; the error names the path
+// and root. The Source keeps the path as the file names it.
+func RootReader(root string) func(string) (Source, error) {
+	return func(p string) (Source, error) {
+		rel, err := underRoot(root, p)
+		if err != nil {
+			return Source{}, err
+		}
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			return Source{}, &ParseError{Pos: root, Msg: fmt.Sprintf("cannot open --root: %v", unwrapPath(err))}
+		}
+		defer r.Close()
+		f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil && strings.Contains(err.Error(), "escapes") {
+			return Source{}, fmt.Errorf("%s: %w %s: a symbolic link on the way leads out of it (an absolute one too); copy the file into the image, or import without --root", p, ErrOutsideRoot, root)
+		}
+		if err != nil {
+			return Source{}, &ParseError{Pos: p, Msg: fmt.Sprintf("cannot read under --root %s: %v", root, unwrapPath(err))}
+		}
+		defer f.Close()
+		src, err := readOpen(f, p)
+		src.Path = p
+		return src, err
+	}
+}
+
+// ErrOutsideRoot is a path read under --root that would lead outside it.
+var ErrOutsideRoot = errors.New("leads outside --root")
+
+// underRoot turns the absolute path p into a path relative to root; ".."
+// that would climb above root is refused.
+func underRoot(root, p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", &ParseError{Pos: p, Msg: "not an absolute path"}
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("%s: %w %s: \"..\" may climb out of it; write the path without \"..\"", p, ErrOutsideRoot, root)
+		}
+	}
+	rel := strings.TrimLeft(filepath.Clean(p), "/")
+	if rel == "" {
+		rel = "."
+	}
+	return rel, nil
 }

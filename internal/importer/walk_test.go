@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,68 @@ func TestLoadErrors(t *testing.T) {
 		_, _, _, err := Load(tc.paths, tc.from, Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Load(%v, %q) = %v, want an error containing %q", tc.paths, tc.from, err, tc.want)
+		}
+	}
+}
+
+// TestRootReaderStaysInside reads absolute paths under a root and refuses
+// every way out: "..", a relative symbolic link climbing above the root,
+// an absolute one, and one in a directory on the way.
+func TestRootReaderStaysInside(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "image")
+	mustWrite := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(filepath.Join(root, "etc/app/app.env"), "A=inside\n")
+	mustWrite(filepath.Join(base, "secret.env"), "A=outside\n")
+	for name, target := range map[string]string{
+		"etc/app/up.env":    "../../../secret.env",
+		"etc/app/abs.env":   filepath.Join(base, "secret.env"),
+		"etc/app/same.env":  "app.env",
+		"etc/app/dirlink":   "../../..",
+		"etc/app/innerlink": "../app",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := RootReader(root)
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{"/etc/app/app.env", true},
+		{"/etc/app/same.env", true},
+		{"/etc/app/innerlink/app.env", true},
+		{"//etc/./app/app.env", true},
+		{"/../secret.env", false},
+		{"/etc/../../secret.env", false},
+		{"/etc/app/../app/app.env", false},
+		{"/etc/app/up.env", false},
+		{"/etc/app/abs.env", false},
+		{"/etc/app/dirlink/secret.env", false},
+		{"etc/app/app.env", false},
+		{"/etc/app", false},
+	} {
+		src, err := read(tc.path)
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s: %v, want the file under the root", tc.path, err)
+		case tc.ok && string(src.Data) != "A=inside\n":
+			t.Errorf("%s: read %q, want the file under the root", tc.path, src.Data)
+		case !tc.ok && err == nil:
+			t.Errorf("%s: read %q, want a refusal", tc.path, src.Data)
+		case !tc.ok && !strings.Contains(err.Error(), tc.path):
+			t.Errorf("%s: error %q does not name the path", tc.path, err)
+		case !tc.ok && tc.path[0] == '/' && tc.path != "/etc/app" && !errors.Is(err, ErrOutsideRoot):
+			t.Errorf("%s: error %q is not ErrOutsideRoot", tc.path, err)
 		}
 	}
 }

@@ -328,3 +328,238 @@ processes:
 	}
 	teardown(t, r, addr, eventPids(t, r, [2]string{"app", "start"}))
 }
+
+// importAndRun writes the files files(dir) returns into a new directory
+// dir, imports input under it and starts podvisor on the result.
+func importAndRun(t *testing.T, files func(dir string) map[string]string, input ...string) (*Run, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, files(dir))
+	yaml, _ := runImport(t, filepath.Join(append([]string{dir}, input...)...))
+	return startPodvisor(t, yaml, withHTTP()), yaml, dir
+}
+
+// waitFileHolds waits until file (a stand-in's output) holds want,
+// blanks around it aside; what names the file in the failure.
+func waitFileHolds(t *testing.T, file, want, what string) {
+	t.Helper()
+	var got string
+	eventually(t, 20*time.Second, func() bool {
+		b, _ := os.ReadFile(file)
+		got = strings.TrimSpace(string(b))
+		return got == want
+	}, "%s holds %q, want %q", what, ffLazy(func() string { return got }), want)
+}
+
+// stopClean sends SIGTERM and expects exit 0.
+func stopClean(t *testing.T, r *Run) {
+	t.Helper()
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0; output:\n%s\nstderr:\n%s", code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestImportSystemdEnvironmentOrder converts a unit whose EnvironmentFile=
+// and Environment= set the same variable and whose ExecStartPre= reads the
+// unit's environment in its working directory: systemd.exec(5) lets the
+// file win, and runs every Exec*= line with the unit's environment and
+// directory. Both stand-ins write what they see.
+func TestImportSystemdEnvironmentOrder(t *testing.T) {
+	r, _, dir := importAndRun(t, func(dir string) map[string]string {
+		return map[string]string{
+			"relay.env": "# read at start\nRELAY_MODE=mirror\n",
+			"wd/.keep":  "",
+			"bin/pre":   "#!/bin/sh\necho \"pre $RELAY_MODE $GREETING $(pwd)\" > \"$E2E_DIR/pre.out\"\n",
+			"bin/main":  "#!/bin/sh\necho \"main $RELAY_MODE $GREETING $1\" > \"$E2E_DIR/main.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"units/relay.service": fmt.Sprintf(`[Unit]
+	Description=relay
+
+	[Service]
+	Environment=RELAY_MODE=fanout GREETING=hello
+	Environment=GREETING=hi
+	EnvironmentFile=%[1]s/relay.env
+	WorkingDirectory=%[1]s/wd
+	ExecStartPre=%[1]s/bin/pre
+	ExecStart=%[1]s/bin/main %%n
+	TimeoutStopSec=5
+	`, dir),
+		}
+	}, "units")
+	want := map[string]string{
+		filepath.Join(r.Dir, "pre.out"):  "pre mirror hi " + filepath.Join(dir, "wd"),
+		filepath.Join(r.Dir, "main.out"): "main mirror hi relay.service",
+	}
+	for file, w := range want {
+		waitFileHolds(t, file, w, file)
+	}
+	stopClean(t, r)
+}
+
+// TestImportSystemdExitStatusRules converts RestartForceExitStatus= (a
+// restart despite Restart=no) and RestartPreventExitStatus= (no restart
+// despite Restart=always) and runs them: the first unit's exit 75 is
+// restarted, the second's exit 78 leaves it stopped and the run up.
+func TestImportSystemdExitStatusRules(t *testing.T) {
+	r, _, _ := importAndRun(t, func(dir string) map[string]string {
+		return map[string]string{
+			"bin/flaky":           "#!/bin/sh\necho run >> \"$E2E_DIR/flaky.runs\"\n[ \"$(wc -l < \"$E2E_DIR/flaky.runs\")\" -ge 2 ] || exit 75\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"bin/once":            "#!/bin/sh\necho run >> \"$E2E_DIR/once.runs\"\nexit 78\n",
+			"units/flaky.service": fmt.Sprintf("[Service]\nExecStart=%s/bin/flaky\nRestart=no\nRestartSec=100ms\nRestartForceExitStatus=75\nTimeoutStopSec=5\n", dir),
+			"units/once.service":  fmt.Sprintf("[Service]\nExecStart=%s/bin/once\nRestart=always\nRestartSec=100ms\nRestartPreventExitStatus=78\n", dir),
+		}
+	}, "units")
+	ffWaitStatus(t, r, 20*time.Second, func(s ffStatus) bool {
+		p := s.proc("flaky")
+		return p.State == "running" && p.Restarts == 1
+	}, "flaky restarted once after exit 75 and running")
+	st := ffWaitStatus(t, r, 20*time.Second, func(s ffStatus) bool {
+		p := s.proc("once")
+		return p.State == "stopped" && p.ExitCode != nil && *p.ExitCode == 78
+	}, "once stopped with exit 78")
+	if p := st.proc("once"); p.Restarts != 0 {
+		t.Errorf("once restarted %d times after exit 78, want none", p.Restarts)
+	}
+	if n := strings.Count(readFile(filepath.Join(r.Dir, "once.runs")), "run"); n != 1 {
+		t.Errorf("once ran %d times, want 1", n)
+	}
+	stopClean(t, r)
+}
+
+// TestImportSystemdTemplateInstance imports queue@mail-in.service from
+// the template queue@.service: the specifiers in the command, the
+// environment and the working directory take the instance (%i as written,
+// %I unescaped: "-" is "/").
+func TestImportSystemdTemplateInstance(t *testing.T) {
+	r, _, dir := importAndRun(t, func(dir string) map[string]string {
+		return map[string]string{
+			"spool/mail-in/.keep": "",
+			"bin/show":            "#!/bin/sh\necho \"$* $Q $(pwd)\" > \"$E2E_DIR/show.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"units/queue@.service": fmt.Sprintf(`[Service]
+	ExecStart=%[1]s/bin/show %%i %%I %%p %%n 100%%%%
+	Environment=Q=%%I
+	WorkingDirectory=%[1]s/spool/%%i
+	TimeoutStopSec=5
+	`, dir),
+		}
+	}, "units", "queue@mail-in.service")
+	want := "mail-in mail/in queue queue@mail-in.service 100% mail/in " + filepath.Join(dir, "spool", "mail-in")
+	waitFileHolds(t, filepath.Join(r.Dir, "show.out"), want, "what the instance saw")
+	stopClean(t, r)
+}
+
+// TestImportProcfilePortEveryProcess runs a Procfile whose lines do not
+// name PORT: foreman gives every process type one anyway, 5000 and then
+// 100 more per line.
+func TestImportProcfilePortEveryProcess(t *testing.T) {
+	dir := t.TempDir()
+	show := "#!/bin/sh\necho \"$1 $PORT\" > \"$E2E_DIR/$1.port\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n"
+	writeFiles(t, dir, map[string]string{
+		"bin/show": show,
+		"Procfile": fmt.Sprintf("web: %[1]s/bin/show web\nworker: %[1]s/bin/show worker\n", dir),
+	})
+	yaml, _ := runImport(t, filepath.Join(dir, "Procfile"))
+	r := startPodvisor(t, yaml, withHTTP())
+	for name, want := range map[string]string{"web": "web 5000", "worker": "worker 5100"} {
+		waitFileHolds(t, filepath.Join(r.Dir, name+".port"), want, "what "+name+" saw")
+	}
+	stopClean(t, r)
+}
+
+// TestImportRootStaysInside imports a unit with --root: its
+// EnvironmentFile= is read from the image (the variable it sets leaves
+// env), and a file that is a symbolic link out of the image is refused
+// with an error naming it (exit 1).
+func TestImportRootStaysInside(t *testing.T) {
+	dir := t.TempDir()
+	unit := "[Service]\nEnvironment=MODE=unit\nEnvironmentFile=/etc/app/app.env\nExecStart=/usr/bin/app\n"
+	writeFiles(t, dir, map[string]string{
+		"good/etc/app/app.env":         "MODE=image\n",
+		"good/etc/systemd/app.service": unit,
+		"bad/etc/systemd/app.service":  unit,
+		"outside.env":                  "MODE=host\n",
+	})
+	if err := os.MkdirAll(filepath.Join(dir, "bad/etc/app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../../outside.env", filepath.Join(dir, "bad/etc/app/app.env")); err != nil {
+		t.Fatal(err)
+	}
+	yaml, _ := runImport(t, "--root", filepath.Join(dir, "good"), filepath.Join(dir, "good/etc/systemd/app.service"))
+	if strings.Contains(yaml, "MODE:") || !strings.Contains(yaml, "sets MODE (from /etc/app/app.env)") {
+		t.Errorf("MODE from the image's file did not override Environment=:\n%s", yaml)
+	}
+	cmd := exec.Command(podvisorBin, "import", "--root", filepath.Join(dir, "bad"), filepath.Join(dir, "bad/etc/systemd/app.service"))
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(cmd.ProcessState, err); code != 1 || !strings.Contains(string(out), "/etc/app/app.env: leads outside --root") {
+		t.Errorf("import of an escaping EnvironmentFile=: exit %d, output:\n%s\nwant exit 1 naming the path", code, out)
+	}
+}
+
+// TestImportSystemdSocketActivation converts a .socket unit and the
+// service it activates: podvisor binds the address before the start and
+// passes it as fd 3 with LISTEN_FDS, as systemd does; the stand-in answers
+// on the inherited fd only.
+func TestImportSystemdSocketActivation(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	writeFiles(t, dir, map[string]string{
+		"bin/serve": `#!/usr/bin/env python3
+import os, socket
+assert os.environ["LISTEN_FDS"] == "1", os.environ.get("LISTEN_FDS")
+s = socket.socket(fileno=3)
+with open(os.path.join(os.environ["E2E_DIR"], "serve.out"), "w") as f:
+    f.write("fds %s names %s\n" % (os.environ["LISTEN_FDS"], os.environ.get("LISTEN_FDNAMES")))
+while True:
+    c, _ = s.accept()
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 9\r\n\r\nactivated")
+    c.close()
+`,
+		"units/web.socket":  "[Socket]\nListenStream=" + addr + "\nFileDescriptorName=http\n\n[Install]\nWantedBy=sockets.target\n",
+		"units/web.service": fmt.Sprintf("[Service]\nExecStart=%s/bin/serve\nTimeoutStopSec=5\n", dir),
+	})
+	yaml, _ := runImport(t, filepath.Join(dir, "units"))
+	if !strings.Contains(yaml, "tcp://"+addr) {
+		t.Fatalf("web has no socket on %s:\n%s", addr, yaml)
+	}
+	r := startPodvisor(t, yaml, withHTTP())
+	var code int
+	var body string
+	eventually(t, 20*time.Second, func() bool {
+		code, body = fetch("http://" + addr + "/")
+		return code == 200 && body == "activated"
+	}, "GET %s = %s %q, want the stand-in's answer on the passed socket", addr, ffLazy(func() string { return fmt.Sprint(code) }), ffLazy(func() string { return body }))
+	if got := strings.TrimSpace(readFile(filepath.Join(r.Dir, "serve.out"))); got != "fds 1 names http" {
+		t.Errorf("the stand-in saw %q, want fds 1 names http", got)
+	}
+	stopClean(t, r)
+}
+
+// TestImportSystemdRemainAfterExitStop converts a Type=oneshot unit with
+// RemainAfterExit=yes and ExecStop=: systemd runs ExecStop= when the
+// unit, active after its exit, is stopped; podvisor runs the completed
+// oneshot's stop.command at teardown.
+func TestImportSystemdRemainAfterExitStop(t *testing.T) {
+	r, _, _ := importAndRun(t, func(dir string) map[string]string {
+		return map[string]string{
+			"bin/mount":          "#!/bin/sh\necho up > \"$E2E_DIR/state\"\n",
+			"bin/umount":         "#!/bin/sh\necho down >> \"$E2E_DIR/state\"\n",
+			"bin/app":            "#!/bin/sh\necho app > \"$E2E_DIR/app.out\"\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"units/data.service": fmt.Sprintf("[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%[1]s/bin/mount\nExecStop=%[1]s/bin/umount\n", dir),
+			"units/app.service":  fmt.Sprintf("[Unit]\nAfter=data.service\nRequires=data.service\n\n[Service]\nExecStart=%s/bin/app\nTimeoutStopSec=5\n", dir),
+		}
+	}, "units")
+	ffWaitStatus(t, r, 20*time.Second, func(s ffStatus) bool {
+		return s.proc("data").State == "completed" && s.proc("app").State == "running"
+	}, "data completed and app running")
+	if got := readFile(filepath.Join(r.Dir, "state")); got != "up\n" {
+		t.Fatalf("state %q before teardown, want up only", got)
+	}
+	stopClean(t, r)
+	if got := readFile(filepath.Join(r.Dir, "state")); got != "up\ndown\n" {
+		t.Errorf("state %q after teardown, want up then down (ExecStop= ran)", got)
+	}
+}
