@@ -57,6 +57,9 @@ func fixtures() []fixture {
 		{"supervisord-typos", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertSupervisord(readSource(t, "testdata/supervisord/typos.conf"), includeGlob, Options{})
 		}},
+		{"supervisord-expand", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertSupervisord(readSource(t, "testdata/supervisord-expand/supervisord.conf"), includeGlob, Options{})
+		}},
 		{"procfile-crlf", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcfile(readSource(t, "testdata/procfile/Procfile.crlf"), nil, Options{})
 		}},

@@ -328,3 +328,104 @@ processes:
 	}
 	teardown(t, r, addr, eventPids(t, r, [2]string{"app", "start"}))
 }
+
+// svSeeScript is a stand-in program: it writes the words it was given,
+// its working directory and $MODE to $OUT/$NAME, and exits 0.
+const svSeeScript = `#!/bin/sh
+{ for a in "$@"; do printf 'arg=%s\n' "$a"; done; printf 'pwd=%s\nmode=%s\n' "$(/bin/pwd)" "$MODE"; } > "$OUT/$NAME.tmp"
+mv "$OUT/$NAME.tmp" "$OUT/$NAME"
+`
+
+// TestImportSupervisordExpansions runs one supervisord config under the
+// real supervisord and, imported, under podvisor, with the same
+// environment, and compares what each program saw: %(ENV_X)s in command=
+// is split into words after expansion (SERVE_ARGS holds three words),
+// values set by [supervisord] environment= expand in the programs'
+// fields, and %(program_name)s, %(process_num)d, %(here)s expand in
+// command, directory and environment.
+func TestImportSupervisordExpansions(t *testing.T) {
+	sv, err := exec.LookPath("supervisord")
+	if err != nil {
+		t.Skip("supervisord not found (scripts/deps.sh supervisor)")
+	}
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"see": svSeeScript,
+		"supervisord.conf": `[supervisord]
+nodaemon=true
+logfile=%(here)s/supervisord.log
+pidfile=%(here)s/supervisord.pid
+environment=TOOL="%(here)s/see queue  --from-file"
+
+[program:web]
+command=%(ENV_SEE)s %(ENV_SERVE_ARGS)s --name "%(program_name)s 'x'"
+directory=%(ENV_APP_HOME)s
+environment=OUT="%(ENV_OUT_DIR)s",NAME="%(program_name)s",MODE="%(ENV_APP_MODE)s-1"
+startsecs=0
+autorestart=false
+
+[program:queue]
+process_name=q%(process_num)d
+numprocs=2
+command=%(ENV_TOOL)s --n=%(process_num)02d
+directory=%(here)s/q%(process_num)d
+environment=OUT="%(ENV_OUT_DIR)s",NAME="%(program_name)s-%(process_num)d",MODE="%(ENV_APP_MODE)s"
+startsecs=0
+autorestart=false
+`,
+		"app/.keep": "", "q0/.keep": "", "q1/.keep": "",
+	})
+	env := []string{"SEE=" + filepath.Join(src, "see"), "SERVE_ARGS=artisan serve  --port=8000",
+		"APP_HOME=" + filepath.Join(src, "app"), "APP_MODE=prod"}
+	names := []string{"web", "queue-0", "queue-1"}
+	seen := func(out string) map[string]string {
+		m := map[string]string{}
+		for _, n := range names {
+			m[n] = readFile(filepath.Join(out, n))
+		}
+		return m
+	}
+	allThere := func(out string) bool {
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(out, n)); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+
+	svOut := filepath.Join(src, "sv-out")
+	if err := os.Mkdir(svOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sv, "-n", "-c", filepath.Join(src, "supervisord.conf"))
+	cmd.Env = append(os.Environ(), append(env, "OUT_DIR="+svOut)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() bool { return allThere(svOut) }, "supervisord's programs did not all write %s; its log:\n%s", svOut, ffLazy(func() string { return readFile(filepath.Join(src, "supervisord.log")) }))
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	want := seen(svOut)
+	if !strings.Contains(want["web"], "arg=artisan\narg=serve\narg=--port=8000\n") {
+		t.Fatalf("supervisord itself did not split SERVE_ARGS into words (the reference changed?):\n%s", want["web"])
+	}
+
+	yaml, _ := runImport(t, filepath.Join(src, "supervisord.conf"))
+	pvOut := filepath.Join(src, "pv-out")
+	if err := os.Mkdir(pvOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := startPodvisor(t, yaml, withEnv(append(env, "OUT_DIR="+pvOut)...))
+	eventually(t, 30*time.Second, func() bool { return allThere(pvOut) }, "the imported programs did not all write %s; podvisor output:\n%s\nstderr:\n%s\nprocs.yaml:\n%s", pvOut, r.Stdout, r.Stderr, yaml)
+	got := seen(pvOut)
+	for _, n := range names {
+		if got[n] != want[n] {
+			t.Errorf("%s saw under podvisor:\n%s\nunder supervisord:\n%s\nprocs.yaml:\n%s", n, got[n], want[n], yaml)
+		}
+	}
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
+	}
+}
