@@ -60,6 +60,9 @@ func fixtures() []fixture {
 		{"supervisord-expand", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertSupervisord(readSource(t, "testdata/supervisord-expand/supervisord.conf"), includeGlob, Options{})
 		}},
+		{"supervisord-listener", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertSupervisord(readSource(t, "testdata/supervisord-listener/supervisord.conf"), includeGlob, Options{})
+		}},
 		{"procfile-crlf", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcfile(readSource(t, "testdata/procfile/Procfile.crlf"), nil, Options{})
 		}},

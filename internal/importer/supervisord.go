@@ -105,6 +105,9 @@ type svConv struct {
 	priority map[string]int
 	groupOf  map[string]string  // program name -> group name
 	env      map[string]svValue // [supervisord] environment=, for %(ENV_X)s
+	retries  map[string]int     // startretries of each process
+	// listeners that stop supervisord: section -> the events they act on
+	stoppers []svStopper
 }
 
 // sections supervisord itself configures, with why they are dropped.
@@ -114,7 +117,7 @@ var svDropped = map[string]string{
 	"supervisorctl":        "podvisor's own commands replace supervisorctl",
 	"rpcinterface":         "podvisor has no XML-RPC interface",
 	"eventlistener":        "podvisor has no event listeners; /status, /metrics and the logs carry the same news",
-	"fcgi-program":         "podvisor does not open sockets for its processes",
+	"fcgi-program":         "supervisord passes the socket as the program's stdin (fd 0); podvisor's sockets: passes it as fd 3 with LISTEN_FDS: write a program with sockets: and a command that takes fd 3 (sh -c 'exec prog <&3')",
 	"supervisord.logfile":  "podvisor prints its own messages on its stdout, among the processes' lines (as \"podvisor | message\")",
 	"supervisord.pidfile":  "podvisor writes no pid file",
 	"supervisord.nodaemon": "podvisor always runs in the foreground",
@@ -124,6 +127,7 @@ func (c *svConv) convert(sections []*iniSection) {
 	c.priority = map[string]int{}
 	c.groupOf = map[string]string{}
 	c.env = map[string]svValue{}
+	c.retries = map[string]int{}
 	seen := map[string]*iniSection{}
 	for _, s := range sections {
 		if prev, dup := seen[s.Name]; dup {
@@ -148,6 +152,8 @@ func (c *svConv) convert(sections []*iniSection) {
 			c.group(s, name)
 		case "program":
 			c.program(s, name)
+		case "eventlistener":
+			c.eventListener(s, name)
 		default:
 			why, ok := svDropped[kind]
 			if !ok {
@@ -157,6 +163,7 @@ func (c *svConv) convert(sections []*iniSection) {
 		}
 	}
 	uniqueNames(c.m, c.r)
+	c.applyStoppers()
 	if c.opt.PriorityOrder {
 		c.priorityOrder()
 	}
@@ -698,8 +705,12 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 	if !slices.Equal(codes, []int{0}) {
 		p.SuccessExitCodes = codes
 	}
+	c.retries[p.Name] = 3 // supervisord's default
 	if k, ok := get("startretries"); ok {
-		progNote(p, r, sec, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" has no equivalent: podvisor retries with backoff (500ms doubling to 30s) without a count")
+		if n, err := strconv.Atoi(strings.TrimSpace(k.Value)); err == nil && n >= 0 {
+			c.retries[p.Name] = n
+		}
+		progNote(p, r, sec, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" counts failed starts in a row, podvisor's restart.limit every restart of the process's life, so it is not set: podvisor retries with backoff (500ms doubling to 30s) without a count")
 	}
 	if k, ok := get("startsecs"); ok {
 		d, ok := parseSeconds(k.Value)
@@ -948,4 +959,80 @@ func (c *svConv) priorityOrder() {
 			setComment(p, "depends_on", fmt.Sprintf("priority %d starts after priority %d (--priority-order)", levels[i], levels[i-1]))
 		}
 	}
+}
+
+// svStopper is an event listener that stops supervisord: on FATAL (a
+// program that failed its starts), on EXITED (any exit of a program).
+type svStopper struct {
+	pos, section  string
+	fatal, exited bool
+}
+
+// svStopCommand matches a listener command that stops supervisord: a kill
+// (of $PPID, of supervisord) or supervisorctl shutdown, inline or by the
+// name of its script (kill_supervisor.py, stop-supervisor.sh).
+var svStopCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bkill|shutdown|stop[-_]?supervisor`)
+})
+
+// eventListener reads an [eventlistener:x]: one whose command stops
+// supervisord on a program's FATAL or EXITED state becomes, on every
+// program, the rule that ends the run (applyStoppers); any other is
+// dropped.
+func (c *svConv) eventListener(s *iniSection, name string) {
+	sec, pos := "[eventlistener:"+name+"]", at(s.File, s.Line)
+	cmd, _ := s.get("command")
+	ev, _ := s.get("events")
+	st := svStopper{pos: pos, section: sec}
+	for _, e := range strings.Split(ev.Value, ",") {
+		switch strings.ToUpper(strings.TrimSpace(e)) {
+		case "PROCESS_STATE":
+			st.fatal, st.exited = true, true
+		case "PROCESS_STATE_FATAL":
+			st.fatal = true
+		case "PROCESS_STATE_EXITED":
+			st.exited = true
+		}
+	}
+	if !svStopCommand().MatchString(cmd.Value) || (!st.fatal && !st.exited) {
+		c.r.Drop(pos, sec, svDropped["eventlistener"])
+		return
+	}
+	c.stoppers = append(c.stoppers, st)
+}
+
+// applyStoppers gives every program the rules of the listeners that stop
+// supervisord: EXITED ends the run on any exit (restart.rules action
+// shutdown for every code); FATAL after startretries failed starts
+// (restart.limit, counted over the process's life).
+func (c *svConv) applyStoppers() {
+	for _, st := range c.stoppers {
+		var how []string
+		if st.exited {
+			how = append(how, "on PROCESS_STATE_EXITED it stops supervisord, so any exit of a program ends the run: restart.rules action shutdown for every exit code; podvisor then exits with that program's code, supervisord (stopped by a signal) with 0")
+		}
+		if st.fatal && !st.exited {
+			how = append(how, "on PROCESS_STATE_FATAL (startretries failed starts in a row) it stops supervisord: restart.limit is startretries, after which a failure ends the run; podvisor counts every restart of the process's life, not failed starts in a row")
+		}
+		c.r.Approx(st.pos, st.section, strings.Join(how, "; ")+" (its command kills supervisord or shuts it down)")
+		for _, p := range c.m.Processes {
+			if st.exited {
+				p.Restart.Rules = []config.ExitRule{{In: []int{0}, Action: config.RuleShutdown}, {NotIn: []int{0}, Action: config.RuleShutdown}}
+				p.Written.Restart = true
+				addComment(p, "restart", st.section+" stops supervisord when a program exits: any exit ends the run")
+			} else if st.fatal {
+				p.Restart.Limit = max(c.retries[p.Name], 1)
+				p.Written.Restart = true
+				addComment(p, "restart", st.section+" stops supervisord when a program is FATAL (startretries="+strconv.Itoa(c.retries[p.Name])+" failed starts in a row): limit counts restarts over the process's life")
+			}
+		}
+	}
+}
+
+// addComment adds how to the comment beside key.
+func addComment(p *Process, key, how string) {
+	if old := p.Written.Comments[key]; old != "" {
+		how = old + "; " + how
+	}
+	setComment(p, key, how)
 }

@@ -429,3 +429,91 @@ autorestart=false
 		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
 	}
 }
+
+// TestImportSupervisordStopListener runs a config whose event listener
+// kills supervisord when any program exits, under the real supervisord and
+// imported under podvisor: in both the run ends by itself once one
+// program exits (code 3), and the other program (long-running) is gone.
+func TestImportSupervisordStopListener(t *testing.T) {
+	sv, err := exec.LookPath("supervisord")
+	if err != nil {
+		t.Skip("supervisord not found (scripts/deps.sh supervisor)")
+	}
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{
+		// long: records its pid and waits for its stop; quits: exits 3
+		// once long is up, so the listener is there to see it.
+		"long":  "#!/bin/sh\necho $$ > \"$OUT/long.pid.tmp\" && mv \"$OUT/long.pid.tmp\" \"$OUT/long.pid\"\nexec sleep 600\n",
+		"quits": "#!/bin/sh\nwhile [ ! -e \"$OUT/long.pid\" ]; do sleep 0.05; done\nexit 3\n",
+		"supervisord.conf": `[supervisord]
+nodaemon=true
+logfile=%(here)s/supervisord.log
+pidfile=%(here)s/supervisord.pid
+
+[program:long]
+command=%(here)s/long
+environment=OUT="%(ENV_OUT_DIR)s"
+startsecs=0
+
+[program:quits]
+command=%(here)s/quits
+environment=OUT="%(ENV_OUT_DIR)s"
+startsecs=0
+autorestart=true
+
+[eventlistener:exit-on-death]
+command=sh -c "printf 'READY\n' && while read line; do kill -TERM $PPID; done"
+events=PROCESS_STATE_EXITED
+`,
+	})
+	endsAlone := func(t *testing.T, out string, wait func() int, what string) {
+		t.Helper()
+		code := wait()
+		b, err := os.ReadFile(filepath.Join(out, "long.pid"))
+		if err != nil {
+			t.Fatalf("%s: long never ran: %v", what, err)
+		}
+		var pid int
+		fmt.Sscan(string(b), &pid)
+		eventually(t, 10*time.Second, func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) },
+			"%s ended (code %d) but long (pid %d) is still there", what, code, pid)
+	}
+
+	svOut := filepath.Join(src, "sv-out")
+	if err := os.Mkdir(svOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sv, "-n", "-c", filepath.Join(src, "supervisord.conf"))
+	cmd.Env = append(os.Environ(), "OUT_DIR="+svOut)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	endsAlone(t, svOut, func() int {
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("supervisord did not end after quits exited; its log:\n%s", readFile(filepath.Join(src, "supervisord.log")))
+		}
+		return cmd.ProcessState.ExitCode()
+	}, "supervisord")
+
+	yaml, report := runImport(t, filepath.Join(src, "supervisord.conf"))
+	if !strings.Contains(report, "[eventlistener:exit-on-death]: on PROCESS_STATE_EXITED") {
+		t.Errorf("the report does not say how the listener converted:\n%s", report)
+	}
+	pvOut := filepath.Join(src, "pv-out")
+	if err := os.Mkdir(pvOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := startPodvisor(t, yaml, withEnv("OUT_DIR="+pvOut))
+	endsAlone(t, pvOut, func() int {
+		code, _ := r.Wait(60 * time.Second)
+		if code != 3 {
+			t.Errorf("podvisor exit code %d, want 3 (quits's code: rule action shutdown); stderr:\n%s\nprocs.yaml:\n%s", code, r.Stderr, yaml)
+		}
+		return code
+	}, "podvisor")
+}

@@ -64,3 +64,22 @@ func TestSupervisordExpansionRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestSupervisordFatalListener checks that a listener stopping supervisord
+// on PROCESS_STATE_FATAL only becomes restart.limit = startretries.
+func TestSupervisordFatalListener(t *testing.T) {
+	conf := "[program:a]\ncommand=a\nstartretries=5\n[program:b]\ncommand=b\n" +
+		"[eventlistener:fatal]\ncommand=/usr/local/bin/kill_supervisor.py\nevents=PROCESS_STATE_FATAL\n"
+	m, r, err := ConvertSupervisord(Source{Path: "s.conf", Data: []byte(conf)}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"a": 5, "b": 3} {
+		if p := m.Process(name); p == nil || p.Restart.Limit != want || len(p.Restart.Rules) != 0 {
+			t.Errorf("%s: restart %+v, want limit %d and no rules", name, p.Restart, want)
+		}
+	}
+	if txt := reportText(r); !strings.Contains(txt, "PROCESS_STATE_FATAL") {
+		t.Errorf("report does not say how the listener converted:\n%s", txt)
+	}
+}
