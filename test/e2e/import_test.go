@@ -517,3 +517,62 @@ events=PROCESS_STATE_EXITED
 		return code
 	}, "podvisor")
 }
+
+// TestImportProcessComposeVarsAndEnv converts a process-compose file that
+// relies on its load-time substitution ($VAR as well as ${VAR}, from the
+// environment) and on Go-template vars (file level, overridden per
+// process, PC_REPLICA_NUM), runs it, and checks the words and environment
+// each process saw: what process-compose would have given it.
+func TestImportProcessComposeVarsAndEnv(t *testing.T) {
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"see": svSeeScript,
+		"process-compose.yaml": `version: "0.5"
+vars:
+  PORT: 8080
+  QUEUE: mail
+processes:
+  api:
+    vars:
+      PORT: 9090
+    command: "$SEE serve --port {{.PORT}} --replica {{ .PC_REPLICA_NUM }}"
+    working_dir: "$APP_HOME"
+    environment:
+      - "OUT=$OUT_DIR"
+      - "NAME=api"
+      - "MODE=$APP_MODE-{{.QUEUE}}"
+  worker:
+    command: "${SEE} work --queue={{.QUEUE}} --port={{.PORT}}"
+    replicas: 2
+    working_dir: "${APP_HOME}"
+    environment:
+      - "OUT=${OUT_DIR}"
+      - "NAME=worker-{{.PC_REPLICA_NUM}}"
+      - "MODE=$APP_MODE"
+`,
+	})
+	out := filepath.Join(src, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml, _ := runImport(t, filepath.Join(src, "process-compose.yaml"))
+	r := startPodvisor(t, yaml, withEnv("SEE="+filepath.Join(src, "see"), "APP_HOME="+src, "APP_MODE=prod", "OUT_DIR="+out))
+	want := map[string]string{
+		"api":      "arg=serve\narg=--port\narg=9090\narg=--replica\narg=0\npwd=" + src + "\nmode=prod-mail\n",
+		"worker-0": "arg=work\narg=--queue=mail\narg=--port=8080\npwd=" + src + "\nmode=prod\n",
+		"worker-1": "arg=work\narg=--queue=mail\narg=--port=8080\npwd=" + src + "\nmode=prod\n",
+	}
+	for name, w := range want {
+		eventually(t, 30*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(out, name))
+			return err == nil
+		}, "%s wrote nothing; podvisor stderr:\n%s\nprocs.yaml:\n%s", name, r.Stderr, yaml)
+		if got := readFile(filepath.Join(out, name)); got != w {
+			t.Errorf("%s saw:\n%s\nwant (as under process-compose):\n%s\nprocs.yaml:\n%s", name, got, w, yaml)
+		}
+	}
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
+	}
+}
