@@ -75,6 +75,9 @@ func fixtures() []fixture {
 		{"process-compose-vars", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcessCompose(readSource(t, "testdata/process-compose-vars/process-compose.yaml"), Options{})
 		}},
+		{"process-compose-edge", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertProcessCompose(readSource(t, "testdata/process-compose-edge/process-compose.yaml"), Options{})
+		}},
 		{"procfile", func(t *testing.T) (*Model, *Report, error) {
 			env := readSource(t, "testdata/procfile/.env")
 			return ConvertProcfile(readSource(t, "testdata/procfile/Procfile"), &env, Options{ReleaseFirst: true})

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -233,6 +234,9 @@ func (c *pcConv) convert(root *yaml.Node) error {
 func (c *pcConv) environment(n *yaml.Node) ([]string, error) {
 	n = deref(n)
 	var out []string
+	if n == nil || (n.Kind == yaml.ScalarNode && (n.Tag == "!!null" || n.Value == "")) {
+		return nil, nil // environment: present but empty: none
+	}
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for _, item := range n.Content {
@@ -380,7 +384,13 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 			}
 			p.SuccessExitCodes = append(p.SuccessExitCodes, n)
 		}
-		r.AsIs(c.pos(k), what)
+		if len(p.SuccessExitCodes) > 0 && !slices.Contains(p.SuccessExitCodes, 0) {
+			// process-compose's list adds to 0; podvisor's replaces [0]
+			p.SuccessExitCodes = append([]int{0}, p.SuccessExitCodes...)
+			r.AsIs(c.pos(k), what+" (0 added: it stays a success, as in process-compose)")
+		} else {
+			r.AsIs(c.pos(k), what)
+		}
 	case "description":
 		r.Drop(c.pos(k), what, "kept only in the report")
 	case "log_location":

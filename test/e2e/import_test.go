@@ -576,3 +576,52 @@ processes:
 		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
 	}
 }
+
+// TestImportProcessComposeSuccessCodesAndDisabled converts a file where a
+// migration lists only 3 in success_exit_codes and exits 0, an
+// environment: key is empty and one process is disabled, and runs it: as
+// under process-compose, exit 0 is still a success (the web process
+// starts after it, the run goes on), and the disabled process never runs.
+func TestImportProcessComposeSuccessCodesAndDisabled(t *testing.T) {
+	src := t.TempDir()
+	out := filepath.Join(src, "out")
+	writeFiles(t, src, map[string]string{
+		"process-compose.yaml": `processes:
+  migrate:
+    command: "echo migrated > ` + out + `/migrate"
+    success_exit_codes: [3]
+    environment:
+  web:
+    command: "echo started > ` + out + `/web.tmp && mv ` + out + `/web.tmp ` + out + `/web && exec sleep 600"
+    environment: []
+    depends_on:
+      migrate:
+        condition: process_completed_successfully
+  debug-ui:
+    command: "echo ran > ` + out + `/debug-ui"
+    disabled: true
+`,
+	})
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml, report := runImport(t, filepath.Join(src, "process-compose.yaml"))
+	if !strings.Contains(report, "debug-ui: disabled: true") {
+		t.Errorf("the report does not say the disabled process is left out:\n%s", report)
+	}
+	r := startPodvisor(t, yaml)
+	eventually(t, 30*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(out, "web"))
+		return err == nil
+	}, "web never started after migrate exited 0; stderr:\n%s\nprocs.yaml:\n%s", r.Stderr, yaml)
+	if r.Exited() {
+		t.Fatalf("podvisor ended although migrate's exit 0 is a success; stderr:\n%s", r.Stderr)
+	}
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "debug-ui")); err == nil {
+		t.Errorf("the disabled process ran")
+	}
+}
