@@ -173,6 +173,12 @@ func (c *pcConv) convert(root *yaml.Node) error {
 			c.r.Approx(c.pos(k), k.Value, "one log for every process has no podvisor equivalent (a log file is per process); output goes to podvisor's stdout as \"name | line\" unless a process sets its own log_location")
 		case "shell":
 			c.r.Approx(c.pos(k), "shell", "podvisor runs a command string with /bin/sh -c")
+		case "env_cmds":
+			c.r.Drop(c.pos(k), "env_cmds", "not run: process-compose runs these commands at load and puts their output in variables; podvisor runs no command to fill ${VAR}: set the variables in podvisor's environment")
+		case "disable_env_expansion":
+			if b, _ := parseBool(scalar(v)); b {
+				c.r.Fail(c.pos(k), "disable_env_expansion", "the import reads $VAR and ${VAR} as process-compose does by default (expanded at load); with expansion off they are literal: write $$ for each literal $ and import again without this key")
+			}
 		case "vars":
 			c.globalVars = map[string]string{}
 			pcVars(v, c.globalVars)

@@ -57,3 +57,21 @@ func TestPcStringExpandsBareVars(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessComposeEnvKeysSaid checks that env_cmds is said not to run
+// and that disable_env_expansion, which changes what every $ means, is not
+// silently converted.
+func TestProcessComposeEnvKeysSaid(t *testing.T) {
+	for conf, want := range map[string]string{
+		"env_cmds:\n  TAG: git describe\nprocesses:\n  a:\n    command: x\n":    "env_cmds: not run",
+		"disable_env_expansion: true\nprocesses:\n  a:\n    command: echo $X\n": "disable_env_expansion: the import reads $VAR",
+	} {
+		_, r, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(conf)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if txt := reportText(r); !strings.Contains(txt, want) {
+			t.Errorf("%q: report lacks %q:\n%s", conf, want, txt)
+		}
+	}
+}
