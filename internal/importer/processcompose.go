@@ -321,7 +321,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 	what := key.Value + "." + k.Value
 	switch k.Value {
 	case "command":
-		setShell(&p.Command, &p.Shell, pcString(c.render(v, what)))
+		setShell(&p.Command, &p.Shell, pcShell(c.render(v, what)))
 		r.AsIs(c.pos(k), what)
 	case "entrypoint":
 		if v.Kind == yaml.SequenceNode {
@@ -503,7 +503,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		switch k.Value {
 		case "exec":
 			pr.Kind, kind = config.ProbeExec, true
-			sh := pcString(c.render(get(v, "command"), what+".exec.command"))
+			sh := pcShell(c.render(get(v, "command"), what+".exec.command"))
 			if wd := scalar(get(v, "working_dir")); wd != "" {
 				sh = "cd " + pcString(wd) + " && " + sh
 			}
@@ -657,12 +657,13 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 // pcString keeps a process-compose value as it is: process-compose expands
 // ${VAR} (and $$) in its file at load, as podvisor does in procs.yaml, so
 // the text means the same to both. It expands $VAR at load too, which
-// podvisor leaves to the shell: that becomes ${VAR}.
+// podvisor leaves to the shell: that becomes ${VAR:-} (empty when unset,
+// as process-compose's os.ExpandEnv makes it).
 // Text podvisor could not interpolate (an unterminated ${, or ${...} that
 // is not NAME or NAME:-default) is kept literal, every $ escaped.
 func pcString(s string) string {
 	if !validInterpolation(s) {
-		return strings.ReplaceAll(s, "$", "$$")
+		return pcShell(s)
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -680,7 +681,7 @@ func pcString(s string) string {
 			n++
 		}
 		if n > 0 {
-			b.WriteString("{" + s[i+1:i+1+n] + "}")
+			b.WriteString("{" + s[i+1:i+1+n] + ":-}") // unset: empty, as os.ExpandEnv gives
 			i += n
 		}
 	}
@@ -772,4 +773,15 @@ func (c *pcConv) render(n *yaml.Node, what string) string {
 		return s
 	}
 	return out
+}
+
+// pcShell is pcString for a command string: its $VAR is left to the shell,
+// which reads it from the process's environment at run time (env:
+// included, where process-compose's load-time expansion reads only its own
+// environment: docs/import.md says so).
+func pcShell(s string) string {
+	if validInterpolation(s) {
+		return s
+	}
+	return strings.ReplaceAll(s, "$", "$$")
 }

@@ -41,15 +41,15 @@ func FuzzPcRender(f *testing.F) {
 }
 
 // TestPcStringExpandsBareVars checks that $VAR, which process-compose
-// expands at load like ${VAR}, becomes ${VAR}, and that $$, ${VAR} and a
+// expands at load like ${VAR} (unset: empty), becomes ${VAR:-}, and that $$, ${VAR} and a
 // lone $ keep their meaning.
 func TestPcStringExpandsBareVars(t *testing.T) {
 	for in, want := range map[string]string{
-		"$APP serve":        "${APP} serve",
-		"a$B_1-c":           "a${B_1}-c",
+		"$APP serve":        "${APP:-} serve",
+		"a$B_1-c":           "a${B_1:-}-c",
 		"${A} $$ x $":       "${A} $$ x $",
 		"cost $5 and $ 1":   "cost $5 and $ 1",
-		"echo $$HOME $HOME": "echo $$HOME ${HOME}",
+		"echo $$HOME $HOME": "echo $$HOME ${HOME:-}",
 		"${unterminated $X": "$${unterminated $$X",
 	} {
 		if got := pcString(in); got != want {
