@@ -344,11 +344,7 @@ mv "$OUT/$NAME.tmp" "$OUT/$NAME"
 // fields, and %(program_name)s, %(process_num)d, %(here)s expand in
 // command, directory and environment.
 func TestImportSupervisordExpansions(t *testing.T) {
-	sv, err := exec.LookPath("supervisord")
-	if err != nil {
-		t.Skip("supervisord not found (scripts/deps.sh supervisor)")
-	}
-	src := t.TempDir()
+	sv, src := needSupervisord(t), t.TempDir()
 	writeFiles(t, src, map[string]string{
 		"see": svSeeScript,
 		"supervisord.conf": `[supervisord]
@@ -435,11 +431,7 @@ autorestart=false
 // imported under podvisor: in both the run ends by itself once one
 // program exits (code 3), and the other program (long-running) is gone.
 func TestImportSupervisordStopListener(t *testing.T) {
-	sv, err := exec.LookPath("supervisord")
-	if err != nil {
-		t.Skip("supervisord not found (scripts/deps.sh supervisor)")
-	}
-	src := t.TempDir()
+	sv, src := needSupervisord(t), t.TempDir()
 	writeFiles(t, src, map[string]string{
 		// long: records its pid and waits for its stop; quits: exits 3
 		// once long is up, so the listener is there to see it.
@@ -624,4 +616,14 @@ func TestImportProcessComposeSuccessCodesAndDisabled(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "debug-ui")); err == nil {
 		t.Errorf("the disabled process ran")
 	}
+}
+
+// needSupervisord returns the path of the real supervisord, or skips.
+func needSupervisord(t *testing.T) string {
+	t.Helper()
+	sv, err := exec.LookPath("supervisord")
+	if err != nil {
+		t.Skip("supervisord not found (scripts/deps.sh supervisor)")
+	}
+	return sv
 }
