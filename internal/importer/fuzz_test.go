@@ -50,7 +50,7 @@ func FuzzSupervisord(f *testing.F) {
 }
 
 func FuzzProcessCompose(f *testing.F) {
-	addSeeds(f, "testdata/process-compose/process-compose.yaml", "testdata/process-compose/anchors.yaml")
+	addSeeds(f, "testdata/process-compose/process-compose.yaml", "testdata/process-compose/anchors.yaml", "testdata/process-compose-vars/process-compose.yaml")
 	f.Add([]byte("processes:\n  a:\n    command: x\n    replicas: 2\n  b:\n    command: y\n    depends_on:\n      a:\n        condition: process_completed\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, r, err := ConvertProcessCompose(Source{Path: "process-compose.yaml", Data: data}, Options{})

@@ -57,6 +57,12 @@ func fixtures() []fixture {
 		{"supervisord-typos", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertSupervisord(readSource(t, "testdata/supervisord/typos.conf"), includeGlob, Options{})
 		}},
+		{"supervisord-expand", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertSupervisord(readSource(t, "testdata/supervisord-expand/supervisord.conf"), includeGlob, Options{})
+		}},
+		{"supervisord-listener", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertSupervisord(readSource(t, "testdata/supervisord-listener/supervisord.conf"), includeGlob, Options{})
+		}},
 		{"procfile-crlf", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcfile(readSource(t, "testdata/procfile/Procfile.crlf"), nil, Options{})
 		}},
@@ -65,6 +71,12 @@ func fixtures() []fixture {
 		}},
 		{"process-compose-anchors", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcessCompose(readSource(t, "testdata/process-compose/anchors.yaml"), Options{})
+		}},
+		{"process-compose-vars", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertProcessCompose(readSource(t, "testdata/process-compose-vars/process-compose.yaml"), Options{})
+		}},
+		{"process-compose-edge", func(t *testing.T) (*Model, *Report, error) {
+			return ConvertProcessCompose(readSource(t, "testdata/process-compose-edge/process-compose.yaml"), Options{})
 		}},
 		{"procfile", func(t *testing.T) (*Model, *Report, error) {
 			env := readSource(t, "testdata/procfile/.env")

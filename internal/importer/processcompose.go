@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +77,9 @@ type pcConv struct {
 	procs map[string]*yaml.Node
 	// processes others wait to complete: position of their definition
 	pendingOneshot map[string]string
+	// the file's vars:, and (while a process converts) its own and
+	// PC_REPLICA_NUM, for its Go templates; nil outside a process
+	globalVars, vars map[string]string
 }
 
 func (c *pcConv) pos(n *yaml.Node) string { return at(c.src.Path, n.Line) }
@@ -168,6 +173,16 @@ func (c *pcConv) convert(root *yaml.Node) error {
 			c.r.Approx(c.pos(k), k.Value, "one log for every process has no podvisor equivalent (a log file is per process); output goes to podvisor's stdout as \"name | line\" unless a process sets its own log_location")
 		case "shell":
 			c.r.Approx(c.pos(k), "shell", "podvisor runs a command string with /bin/sh -c")
+		case "env_cmds":
+			c.r.Drop(c.pos(k), "env_cmds", "not run: process-compose runs these commands at load and puts their output in variables; podvisor runs no command to fill ${VAR}: set the variables in podvisor's environment")
+		case "disable_env_expansion":
+			if b, _ := parseBool(scalar(v)); b {
+				c.r.Fail(c.pos(k), "disable_env_expansion", "the import reads $VAR and ${VAR} as process-compose does by default (expanded at load); with expansion off they are literal: write $$ for each literal $ and import again without this key")
+			}
+		case "vars":
+			c.globalVars = map[string]string{}
+			pcVars(v, c.globalVars)
+			c.r.AsIs(c.pos(k), "vars (rendered in each process's templates)")
 		default:
 			if strings.HasPrefix(k.Value, "x-") {
 				c.r.AsIs(c.pos(k), k.Value+" (an extension block; its settings are used where aliases name them)")
@@ -225,10 +240,13 @@ func (c *pcConv) convert(root *yaml.Node) error {
 func (c *pcConv) environment(n *yaml.Node) ([]string, error) {
 	n = deref(n)
 	var out []string
+	if n == nil || (n.Kind == yaml.ScalarNode && (n.Tag == "!!null" || n.Value == "")) {
+		return nil, nil // environment: present but empty: none
+	}
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for _, item := range n.Content {
-			k, v, ok := strings.Cut(item.Value, "=")
+			k, v, ok := strings.Cut(c.render(item, "environment"), "=")
 			if !ok || !config.ValidEnvName(k) {
 				return nil, perr(c.src.Path, item.Line, "environment entry %q is not KEY=value", item.Value)
 			}
@@ -239,7 +257,7 @@ func (c *pcConv) environment(n *yaml.Node) ([]string, error) {
 			if !config.ValidEnvName(kv[0].Value) {
 				return nil, perr(c.src.Path, kv[0].Line, "environment key %q is not a variable name", kv[0].Value)
 			}
-			out = append(out, envEntry(kv[0].Value, pcString(kv[1].Value)))
+			out = append(out, envEntry(kv[0].Value, pcString(c.render(kv[1], "environment"))))
 		}
 	default:
 		return nil, perr(c.src.Path, n.Line, "environment: want a list of KEY=value")
@@ -259,6 +277,13 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 			r.AsIs(c.pos(key), key.Value+".replicas (one process per replica, PC_REPLICA_NUM set)")
 		}
 	}
+	c.vars = maps.Clone(c.globalVars)
+	if c.vars == nil {
+		c.vars = map[string]string{}
+	}
+	pcVars(get(body, "vars"), c.vars)
+	c.vars["PC_REPLICA_NUM"] = strconv.Itoa(replica)
+	defer func() { c.vars = nil }()
 	var logLine string
 	for _, kv := range pairs(body) {
 		if err := c.processKey(p, key, kv[0], kv[1], replica, &logLine); err != nil {
@@ -296,7 +321,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 	what := key.Value + "." + k.Value
 	switch k.Value {
 	case "command":
-		setShell(&p.Command, &p.Shell, pcString(scalar(v)))
+		setShell(&p.Command, &p.Shell, pcShell(c.render(v, what)))
 		r.AsIs(c.pos(k), what)
 	case "entrypoint":
 		if v.Kind == yaml.SequenceNode {
@@ -309,7 +334,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 		}
 		r.AsIs(c.pos(k), what)
 	case "working_dir":
-		p.WorkingDir = pcString(scalar(v))
+		p.WorkingDir = pcString(c.render(v, what))
 		r.AsIs(c.pos(k), what)
 	case "environment":
 		env, err := c.environment(v)
@@ -354,7 +379,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 			p.Type = config.Oneshot
 			note(p, r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
 		}
-	case "disabled", "replicas":
+	case "disabled", "replicas", "vars":
 	case "namespace":
 		r.Drop(c.pos(k), what, "podvisor has no namespaces; the process keeps its name")
 	case "success_exit_codes":
@@ -365,11 +390,17 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 			}
 			p.SuccessExitCodes = append(p.SuccessExitCodes, n)
 		}
-		r.AsIs(c.pos(k), what)
+		if len(p.SuccessExitCodes) > 0 && !slices.Contains(p.SuccessExitCodes, 0) {
+			// process-compose's list adds to 0; podvisor's replaces [0]
+			p.SuccessExitCodes = append([]int{0}, p.SuccessExitCodes...)
+			r.AsIs(c.pos(k), what+" (0 added: it stays a success, as in process-compose)")
+		} else {
+			r.AsIs(c.pos(k), what)
+		}
 	case "description":
 		r.Drop(c.pos(k), what, "kept only in the report")
 	case "log_location":
-		file := strings.ReplaceAll(scalar(v), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
+		file := strings.ReplaceAll(c.render(v, what), "{PC_REPLICA_NUM}", strconv.Itoa(replica))
 		if strings.TrimSpace(file) == "" || dirLike(file) {
 			r.Fail(c.pos(k), what, fmt.Sprintf("%q is not a file name", scalar(v)))
 			return nil
@@ -472,27 +503,27 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		switch k.Value {
 		case "exec":
 			pr.Kind, kind = config.ProbeExec, true
-			sh := pcString(scalar(get(v, "command")))
+			sh := pcShell(c.render(get(v, "command"), what+".exec.command"))
 			if wd := scalar(get(v, "working_dir")); wd != "" {
 				sh = "cd " + pcString(wd) + " && " + sh
 			}
 			setShell(&pr.Command, &pr.Shell, sh)
 		case "http_get":
 			pr.Kind, kind = config.ProbeHTTP, true
-			scheme := scalar(get(v, "scheme"))
+			scheme := c.render(get(v, "scheme"), what)
 			if scheme == "" {
 				scheme = "http"
 			}
-			host := scalar(get(v, "host"))
+			host := c.render(get(v, "host"), what)
 			if host == "" {
 				host = "127.0.0.1"
 			}
-			port := scalar(get(v, "port"))
+			port := c.render(get(v, "port"), what)
 			u := scheme + "://" + host
 			if port != "" {
 				u += ":" + port
 			}
-			p := scalar(get(v, "path"))
+			p := c.render(get(v, "path"), what)
 			if !strings.HasPrefix(p, "/") {
 				p = "/" + p
 			}
@@ -625,14 +656,41 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 
 // pcString keeps a process-compose value as it is: process-compose expands
 // ${VAR} (and $$) in its file at load, as podvisor does in procs.yaml, so
-// the text means the same to both.
+// the text means the same to both. It expands $VAR at load too, which
+// podvisor leaves to the shell: that becomes ${VAR:-} (empty when unset,
+// as process-compose's os.ExpandEnv makes it).
 // Text podvisor could not interpolate (an unterminated ${, or ${...} that
 // is not NAME or NAME:-default) is kept literal, every $ escaped.
 func pcString(s string) string {
-	if validInterpolation(s) {
-		return s
+	if !validInterpolation(s) {
+		return pcShell(s)
 	}
-	return strings.ReplaceAll(s, "$", "$$")
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if s[i] != '$' || i+1 == len(s) {
+			continue
+		}
+		if s[i+1] == '$' { // podvisor's $$ too
+			b.WriteByte('$')
+			i++
+			continue
+		}
+		n := 0
+		for i+1+n < len(s) && (isEnvNameByte(s[i+1+n]) && (n > 0 || s[i+1] < '0' || s[i+1] > '9')) {
+			n++
+		}
+		if n > 0 {
+			b.WriteString("{" + s[i+1:i+1+n] + ":-}") // unset: empty, as os.ExpandEnv gives
+			i += n
+		}
+	}
+	return b.String()
+}
+
+// isEnvNameByte reports whether c may be part of a variable name.
+func isEnvNameByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // validInterpolation reports whether every ${...} in s is one podvisor
@@ -661,4 +719,69 @@ func validInterpolation(s string) bool {
 			s = s[1:]
 		}
 	}
+}
+
+// pcRender renders process-compose's Go templates in s as it does for a
+// process (vars of the file and of the process, PC_REPLICA_NUM): only
+// {{.NAME}} (spaces allowed inside the braces); a name not in vars gives
+// "<no value>", as text/template does with a map. Any other action is an
+// error: podvisor does not evaluate templates.
+func pcRender(s string, vars map[string]string) (string, error) {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		b.WriteString(s[:i])
+		end := strings.Index(s[i:], "}}")
+		if end < 0 {
+			return "", fmt.Errorf("unclosed {{ in %q", s)
+		}
+		action := strings.Trim(s[i+2:i+end], " \t\r\n") // text/template's spaces
+		name, ok := strings.CutPrefix(action, ".")
+		if !ok || name == "" || ('0' <= name[0] && name[0] <= '9') || strings.IndexFunc(name, func(r rune) bool { return r > 0x7f || !isEnvNameByte(byte(r)) }) >= 0 {
+			return "", fmt.Errorf("{{%s}}: only {{.NAME}} is rendered; write the value", s[i+2:i+end])
+		}
+		if v, ok := vars[name]; ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString("<no value>")
+		}
+		s = s[i+end+2:]
+	}
+}
+
+// pcVars reads a vars: mapping into vars (later keys win).
+func pcVars(n *yaml.Node, vars map[string]string) {
+	for _, kv := range pairs(n) {
+		vars[kv[0].Value] = scalar(kv[1])
+	}
+}
+
+// render renders the templates of the value of n for the process being
+// converted; a template it cannot render fails the key.
+func (c *pcConv) render(n *yaml.Node, what string) string {
+	s := scalar(n)
+	if c.vars == nil {
+		return s
+	}
+	out, err := pcRender(s, c.vars)
+	if err != nil {
+		c.r.Fail(c.pos(n), what, err.Error())
+		return s
+	}
+	return out
+}
+
+// pcShell is pcString for a command string: its $VAR is left to the shell,
+// which reads it from the process's environment at run time (env:
+// included, where process-compose's load-time expansion reads only its own
+// environment: docs/import.md says so).
+func pcShell(s string) string {
+	if validInterpolation(s) {
+		return s
+	}
+	return strings.ReplaceAll(s, "$", "$$")
 }

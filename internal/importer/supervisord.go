@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -106,7 +107,11 @@ type svConv struct {
 	opt Options
 	// priority of each process, for PriorityOrder
 	priority map[string]int
-	groupOf  map[string]string // program name -> group name
+	groupOf  map[string]string  // program name -> group name
+	env      map[string]svValue // [supervisord] environment=, for %(ENV_X)s
+	retries  map[string]int     // startretries of each process
+	// listeners that stop supervisord: section -> the events they act on
+	stoppers []svStopper
 }
 
 // sections supervisord itself configures, with why they are dropped.
@@ -116,7 +121,7 @@ var svDropped = map[string]string{
 	"supervisorctl":        "podvisor's own commands replace supervisorctl",
 	"rpcinterface":         "podvisor has no XML-RPC interface",
 	"eventlistener":        "podvisor has no event listeners; /status, /metrics and the logs carry the same news",
-	"fcgi-program":         "podvisor does not open sockets for its processes",
+	"fcgi-program":         "supervisord passes the socket as the program's stdin (fd 0); podvisor's sockets: passes it as fd 3 with LISTEN_FDS: write a program with sockets: and a command that takes fd 3 (sh -c 'exec prog <&3')",
 	"supervisord.logfile":  "podvisor prints its own messages on its stdout, among the processes' lines (as \"podvisor | message\")",
 	"supervisord.pidfile":  "podvisor writes no pid file",
 	"supervisord.nodaemon": "podvisor always runs in the foreground",
@@ -125,6 +130,8 @@ var svDropped = map[string]string{
 func (c *svConv) convert(sections []*iniSection) {
 	c.priority = map[string]int{}
 	c.groupOf = map[string]string{}
+	c.env = map[string]svValue{}
+	c.retries = map[string]int{}
 	seen := map[string]*iniSection{}
 	for _, s := range sections {
 		if prev, dup := seen[s.Name]; dup {
@@ -134,6 +141,9 @@ func (c *svConv) convert(sections []*iniSection) {
 		}
 		seen[s.Name] = s
 	}
+	if s, ok := seen["supervisord"]; ok {
+		c.supervisord(s) // read first, as supervisord does: programs expand its environment
+	}
 	for _, s := range sections {
 		if seen[s.Name] != s {
 			continue
@@ -142,11 +152,12 @@ func (c *svConv) convert(sections []*iniSection) {
 		switch kind {
 		case "include":
 		case "supervisord":
-			c.supervisord(s)
 		case "group":
 			c.group(s, name)
 		case "program":
 			c.program(s, name)
+		case "eventlistener":
+			c.eventListener(s, name)
 		default:
 			why, ok := svDropped[kind]
 			if !ok {
@@ -156,6 +167,7 @@ func (c *svConv) convert(sections []*iniSection) {
 		}
 	}
 	uniqueNames(c.m, c.r)
+	c.applyStoppers()
 	if c.opt.PriorityOrder {
 		c.priorityOrder()
 	}
@@ -166,7 +178,7 @@ func (c *svConv) supervisord(s *iniSection) {
 		pos := at(s.File, k.Line)
 		switch k.Name {
 		case "environment":
-			env, err := c.environment(k.Value, svExpand{here: path.Dir(s.File)})
+			env, err := c.environment(k.Value, svExpand{here: path.Dir(s.File)}, c.env)
 			if err != nil {
 				c.r.Fail(pos, "[supervisord] environment", err.Error())
 				continue
@@ -197,25 +209,84 @@ func (c *svConv) group(s *iniSection, name string) {
 	}
 }
 
+// svPiece is a piece of an expanded value: literal text, or (env set) a
+// variable of supervisord's environment that only run time knows.
+type svPiece struct{ text, env string }
+
+// svValue is an expanded value.
+type svValue []svPiece
+
+// runtime reports whether v needs a variable's value at run time.
+func (v svValue) runtime() []string {
+	var names []string
+	for _, p := range v {
+		if p.env != "" {
+			names = append(names, p.env)
+		}
+	}
+	return names
+}
+
+// literal is v's text when it needs no run-time variable.
+func (v svValue) literal() (string, bool) {
+	var b strings.Builder
+	for _, p := range v {
+		if p.env != "" {
+			return "", false
+		}
+		b.WriteString(p.text)
+	}
+	return b.String(), true
+}
+
+// podvisor writes v in podvisor's syntax: run-time variables as ${X}, read
+// at load from podvisor's environment as supervisord reads them from its
+// own at start; each $ podvisor would read in the literal text escaped.
+func (v svValue) podvisor() string {
+	var b strings.Builder
+	for i, p := range v {
+		if p.env != "" {
+			b.WriteString("${" + p.env + "}")
+			continue
+		}
+		b.WriteString(escapeDollars(p.text, i+1 < len(v)))
+	}
+	return b.String()
+}
+
 // svExpand holds the values of supervisord's %(name)s expansions.
 type svExpand struct {
 	programName, groupName, here string
 	processNum, numprocs         int
+	// env holds the variables the file itself sets ([supervisord] and the
+	// program's environment=): supervisord (4.2 on) expands %(ENV_X)s of
+	// those to their values, the others from its environment at start.
+	env map[string]svValue
 }
 
 var svExpansion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%%|%\(([A-Za-z0-9_]+)\)([-#0 +]*[0-9]*)([sdir])`) })
 
 // expand applies supervisord's expansions, writing the result in
-// podvisor's syntax: %(ENV_X)s becomes ${X} (taken from podvisor's
-// environment at load, as supervisord takes it from its own), literal $
-// is escaped where podvisor would read it.
+// podvisor's syntax (svValue.podvisor).
 func (e svExpand) expand(s string) (string, error) {
+	v, err := e.value(s)
+	return v.podvisor(), err
+}
+
+// value applies supervisord's expansions to s.
+func (e svExpand) value(s string) (svValue, error) {
 	var (
-		b       strings.Builder
+		out     svValue
 		lastEnd int
 		err     error
 	)
-	lit := func(t string) { b.WriteString(escapeLiteral(t)) }
+	lit := func(t string) {
+		if n := len(out); n > 0 && out[n-1].env == "" {
+			out[n-1].text += t
+		} else if t != "" {
+			out = append(out, svPiece{text: t})
+		}
+	}
 	for _, m := range svExpansion().FindAllStringSubmatchIndex(s, -1) {
 		lit(s[lastEnd:m[0]])
 		lastEnd = m[1]
@@ -227,8 +298,17 @@ func (e svExpand) expand(s string) (string, error) {
 		var val any
 		switch {
 		case strings.HasPrefix(name, "ENV_"):
-			if v := strings.TrimPrefix(name, "ENV_"); config.ValidEnvName(v) {
-				b.WriteString("${" + v + "}")
+			v := strings.TrimPrefix(name, "ENV_")
+			if known, ok := e.env[v]; ok {
+				for _, p := range known {
+					if p.env != "" {
+						out = append(out, p)
+					} else {
+						lit(p.text)
+					}
+				}
+			} else if config.ValidEnvName(v) {
+				out = append(out, svPiece{env: v})
 			} else {
 				err = fmt.Errorf("%%(%s)s: %q is not a variable name", name, v)
 			}
@@ -244,7 +324,7 @@ func (e svExpand) expand(s string) (string, error) {
 		case name == "numprocs":
 			val = e.numprocs
 		case name == "host_node_name":
-			b.WriteString("${HOSTNAME}")
+			out = append(out, svPiece{env: "HOSTNAME"})
 			continue
 		default:
 			err = fmt.Errorf("unknown expansion %%(%s)%s", name, verb)
@@ -260,16 +340,16 @@ func (e svExpand) expand(s string) (string, error) {
 		lit(fmt.Sprintf("%"+flags+verb, val))
 	}
 	lit(s[lastEnd:])
-	return b.String(), err
+	return out, err
 }
 
-// escapeLiteral escapes each $ that podvisor would interpret: one before
-// { or $, or at the end (where the next piece could start with {).
-func escapeLiteral(s string) string {
+// escapeDollars escapes each $ that podvisor would interpret: one before
+// { or $, and one at the end when more follows (it could start with {).
+func escapeDollars(s string, more bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		b.WriteByte(s[i])
-		if s[i] == '$' && (i+1 == len(s) || s[i+1] == '{' || s[i+1] == '$') {
+		if s[i] == '$' && ((i+1 == len(s) && more) || (i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '$'))) {
 			b.WriteByte('$')
 		}
 	}
@@ -277,8 +357,8 @@ func escapeLiteral(s string) string {
 }
 
 // environment parses KEY="value",KEY2=value2 (values may be quoted, with
-// commas inside quotes).
-func (c *svConv) environment(v string, e svExpand) ([]string, error) {
+// commas inside quotes), and records each expanded value in set.
+func (c *svConv) environment(v string, e svExpand, set map[string]svValue) ([]string, error) {
 	var out []string
 	var cur strings.Builder
 	var parts []string
@@ -317,11 +397,12 @@ func (c *svConv) environment(v string, e svExpand) ([]string, error) {
 		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
 			val = val[1 : len(val)-1]
 		}
-		x, err := e.expand(val)
+		x, err := e.value(val)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, envEntry(k, x))
+		set[k] = x
+		out = append(out, envEntry(k, x.podvisor()))
 	}
 	return out, nil
 }
@@ -381,8 +462,12 @@ func (c *svConv) program(s *iniSection, name string) {
 	if k, ok := get("process_name"); ok {
 		pnameTpl = k.Value
 	}
+	if numprocs > 1 && !strings.Contains(pnameTpl, "%(process_num)") {
+		r.Fail(at(s.File, s.Line), "[program:"+name+"] process_name", "numprocs > 1 needs %(process_num)s in process_name (supervisord refuses the program too); add process_name=%(program_name)s_%(process_num)02d")
+		return
+	}
 	for num := start; num < start+numprocs; num++ {
-		e := svExpand{programName: name, groupName: name, here: path.Dir(s.File), processNum: num, numprocs: numprocs}
+		e := svExpand{programName: name, groupName: name, here: path.Dir(s.File), processNum: num, numprocs: numprocs, env: maps.Clone(c.env)}
 		if g, ok := c.groupOf[name]; ok {
 			e.groupName = g
 		}
@@ -390,10 +475,6 @@ func (c *svConv) program(s *iniSection, name string) {
 		if err != nil {
 			r.Fail(at(s.File, s.Line), "[program:"+name+"] process_name", err.Error())
 			return
-		}
-		if numprocs > 1 && pname == name {
-			pname = fmt.Sprintf("%s_%02d", name, num)
-			r.Approx(at(s.File, s.Line), "[program:"+name+"] process_name", "has no %(process_num)s; the copies are named "+name+"_NN")
 		}
 		p := newProcess(sanitizeName(pname), fmt.Sprintf("%s:%d [program:%s]", s.File, s.Line, name))
 		if p.Name != pname {
@@ -438,23 +519,22 @@ func progNote(p *Process, r *Report, sec, pos, key, how string) {
 	r.approxBeside(pos, sec+key, how)
 }
 
-// programRun converts the command and what it runs with: directory, user,
-// environment.
+// programRun converts the command and what it runs with: environment
+// (first: the other keys may expand its variables), directory, user.
 func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
 	r := c.r
 	sec, where, get := programReaders(s, name)
-	cmd, err := e.expand(cmdKey.Value)
-	if err == nil {
-		p.Command, err = splitWords(cmd)
-	}
-	if err != nil || len(p.Command) == 0 {
-		if err == nil {
-			err = fmt.Errorf("is empty")
+	var err error
+	if k, ok := get("environment"); ok {
+		if p.Env, err = c.environment(k.Value, e, e.env); err != nil {
+			r.Fail(where(k), sec+"environment", err.Error())
+			return false
 		}
-		r.Fail(where(cmdKey), sec+"command", err.Error())
+		r.AsIs(where(k), sec+"environment")
+	}
+	if !c.command(s, name, e, p, cmdKey) {
 		return false
 	}
-	r.AsIs(where(cmdKey), sec+"command")
 	if k, ok := get("directory"); ok {
 		if p.WorkingDir, err = e.expand(k.Value); err != nil {
 			r.Fail(where(k), sec+"directory", err.Error())
@@ -466,17 +546,121 @@ func (c *svConv) programRun(s *iniSection, name string, e svExpand, p *Process, 
 		r.AsIs(where(k), sec+"directory")
 	}
 	if k, ok := get("user"); ok {
-		p.User = user(strings.TrimSpace(k.Value))
-		r.AsIs(where(k), sec+"user")
-	}
-	if k, ok := get("environment"); ok {
-		if p.Env, err = c.environment(k.Value, e); err != nil {
-			r.Fail(where(k), sec+"environment", err.Error())
+		v, ok := c.literal(s, sec, e, k)
+		if !ok {
 			return false
 		}
-		r.AsIs(where(k), sec+"environment")
+		p.User = user(strings.TrimSpace(v))
+		r.AsIs(where(k), sec+"user")
 	}
 	return true
+}
+
+// literal is key k's value expanded, for a key podvisor reads as written
+// (no ${X}): a variable only run time knows fails it.
+func (c *svConv) literal(s *iniSection, sec string, e svExpand, k iniKey) (string, bool) {
+	v, err := e.value(k.Value)
+	if err == nil {
+		if lit, ok := v.literal(); ok {
+			return lit, true
+		}
+		err = fmt.Errorf("needs %s from supervisord's environment at start, and podvisor reads this key as written (no ${X}); write the value", strings.Join(v.runtime(), ", "))
+	}
+	c.r.Fail(at(s.File, k.Line), sec+k.Name, err.Error())
+	return "", false
+}
+
+// command converts command=. supervisord expands it, then splits it into
+// words (shlex): a run-time variable's value is split too, so a command
+// holding one runs under /bin/sh -c, which splits podvisor's expansion of
+// ${X} as shlex would (said: the shell also reads $, `, ; and the like in
+// the value).
+func (c *svConv) command(s *iniSection, name string, e svExpand, p *Process, cmdKey iniKey) bool {
+	sec, pos := "[program:"+name+"] ", at(s.File, cmdKey.Line)
+	v, err := e.value(cmdKey.Value)
+	if err == nil {
+		if lit, ok := v.literal(); ok {
+			var words []string
+			words, err = splitWords(lit)
+			for _, w := range words {
+				p.Command = append(p.Command, escapeDollars(w, false))
+			}
+		} else {
+			var sh string
+			if sh, err = svShell(v); err == nil {
+				setShell(&p.Command, &p.Shell, "exec "+sh)
+				progNote(p, c.r, sec, pos, "command", "supervisord splits command= into words after expanding "+
+					strings.Join(v.runtime(), ", ")+"; /bin/sh -c splits podvisor's ${X} the same way (and also reads shell characters such as ; | * $ in the value)")
+			}
+		}
+	}
+	if err != nil || emptyCommand(p.Command, p.Shell) {
+		if err == nil {
+			err = fmt.Errorf("is empty")
+		}
+		c.r.Fail(pos, sec+"command", err.Error())
+		return false
+	}
+	if !p.Shell {
+		c.r.AsIs(pos, sec+"command")
+	}
+	return true
+}
+
+// svShell writes an expanded command as a shell command line with the
+// words shlex would find in it: the literal text quoted for the shell
+// where the shell would read it differently, each run-time variable as
+// ${X} in the same quoting context, so that its value is split as
+// supervisord splits it.
+func svShell(v svValue) (string, error) {
+	var b strings.Builder
+	quote := byte(0) // ', " or 0
+	for i, p := range v {
+		if p.env != "" {
+			b.WriteString("${" + p.env + "}")
+			continue
+		}
+		var t strings.Builder
+		for j := 0; j < len(p.text); j++ {
+			ch := p.text[j]
+			switch {
+			case quote == '\'':
+				if ch == '\'' {
+					quote = 0
+				}
+			case ch == '\\':
+				t.WriteByte(ch)
+				if j+1 < len(p.text) {
+					j++
+					ch = p.text[j]
+				}
+			case quote == '"':
+				if ch == '"' {
+					quote = 0
+				} else if ch == '$' || ch == '`' {
+					t.WriteByte('\\')
+				}
+			case ch == '"' || ch == '\'':
+				quote = ch
+			case !svShellPlain(ch):
+				t.WriteByte('\\')
+			}
+			t.WriteByte(ch)
+		}
+		b.WriteString(escapeDollars(t.String(), i+1 < len(v)))
+	}
+	if quote != 0 {
+		return "", fmt.Errorf("unterminated %c quote", quote)
+	}
+	return b.String(), nil
+}
+
+// svShellPlain reports whether the shell reads ch, outside quotes, as
+// shlex does: a plain character or a blank.
+func svShellPlain(ch byte) bool {
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch >= 0x80 ||
+		'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' ||
+		strings.IndexByte("-_./=:,+@%^", ch) >= 0
 }
 
 // programRestart converts exitcodes, autorestart, startretries and
@@ -525,8 +709,12 @@ func (c *svConv) programRestart(s *iniSection, name string, p *Process) bool {
 	if !slices.Equal(codes, []int{0}) {
 		p.SuccessExitCodes = codes
 	}
+	c.retries[p.Name] = 3 // supervisord's default
 	if k, ok := get("startretries"); ok {
-		progNote(p, r, sec, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" has no equivalent: podvisor retries with backoff (500ms doubling to 30s) without a count")
+		if n, err := strconv.Atoi(strings.TrimSpace(k.Value)); err == nil && n >= 0 {
+			c.retries[p.Name] = n
+		}
+		progNote(p, r, sec, where(k), "restart", "startretries="+strings.TrimSpace(k.Value)+" counts failed starts in a row, podvisor's restart.limit every restart of the process's life, so it is not set: podvisor retries with backoff (500ms doubling to 30s) without a count")
 	}
 	if k, ok := get("startsecs"); ok {
 		d, ok := parseSeconds(k.Value)
@@ -625,7 +813,11 @@ func (c *svConv) logKeys(s *iniSection, sec string, e svExpand, p *Process) {
 		if !ok || (stream == "stderr" && redirect) {
 			continue
 		}
-		v, _ := e.expand(strings.TrimSpace(k.Value))
+		v, ok := c.literal(s, sec, e, k)
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
 		pos := at(s.File, k.Line)
 		switch strings.ToLower(v) {
 		case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
@@ -771,4 +963,80 @@ func (c *svConv) priorityOrder() {
 			setComment(p, "depends_on", fmt.Sprintf("priority %d starts after priority %d (--priority-order)", levels[i], levels[i-1]))
 		}
 	}
+}
+
+// svStopper is an event listener that stops supervisord: on FATAL (a
+// program that failed its starts), on EXITED (any exit of a program).
+type svStopper struct {
+	pos, section  string
+	fatal, exited bool
+}
+
+// svStopCommand matches a listener command that stops supervisord: a kill
+// (of $PPID, of supervisord) or supervisorctl shutdown, inline or by the
+// name of its script (kill_supervisor.py, stop-supervisor.sh).
+var svStopCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bkill|shutdown|stop[-_]?supervisor`)
+})
+
+// eventListener reads an [eventlistener:x]: one whose command stops
+// supervisord on a program's FATAL or EXITED state becomes, on every
+// program, the rule that ends the run (applyStoppers); any other is
+// dropped.
+func (c *svConv) eventListener(s *iniSection, name string) {
+	sec, pos := "[eventlistener:"+name+"]", at(s.File, s.Line)
+	cmd, _ := s.get("command")
+	ev, _ := s.get("events")
+	st := svStopper{pos: pos, section: sec}
+	for _, e := range strings.Split(ev.Value, ",") {
+		switch strings.ToUpper(strings.TrimSpace(e)) {
+		case "PROCESS_STATE":
+			st.fatal, st.exited = true, true
+		case "PROCESS_STATE_FATAL":
+			st.fatal = true
+		case "PROCESS_STATE_EXITED":
+			st.exited = true
+		}
+	}
+	if !svStopCommand().MatchString(cmd.Value) || (!st.fatal && !st.exited) {
+		c.r.Drop(pos, sec, svDropped["eventlistener"])
+		return
+	}
+	c.stoppers = append(c.stoppers, st)
+}
+
+// applyStoppers gives every program the rules of the listeners that stop
+// supervisord: EXITED ends the run on any exit (restart.rules action
+// shutdown for every code); FATAL after startretries failed starts
+// (restart.limit, counted over the process's life).
+func (c *svConv) applyStoppers() {
+	for _, st := range c.stoppers {
+		var how []string
+		if st.exited {
+			how = append(how, "on PROCESS_STATE_EXITED it stops supervisord, so any exit of a program ends the run: restart.rules action shutdown for every exit code; podvisor then exits with that program's code, supervisord (stopped by a signal) with 0")
+		}
+		if st.fatal && !st.exited {
+			how = append(how, "on PROCESS_STATE_FATAL (startretries failed starts in a row) it stops supervisord: restart.limit is startretries, after which a failure ends the run; podvisor counts every restart of the process's life, not failed starts in a row")
+		}
+		c.r.Approx(st.pos, st.section, strings.Join(how, "; ")+" (its command kills supervisord or shuts it down)")
+		for _, p := range c.m.Processes {
+			if st.exited {
+				p.Restart.Rules = []config.ExitRule{{In: []int{0}, Action: config.RuleShutdown}, {NotIn: []int{0}, Action: config.RuleShutdown}}
+				p.Written.Restart = true
+				addComment(p, "restart", st.section+" stops supervisord when a program exits: any exit ends the run")
+			} else if st.fatal {
+				p.Restart.Limit = max(c.retries[p.Name], 1)
+				p.Written.Restart = true
+				addComment(p, "restart", st.section+" stops supervisord when a program is FATAL (startretries="+strconv.Itoa(c.retries[p.Name])+" failed starts in a row): limit counts restarts over the process's life")
+			}
+		}
+	}
+}
+
+// addComment adds how to the comment beside key.
+func addComment(p *Process, key, how string) {
+	if old := p.Written.Comments[key]; old != "" {
+		how = old + "; " + how
+	}
+	setComment(p, key, how)
 }

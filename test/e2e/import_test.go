@@ -563,3 +563,302 @@ func TestImportSystemdRemainAfterExitStop(t *testing.T) {
 		t.Errorf("state %q after teardown, want up then down (ExecStop= ran)", got)
 	}
 }
+
+// svSeeScript is a stand-in program: it writes the words it was given,
+// its working directory and $MODE to $OUT/$NAME, and exits 0.
+const svSeeScript = `#!/bin/sh
+{ for a in "$@"; do printf 'arg=%s\n' "$a"; done; printf 'pwd=%s\nmode=%s\n' "$(/bin/pwd)" "$MODE"; } > "$OUT/$NAME.tmp"
+mv "$OUT/$NAME.tmp" "$OUT/$NAME"
+`
+
+// TestImportSupervisordExpansions runs one supervisord config under the
+// real supervisord and, imported, under podvisor, with the same
+// environment, and compares what each program saw: %(ENV_X)s in command=
+// is split into words after expansion (SERVE_ARGS holds three words),
+// values set by [supervisord] environment= expand in the programs'
+// fields, and %(program_name)s, %(process_num)d, %(here)s expand in
+// command, directory and environment.
+func TestImportSupervisordExpansions(t *testing.T) {
+	sv, src := needSupervisord(t), t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"see": svSeeScript,
+		"supervisord.conf": `[supervisord]
+nodaemon=true
+logfile=%(here)s/supervisord.log
+pidfile=%(here)s/supervisord.pid
+environment=TOOL="%(here)s/see queue  --from-file"
+
+[program:web]
+command=%(ENV_SEE)s %(ENV_SERVE_ARGS)s --name "%(program_name)s 'x'"
+directory=%(ENV_APP_HOME)s
+environment=OUT="%(ENV_OUT_DIR)s",NAME="%(program_name)s",MODE="%(ENV_APP_MODE)s-1"
+startsecs=0
+autorestart=false
+
+[program:queue]
+process_name=q%(process_num)d
+numprocs=2
+command=%(ENV_TOOL)s --n=%(process_num)02d
+directory=%(here)s/q%(process_num)d
+environment=OUT="%(ENV_OUT_DIR)s",NAME="%(program_name)s-%(process_num)d",MODE="%(ENV_APP_MODE)s"
+startsecs=0
+autorestart=false
+`,
+		"app/.keep": "", "q0/.keep": "", "q1/.keep": "",
+	})
+	env := []string{"SEE=" + filepath.Join(src, "see"), "SERVE_ARGS=artisan serve  --port=8000",
+		"APP_HOME=" + filepath.Join(src, "app"), "APP_MODE=prod"}
+	names := []string{"web", "queue-0", "queue-1"}
+	seen := func(out string) map[string]string {
+		m := map[string]string{}
+		for _, n := range names {
+			m[n] = readFile(filepath.Join(out, n))
+		}
+		return m
+	}
+	allThere := func(out string) bool {
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(out, n)); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+
+	svOut := filepath.Join(src, "sv-out")
+	if err := os.Mkdir(svOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sv, "-n", "-c", filepath.Join(src, "supervisord.conf"))
+	cmd.Env = append(os.Environ(), append(env, "OUT_DIR="+svOut)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() bool { return allThere(svOut) }, "supervisord's programs did not all write %s; its log:\n%s", svOut, ffLazy(func() string { return readFile(filepath.Join(src, "supervisord.log")) }))
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	want := seen(svOut)
+	if !strings.Contains(want["web"], "arg=artisan\narg=serve\narg=--port=8000\n") {
+		t.Fatalf("supervisord itself did not split SERVE_ARGS into words (the reference changed?):\n%s", want["web"])
+	}
+
+	yaml, _ := runImport(t, filepath.Join(src, "supervisord.conf"))
+	pvOut := filepath.Join(src, "pv-out")
+	if err := os.Mkdir(pvOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := startPodvisor(t, yaml, withEnv(append(env, "OUT_DIR="+pvOut)...))
+	eventually(t, 30*time.Second, func() bool { return allThere(pvOut) }, "the imported programs did not all write %s; podvisor output:\n%s\nstderr:\n%s\nprocs.yaml:\n%s", pvOut, r.Stdout, r.Stderr, yaml)
+	got := seen(pvOut)
+	for _, n := range names {
+		if got[n] != want[n] {
+			t.Errorf("%s saw under podvisor:\n%s\nunder supervisord:\n%s\nprocs.yaml:\n%s", n, got[n], want[n], yaml)
+		}
+	}
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
+	}
+}
+
+// TestImportSupervisordStopListener runs a config whose event listener
+// kills supervisord when any program exits, under the real supervisord and
+// imported under podvisor: in both the run ends by itself once one
+// program exits (code 3), and the other program (long-running) is gone.
+func TestImportSupervisordStopListener(t *testing.T) {
+	sv, src := needSupervisord(t), t.TempDir()
+	writeFiles(t, src, map[string]string{
+		// long: records its pid and waits for its stop; quits: exits 3
+		// once long is up, so the listener is there to see it.
+		"long":  "#!/bin/sh\necho $$ > \"$OUT/long.pid.tmp\" && mv \"$OUT/long.pid.tmp\" \"$OUT/long.pid\"\nexec sleep 600\n",
+		"quits": "#!/bin/sh\nwhile [ ! -e \"$OUT/long.pid\" ]; do sleep 0.05; done\nexit 3\n",
+		"supervisord.conf": `[supervisord]
+nodaemon=true
+logfile=%(here)s/supervisord.log
+pidfile=%(here)s/supervisord.pid
+
+[program:long]
+command=%(here)s/long
+environment=OUT="%(ENV_OUT_DIR)s"
+startsecs=0
+
+[program:quits]
+command=%(here)s/quits
+environment=OUT="%(ENV_OUT_DIR)s"
+startsecs=0
+autorestart=true
+
+[eventlistener:exit-on-death]
+command=sh -c "printf 'READY\n' && while read line; do kill -TERM $PPID; done"
+events=PROCESS_STATE_EXITED
+`,
+	})
+	endsAlone := func(t *testing.T, out string, wait func() int, what string) {
+		t.Helper()
+		code := wait()
+		b, err := os.ReadFile(filepath.Join(out, "long.pid"))
+		if err != nil {
+			t.Fatalf("%s: long never ran: %v", what, err)
+		}
+		var pid int
+		fmt.Sscan(string(b), &pid)
+		eventually(t, 10*time.Second, func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) },
+			"%s ended (code %d) but long (pid %d) is still there", what, code, pid)
+	}
+
+	svOut := filepath.Join(src, "sv-out")
+	if err := os.Mkdir(svOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sv, "-n", "-c", filepath.Join(src, "supervisord.conf"))
+	cmd.Env = append(os.Environ(), "OUT_DIR="+svOut)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	endsAlone(t, svOut, func() int {
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("supervisord did not end after quits exited; its log:\n%s", readFile(filepath.Join(src, "supervisord.log")))
+		}
+		return cmd.ProcessState.ExitCode()
+	}, "supervisord")
+
+	yaml, report := runImport(t, filepath.Join(src, "supervisord.conf"))
+	if !strings.Contains(report, "[eventlistener:exit-on-death]: on PROCESS_STATE_EXITED") {
+		t.Errorf("the report does not say how the listener converted:\n%s", report)
+	}
+	pvOut := filepath.Join(src, "pv-out")
+	if err := os.Mkdir(pvOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := startPodvisor(t, yaml, withEnv("OUT_DIR="+pvOut))
+	endsAlone(t, pvOut, func() int {
+		code, _ := r.Wait(60 * time.Second)
+		if code != 3 {
+			t.Errorf("podvisor exit code %d, want 3 (quits's code: rule action shutdown); stderr:\n%s\nprocs.yaml:\n%s", code, r.Stderr, yaml)
+		}
+		return code
+	}, "podvisor")
+}
+
+// TestImportProcessComposeVarsAndEnv converts a process-compose file that
+// relies on its load-time substitution ($VAR as well as ${VAR}, from the
+// environment) and on Go-template vars (file level, overridden per
+// process, PC_REPLICA_NUM), runs it, and checks the words and environment
+// each process saw: what process-compose would have given it.
+func TestImportProcessComposeVarsAndEnv(t *testing.T) {
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"see": svSeeScript,
+		"process-compose.yaml": `version: "0.5"
+vars:
+  PORT: 8080
+  QUEUE: mail
+processes:
+  api:
+    vars:
+      PORT: 9090
+    command: "$SEE serve --port {{.PORT}} --replica {{ .PC_REPLICA_NUM }}"
+    working_dir: "$APP_HOME"
+    environment:
+      - "OUT=$OUT_DIR"
+      - "NAME=api"
+      - "MODE=$APP_MODE-{{.QUEUE}}"
+  worker:
+    command: "${SEE} work --queue={{.QUEUE}} --port={{.PORT}}"
+    replicas: 2
+    working_dir: "${APP_HOME}"
+    environment:
+      - "OUT=${OUT_DIR}"
+      - "NAME=worker-{{.PC_REPLICA_NUM}}"
+      - "MODE=$APP_MODE"
+`,
+	})
+	out := filepath.Join(src, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml, _ := runImport(t, filepath.Join(src, "process-compose.yaml"))
+	r := startPodvisor(t, yaml, withEnv("SEE="+filepath.Join(src, "see"), "APP_HOME="+src, "APP_MODE=prod", "OUT_DIR="+out))
+	want := map[string]string{
+		"api":      "arg=serve\narg=--port\narg=9090\narg=--replica\narg=0\npwd=" + src + "\nmode=prod-mail\n",
+		"worker-0": "arg=work\narg=--queue=mail\narg=--port=8080\npwd=" + src + "\nmode=prod\n",
+		"worker-1": "arg=work\narg=--queue=mail\narg=--port=8080\npwd=" + src + "\nmode=prod\n",
+	}
+	for name, w := range want {
+		eventually(t, 30*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(out, name))
+			return err == nil
+		}, "%s wrote nothing; podvisor stderr:\n%s\nprocs.yaml:\n%s", name, r.Stderr, yaml)
+		if got := readFile(filepath.Join(out, name)); got != w {
+			t.Errorf("%s saw:\n%s\nwant (as under process-compose):\n%s\nprocs.yaml:\n%s", name, got, w, yaml)
+		}
+	}
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
+	}
+}
+
+// TestImportProcessComposeSuccessCodesAndDisabled converts a file where a
+// migration lists only 3 in success_exit_codes and exits 0, an
+// environment: key is empty and one process is disabled, and runs it: as
+// under process-compose, exit 0 is still a success (the web process
+// starts after it, the run goes on), and the disabled process never runs.
+func TestImportProcessComposeSuccessCodesAndDisabled(t *testing.T) {
+	src := t.TempDir()
+	out := filepath.Join(src, "out")
+	writeFiles(t, src, map[string]string{
+		"process-compose.yaml": `processes:
+  migrate:
+    command: "echo migrated > ` + out + `/migrate"
+    success_exit_codes: [3]
+    environment:
+  web:
+    command: "echo started > ` + out + `/web.tmp && mv ` + out + `/web.tmp ` + out + `/web && exec sleep 600"
+    environment: []
+    depends_on:
+      migrate:
+        condition: process_completed_successfully
+  debug-ui:
+    command: "echo ran > ` + out + `/debug-ui"
+    disabled: true
+`,
+	})
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml, report := runImport(t, filepath.Join(src, "process-compose.yaml"))
+	if !strings.Contains(report, "debug-ui: disabled: true") {
+		t.Errorf("the report does not say the disabled process is left out:\n%s", report)
+	}
+	r := startPodvisor(t, yaml)
+	eventually(t, 30*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(out, "web"))
+		return err == nil
+	}, "web never started after migrate exited 0; stderr:\n%s\nprocs.yaml:\n%s", r.Stderr, yaml)
+	if r.Exited() {
+		t.Fatalf("podvisor ended although migrate's exit 0 is a success; stderr:\n%s", r.Stderr)
+	}
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "debug-ui")); err == nil {
+		t.Errorf("the disabled process ran")
+	}
+}
+
+// needSupervisord returns the path of the real supervisord, or skips.
+func needSupervisord(t *testing.T) string {
+	t.Helper()
+	sv, err := exec.LookPath("supervisord")
+	if err != nil {
+		t.Skip("supervisord not found (scripts/deps.sh supervisor)")
+	}
+	return sv
+}

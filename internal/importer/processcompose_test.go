@@ -1,0 +1,77 @@
+package importer
+
+import (
+	"strings"
+	"testing"
+	"text/template" // tests only: the renderer is checked against the real thing
+)
+
+// FuzzPcRender checks the {{.NAME}} renderer against text/template, which
+// process-compose renders with: whatever pcRender renders, text/template
+// renders the same; what it refuses, it says so.
+func FuzzPcRender(f *testing.F) {
+	for _, s := range []string{"serve --port {{.PORT}}", "{{ .PC_REPLICA_NUM }}-x", "{{.MISSING}}", "{{if .A}}a{{end}}",
+		"{{.A}}{{.B}}", "{{", "}}", "a {{- .A -}} b", "{{/* c */}}", "{{.A.B}}", "{{ . }}", "{{.é}}"} {
+		f.Add(s)
+	}
+	vars := map[string]string{"PORT": "8080", "PC_REPLICA_NUM": "1", "A": "x y", "B": "{{.A}}"}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := pcRender(s, vars)
+		if err != nil {
+			if !strings.Contains(err.Error(), "{{") {
+				t.Errorf("%q: the error %q does not show the template", s, err)
+			}
+			return
+		}
+		if !strings.Contains(s, "{{") && got != s {
+			t.Fatalf("%q without a template rendered as %q", s, got)
+		}
+		tpl, err := template.New("").Parse(s)
+		if err != nil {
+			t.Fatalf("%q: rendered as %q but text/template refuses it: %v", s, got, err)
+		}
+		var b strings.Builder
+		if err := tpl.Execute(&b, vars); err != nil {
+			t.Fatalf("%q: text/template: %v", s, err)
+		}
+		if b.String() != got {
+			t.Errorf("%q: rendered %q, text/template %q", s, got, b.String())
+		}
+	})
+}
+
+// TestPcStringExpandsBareVars checks that $VAR, which process-compose
+// expands at load like ${VAR} (unset: empty), becomes ${VAR:-}, and that $$, ${VAR} and a
+// lone $ keep their meaning.
+func TestPcStringExpandsBareVars(t *testing.T) {
+	for in, want := range map[string]string{
+		"$APP serve":        "${APP:-} serve",
+		"a$B_1-c":           "a${B_1:-}-c",
+		"${A} $$ x $":       "${A} $$ x $",
+		"cost $5 and $ 1":   "cost $5 and $ 1",
+		"echo $$HOME $HOME": "echo $$HOME ${HOME:-}",
+		"${unterminated $X": "$${unterminated $$X",
+	} {
+		if got := pcString(in); got != want {
+			t.Errorf("pcString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestProcessComposeEnvKeysSaid checks that env_cmds is said not to run
+// and that disable_env_expansion, which changes what every $ means, is not
+// silently converted.
+func TestProcessComposeEnvKeysSaid(t *testing.T) {
+	for conf, want := range map[string]string{
+		"env_cmds:\n  TAG: git describe\nprocesses:\n  a:\n    command: x\n":    "env_cmds: not run",
+		"disable_env_expansion: true\nprocesses:\n  a:\n    command: echo $X\n": "disable_env_expansion: the import reads $VAR",
+	} {
+		_, r, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(conf)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if txt := reportText(r); !strings.Contains(txt, want) {
+			t.Errorf("%q: report lacks %q:\n%s", conf, want, txt)
+		}
+	}
+}
