@@ -21,7 +21,7 @@ FUZZTIME  ?= 10s
 # README.md names every package here and in IMAGE_DEBS (a test checks).
 TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
 
-.PHONY: all build build-pprof run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
+.PHONY: release test-release all build build-pprof run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 
 all: build
 
@@ -69,6 +69,18 @@ test-short:
 
 deps:
 	@./scripts/deps.sh $(TEST_DEBS)
+
+# Static binaries for every architecture of RELEASE_ARCHES, an SBOM of each
+# and SHA256SUMS into dist/ (scripts/release.sh; docs/install.md).
+release:
+	./scripts/release.sh $(RELEASE_ARCHES)
+
+# The release's tests (test/release): two builds are byte-identical, and the
+# arm64 and s390x (big-endian) binaries and unit tests work under qemu-user.
+RELEASE_DEBS := qemu-user-static util-linux
+test-release:
+	@./scripts/deps.sh $(RELEASE_DEBS)
+	PODVISOR_RELEASE_TESTS=1 $(GO) test -count=1 -timeout 30m -v ./test/release/
 
 # The architectures of a release (make release; docs/install.md). make lint
 # vets every one of them, so that code whose types differ by architecture

@@ -31,6 +31,8 @@ func currentBuild() buildInfo {
 				b.Commit = s.Value
 			case s.Key == "vcs.modified":
 				b.Modified = s.Value == "true"
+			case s.Key == "GOARM":
+				b.Platform += "/v" + s.Value // linux/arm/v7, as in image platforms
 			}
 		}
 	}
