@@ -13,31 +13,19 @@
 # (test/release checks it). VERSION and COMMIT may be given in the
 # environment (a tree without .git, such as an exported source archive).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-go=${GO:-go}
-dist=${DIST:-$root/dist}
-tools=${TOOLS:-$root/.tools}
-version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+# shellcheck source=release-common.sh
+. "$(dirname "$0")/release-common.sh"
 commit=${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 arches=("$@")
-[ ${#arches[@]} -gt 0 ] || arches=(amd64 arm64 arm 386 riscv64 ppc64le s390x)
-
-cyclonedx=$tools/cyclonedx-gomod
-if [ ! -x "$cyclonedx" ]; then
-  echo "installing cyclonedx-gomod into $tools"
-  GOBIN=$tools "$go" install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
-fi
+[ ${#arches[@]} -gt 0 ] || arches=("${all_arches[@]}")
+cyclonedx=$(tool cyclonedx-gomod github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0)
 
 mkdir -p "$dist"
 ldflags="-s -w -buildid= -X main.version=$version -X main.commit=$commit"
 for arch in "${arches[@]}"; do
-  name=podvisor-linux-$arch
+  name=$(binname "$arch")
   goarm=""
-  if [ "$arch" = arm ]; then
-    goarm=7
-    name=podvisor-linux-armv7
-  fi
+  [ "$arch" = arm ] && goarm=7
   echo "building $dist/$name"
   # One architecture at a time: the machine's cores go to one compile.
   env CGO_ENABLED=0 GOOS=linux GOARCH="$arch" GOARM="$goarm" \
@@ -52,7 +40,5 @@ for arch in "${arches[@]}"; do
 done
 
 # SHA256SUMS covers every file of the release made so far (binaries, SBOMs,
-# packages), in the format `sha256sum -c` reads.
-cd "$dist"
-find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS
-echo "wrote $dist/SHA256SUMS"
+# packages).
+write_sums
