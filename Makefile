@@ -70,14 +70,17 @@ test-short:
 deps:
 	@./scripts/deps.sh $(TEST_DEBS)
 
-# Static binaries for every architecture of RELEASE_ARCHES, an SBOM of each
-# and SHA256SUMS into dist/ (scripts/release.sh; docs/install.md).
+# Static binaries for every architecture of RELEASE_ARCHES, an SBOM of each,
+# a .deb of each and SHA256SUMS into dist/ (scripts/release.sh, then
+# scripts/deb.sh; docs/install.md).
 release:
 	./scripts/release.sh $(RELEASE_ARCHES)
+	./scripts/deb.sh $(RELEASE_ARCHES)
 
-# The release's tests (test/release): two builds are byte-identical, and the
-# arm64 and s390x (big-endian) binaries and unit tests work under qemu-user.
-RELEASE_DEBS := qemu-user-static util-linux
+# The release's tests (test/release): two builds are byte-identical; the
+# arm64 and s390x (big-endian) binaries and unit tests work under qemu-user;
+# the .deb installs with apt-get in a clean Debian root (mmdebstrap).
+RELEASE_DEBS := qemu-user-static util-linux mmdebstrap
 test-release:
 	@./scripts/deps.sh $(RELEASE_DEBS)
 	PODVISOR_RELEASE_TESTS=1 $(GO) test -count=1 -timeout 30m -v ./test/release/
