@@ -80,10 +80,12 @@ release:
 # The release's tests (test/release): two builds are byte-identical; the
 # arm64 and s390x (big-endian) binaries and unit tests work under qemu-user;
 # the .deb installs with apt-get in a clean Debian root (mmdebstrap).
+# RELEASE_RUN picks tests (go test -run), e.g. 'Reproducible|Smoke'.
 RELEASE_DEBS := qemu-user-static util-linux mmdebstrap
+RELEASE_RUN  ?= .
 test-release:
 	@./scripts/deps.sh $(RELEASE_DEBS)
-	PODVISOR_RELEASE_TESTS=1 $(GO) test -count=1 -timeout 30m -v ./test/release/
+	PODVISOR_RELEASE_TESTS=1 $(GO) test -count=1 -timeout 30m -v -run '$(RELEASE_RUN)' ./test/release/
 
 # The architectures of a release (make release; docs/install.md). make lint
 # vets every one of them, so that code whose types differ by architecture
