@@ -21,7 +21,7 @@ FUZZTIME  ?= 10s
 # README.md names every package here and in IMAGE_DEBS (a test checks).
 TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
 
-.PHONY: all build build-pprof run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
+.PHONY: release test-release all build build-pprof run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 
 all: build
 
@@ -70,11 +70,37 @@ test-short:
 deps:
 	@./scripts/deps.sh $(TEST_DEBS)
 
+# Static binaries for every architecture of RELEASE_ARCHES, an SBOM of each,
+# a .deb of each and SHA256SUMS into dist/ (scripts/release.sh, then
+# scripts/deb.sh; docs/install.md).
+release:
+	./scripts/release.sh $(RELEASE_ARCHES)
+	./scripts/deb.sh $(RELEASE_ARCHES)
+
+# The release's tests (test/release): two builds are byte-identical; the
+# arm64 and s390x (big-endian) binaries and unit tests work under qemu-user;
+# the .deb installs with apt-get in a clean Debian root (mmdebstrap).
+# RELEASE_RUN picks tests (go test -run), e.g. 'Reproducible|Smoke'.
+RELEASE_DEBS := qemu-user-static util-linux mmdebstrap
+RELEASE_RUN  ?= .
+test-release:
+	@./scripts/deps.sh $(RELEASE_DEBS)
+	PODVISOR_RELEASE_TESTS=1 $(GO) test -count=1 -timeout 30m -v -run '$(RELEASE_RUN)' ./test/release/
+
+# The architectures of a release (make release; docs/install.md). make lint
+# vets every one of them, so that code whose types differ by architecture
+# (syscall structs, 32-bit ints) keeps compiling everywhere.
+RELEASE_ARCHES := amd64 arm64 arm 386 riscv64 ppc64le s390x
+
 lint:
 	@./scripts/no-binaries.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@for arch in $(filter-out $(shell $(GO) env GOARCH),$(RELEASE_ARCHES)); do \
+	  echo "GOOS=linux GOARCH=$$arch $(GO) vet ./..."; \
+	  GOOS=linux GOARCH=$$arch $(GO) vet ./... || exit 1; \
+	done
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@latest
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
 

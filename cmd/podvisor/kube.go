@@ -376,7 +376,8 @@ func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot, caFile s
 	}
 	var sf unix.Statfs_t
 	if unix.Statfs("/", &sf) == nil {
-		opts.DiskBytes = int64(sf.Blocks) * sf.Bsize
+		// Bsize is int64, int32 or uint32 depending on the architecture.
+		opts.DiskBytes = int64(sf.Blocks) * int64(sf.Bsize)
 	}
 	return opts, nil
 }

@@ -28,6 +28,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "--version", "-version":
 		args = append([]string{"version"}, args[1:]...)
+	case manCommand:
+		writeMan(stdout, commands)
+		return exitOK
 	}
 	if len(args[0]) > 1 && args[0][0] == '-' {
 		fmt.Fprintf(stderr, "podvisor: %s: a command comes first, flags after it\nRun 'podvisor help' for the list of commands.\n", args[0])

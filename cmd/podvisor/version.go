@@ -24,12 +24,18 @@ type buildInfo struct {
 func currentBuild() buildInfo {
 	b := buildInfo{Version: version, Commit: commit, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if info, ok := debug.ReadBuildInfo(); ok {
+		// go install MODULE@VERSION stamps nothing but records the version.
+		if b.Version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			b.Version = info.Main.Version
+		}
 		for _, s := range info.Settings {
 			switch {
 			case s.Key == "vcs.revision" && b.Commit == "":
 				b.Commit = s.Value
 			case s.Key == "vcs.modified":
 				b.Modified = s.Value == "true"
+			case s.Key == "GOARM":
+				b.Platform += "/v" + s.Value // linux/arm/v7, as in image platforms
 			}
 		}
 	}
