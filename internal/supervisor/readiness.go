@@ -53,26 +53,24 @@ func (s *Supervisor) watch(ctx context.Context, r *record, probe *config.Probe, 
 		}, observe)
 		return
 	}
-	if which == "ready" {
+	if which == "ready" || which == "completed" {
 		// Watch reports only transitions; until the first success the loop
 		// hears nothing, so a failed attempt's detail (timeout, not found,
 		// HTTP 500) is passed on here for the "still waiting" and "start
-		// timeout" lines and /status (docs/reliability.md, C1, C3).
-		c = &reportingChecker{Checker: c, failed: func(detail string) {
-			s.send(probeFailedEv{idx: idx, gen: gen, detail: detail})
-		}}
-		go health.Watch(ctx, c, t, func(tr health.Transition) {
-			s.send(readyEv{idx: idx, gen: gen, ready: tr.Ready, detail: tr.Detail})
-		}, observe)
-		return
-	}
-	if which == "completed" {
-		c = &reportingChecker{Checker: c, failed: func(detail string) {
-			s.send(completedReadyEv{idx: idx, gen: gen, detail: detail})
-		}}
-		go health.Watch(ctx, c, t, func(tr health.Transition) {
-			s.send(completedReadyEv{idx: idx, gen: gen, ready: tr.Ready, detail: tr.Detail})
-		}, observe)
+		// timeout" lines and /status (docs/reliability.md, C1, C3). A
+		// completed process's check (completion.go) reports both as one
+		// event of its own.
+		report := func(ready bool, detail string, attempt bool) event {
+			switch {
+			case which == "completed":
+				return completedReadyEv{idx: idx, gen: gen, ready: ready, detail: detail}
+			case attempt:
+				return probeFailedEv{idx: idx, gen: gen, detail: detail}
+			}
+			return readyEv{idx: idx, gen: gen, ready: ready, detail: detail}
+		}
+		c = &reportingChecker{Checker: c, failed: func(detail string) { s.send(report(false, detail, true)) }}
+		go health.Watch(ctx, c, t, func(tr health.Transition) { s.send(report(tr.Ready, tr.Detail, false)) }, observe)
 		return
 	}
 	t.StartReady = true
