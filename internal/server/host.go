@@ -72,8 +72,13 @@ func (h *Hosts) Allowed(host string) bool {
 	if !ok {
 		return false
 	}
-	if _, err := netip.ParseAddr(name); err == nil {
-		return true
+	if a, err := netip.ParseAddr(name); err == nil {
+		// An IP literal; its IPv6 zone, free text to the parser
+		// ("::%.attacker.example"), must be what a zone is: an interface
+		// name (at most 15 bytes, Linux's IFNAMSIZ, no '/' or space) or
+		// its index.
+		z := a.Zone()
+		return len(z) <= 15 && !strings.ContainsAny(z, "/ \t")
 	}
 	if host[0] == '[' { // only an IPv6 literal goes in brackets
 		return false
