@@ -159,6 +159,13 @@ processes:
 // signal.
 func daemonDiesAndStops(t *testing.T, r *Run, dies string, pid int, stays string) {
 	t.Helper()
+	// Until the forking parent has exited, the daemon is its child: the
+	// parent's shell would reap it (a limit docs/reference.md states), so
+	// it dies only once podvisor (the subreaper) is its parent.
+	eventually(t, 10*time.Second, func() bool {
+		st, err := readStat(pid)
+		return err == nil && st.PPid == r.Pid()
+	}, "%s's daemon %d was not handed to podvisor", dies, pid)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
