@@ -79,12 +79,16 @@ release:
 
 # The release's tests (test/release): two builds are byte-identical; the
 # arm64 and s390x (big-endian) binaries and unit tests work under qemu-user;
-# the .deb installs with apt-get in a clean Debian root (mmdebstrap).
+# the .deb installs with apt-get in a clean Debian root (mmdebstrap); the
+# multi-arch base image (amd64 + arm64, scripts/image-multiarch.sh) builds
+# and its arm64 image runs. binfmt.sh registers qemu-user with binfmt_misc
+# for that (machine-wide, until reboot).
 # RELEASE_RUN picks tests (go test -run), e.g. 'Reproducible|Smoke'.
-RELEASE_DEBS := qemu-user-static util-linux mmdebstrap
+RELEASE_DEBS := qemu-user-static util-linux mmdebstrap arch-test $(IMAGE_DEBS)
 RELEASE_RUN  ?= .
 test-release:
 	@./scripts/deps.sh $(RELEASE_DEBS)
+	@./scripts/binfmt.sh aarch64
 	PODVISOR_RELEASE_TESTS=1 $(GO) test -count=1 -timeout 30m -v -run '$(RELEASE_RUN)' ./test/release/
 
 # The architectures of a release (make release; docs/install.md). make lint

@@ -7,6 +7,17 @@
 #
 #   scripts/image-bases.sh      prints BASE_IMAGE=... and GO_IMAGE=..., the
 #                               --build-arg values for Dockerfile.base
+#   scripts/image-bases.sh arm64
+#                               also prints BASE_IMAGE_arm64=IMAGE-ID, the
+#                               Debian base of that architecture (for
+#                               scripts/image-multiarch.sh)
+#
+# A base of another architecture is the same Debian release's required
+# packages unpacked without running their maintainer scripts (mmdebstrap's
+# extract variant), so that no emulator is needed to make it: the files of
+# debian:*-slim for that architecture, without a configured dpkg database.
+# It is printed as an image id: podman 4.3 does not find a local image of a
+# foreign architecture by name when building for that platform.
 #
 # With a registry, none of this is needed: Dockerfile.base's defaults are the
 # public debian and golang images.
@@ -41,6 +52,22 @@ if ! "$podman" image exists "$goimg"; then
       --change "ENV GOTOOLCHAIN=local" "$work/go.tar" "$goimg" >/dev/null) >&2 &
   pids+=($!)
 fi
+host_arch="$(go env GOARCH)"
+for arch in "$@"; do
+  [ "$arch" = "$host_arch" ] && continue
+  img="$base-$arch"
+  if ! "$podman" image exists "$img"; then
+    (mmdebstrap --quiet --variant=extract --include='?priority(required)' --architectures="$arch" \
+        "$suite" "$work/base-$arch.tar" "$mirror" \
+      && "$podman" import --quiet --arch "$arch" --change "ENV PATH=$path" --change 'CMD ["bash"]' \
+        "$work/base-$arch.tar" "$img" >/dev/null) >&2 &
+    pids+=($!)
+  fi
+done
 for p in "${pids[@]}"; do wait "$p"; done
 echo "BASE_IMAGE=$base"
 echo "GO_IMAGE=$goimg"
+for arch in "$@"; do
+  [ "$arch" = "$host_arch" ] && continue
+  echo "BASE_IMAGE_$arch=$("$podman" image inspect --format '{{.Id}}' "$base-$arch")"
+done

@@ -13,8 +13,9 @@ func TestBaseImageConfig(t *testing.T) {
 	t.Parallel()
 	// podman's own complaints (healthcheck timers need systemd) share the
 	// output: look for the line.
-	if out := must(t, "run", "--rm", "--entrypoint", "podvisor", baseImage, "version"); !strings.Contains("\n"+out, "\npodvisor "+version+"\n") {
-		t.Errorf("podvisor version in the image: %q, want %q", out, "podvisor "+version)
+	if out := must(t, "run", "--rm", "--entrypoint", "podvisor", baseImage, "version"); !strings.Contains("\n"+out, "\npodvisor "+version+"\n") ||
+		!strings.Contains(out, "commit: "+commit) {
+		t.Errorf("podvisor version in the image: %q, want %q and commit %s", out, "podvisor "+version, commit)
 	}
 	for format, want := range map[string]string{
 		"{{json .Config.Entrypoint}}":  `["podvisor","run"]`,

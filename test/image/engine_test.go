@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,6 +45,7 @@ const (
 	baseTag = "localhost/podvisor-it/base:test"
 	fatTag  = "localhost/podvisor-it/fat:test"
 	version = "v0.0.0-image-test"
+	commit  = "fedcba9876543210fedcba9876543210fedcba98"
 )
 
 func TestMain(m *testing.M) {
@@ -81,7 +83,9 @@ func buildImages() string {
 	for _, line := range strings.Fields(string(bases)) {
 		args = append(args, "--build-arg", line)
 	}
-	out, code, oldBase := buildImage("Dockerfile.base", baseTag, append(args, "--build-arg", "VERSION="+version)...)
+	args = append(args, "--build-arg", "VERSION="+version, "--build-arg", "COMMIT="+commit,
+		"--build-arg", "BUILDPLATFORM=linux/"+runtime.GOARCH)
+	out, code, oldBase := buildImage("Dockerfile.base", baseTag, args...)
 	if code != 0 {
 		return fmt.Sprintf("podman build -f Dockerfile.base: exit %d\n%s", code, out)
 	}
