@@ -75,6 +75,10 @@ func fixtures() []fixture {
 		{"process-compose-vars", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcessCompose(readSource(t, "testdata/process-compose-vars/process-compose.yaml"), Options{})
 		}},
+		{"process-compose-dotenv", func(t *testing.T) (*Model, *Report, error) {
+			env := readSource(t, "testdata/process-compose-dotenv/.env")
+			return ConvertProcessCompose(readSource(t, "testdata/process-compose-dotenv/process-compose.yaml"), Options{DotEnv: &env})
+		}},
 		{"process-compose-edge", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcessCompose(readSource(t, "testdata/process-compose-edge/process-compose.yaml"), Options{})
 		}},

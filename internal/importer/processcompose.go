@@ -26,6 +26,9 @@ func ConvertProcessCompose(src Source, opt Options) (*Model, *Report, error) {
 		return nil, nil, err
 	}
 	c := &pcConv{src: src, r: &Report{}, m: &Model{}}
+	if err := c.readDotenv(opt.DotEnv); err != nil {
+		return nil, nil, err
+	}
 	c.m.Header = []string{
 		"Converted by podvisor import from process-compose: " + src.Path,
 		"process-compose runs commands with bash -c; podvisor runs a command string with /bin/sh -c.",
@@ -33,6 +36,7 @@ func ConvertProcessCompose(src Source, opt Options) (*Model, *Report, error) {
 	if err := c.convert(root); err != nil {
 		return nil, nil, err
 	}
+	c.globalEnv()
 	finish(c.m, c.r)
 	return c.m, c.r, nil
 }
@@ -80,6 +84,10 @@ type pcConv struct {
 	// the file's vars:, and (while a process converts) its own and
 	// PC_REPLICA_NUM, for its Go templates; nil outside a process
 	globalVars, vars map[string]string
+	// the .env beside the file: its variables, and their global env
+	// entries (pcdotenv.go)
+	dotenv    map[string]string
+	dotenvEnv []string
 }
 
 func (c *pcConv) pos(n *yaml.Node) string { return at(c.src.Path, n.Line) }
@@ -250,14 +258,14 @@ func (c *pcConv) environment(n *yaml.Node) ([]string, error) {
 			if !ok || !config.ValidEnvName(k) {
 				return nil, perr(c.src.Path, item.Line, "environment entry %q is not KEY=value", item.Value)
 			}
-			out = append(out, envEntry(k, pcString(v)))
+			out = append(out, envEntry(k, c.str(v)))
 		}
 	case yaml.MappingNode:
 		for _, kv := range pairs(n) {
 			if !config.ValidEnvName(kv[0].Value) {
 				return nil, perr(c.src.Path, kv[0].Line, "environment key %q is not a variable name", kv[0].Value)
 			}
-			out = append(out, envEntry(kv[0].Value, pcString(c.render(kv[1], "environment"))))
+			out = append(out, envEntry(kv[0].Value, c.str(c.render(kv[1], "environment"))))
 		}
 	default:
 		return nil, perr(c.src.Path, n.Line, "environment: want a list of KEY=value")
@@ -321,7 +329,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 	what := key.Value + "." + k.Value
 	switch k.Value {
 	case "command":
-		setShell(&p.Command, &p.Shell, pcShell(c.render(v, what)))
+		setShell(&p.Command, &p.Shell, c.shell(c.render(v, what)))
 		r.AsIs(c.pos(k), what)
 	case "entrypoint":
 		if v.Kind == yaml.SequenceNode {
@@ -329,12 +337,12 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 				if p.Shell {
 					p.Command, p.Shell = nil, false
 				}
-				p.Command = append(p.Command, pcString(it.Value))
+				p.Command = append(p.Command, c.str(it.Value))
 			}
 		}
 		r.AsIs(c.pos(k), what)
 	case "working_dir":
-		p.WorkingDir = pcString(c.render(v, what))
+		p.WorkingDir = c.str(c.render(v, what))
 		r.AsIs(c.pos(k), what)
 	case "environment":
 		env, err := c.environment(v)
@@ -406,7 +414,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 			return nil
 		}
 		l := &p.Log
-		l.Stdout, l.Stderr, l.File = config.DestFile, config.DestFile, pcString(file)
+		l.Stdout, l.Stderr, l.File = config.DestFile, config.DestFile, c.str(file)
 		r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
 	case "log_configuration":
 		note(p, r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
@@ -503,9 +511,9 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		switch k.Value {
 		case "exec":
 			pr.Kind, kind = config.ProbeExec, true
-			sh := pcShell(c.render(get(v, "command"), what+".exec.command"))
+			sh := c.shell(c.render(get(v, "command"), what+".exec.command"))
 			if wd := scalar(get(v, "working_dir")); wd != "" {
-				sh = "cd " + pcString(wd) + " && " + sh
+				sh = "cd " + c.str(wd) + " && " + sh
 			}
 			setShell(&pr.Command, &pr.Shell, sh)
 		case "http_get":
@@ -527,7 +535,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 			if !strings.HasPrefix(p, "/") {
 				p = "/" + p
 			}
-			pr.Target = pcString(u + p)
+			pr.Target = c.str(u + p)
 			if pu, err := url.Parse(pr.Target); err != nil || pu.Host == "" || strings.ContainsAny(pu.Host, "\\ ") ||
 				(pu.Scheme != "http" && pu.Scheme != "https") {
 				if !strings.Contains(pr.Target, "${") {
@@ -619,7 +627,7 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 		k, v := kv[0], kv[1]
 		switch k.Value {
 		case "command":
-			setShell(&p.Stop.Command, &p.Stop.Shell, pcString(scalar(v)))
+			setShell(&p.Stop.Command, &p.Stop.Shell, c.str(scalar(v)))
 			// docs/configuration.md (Stop): the stop signal follows the command.
 			note(p, c.r, c.pos(k), "stop", "shutdown.command: podvisor runs it, then sends the stop signal (SIGTERM unless shutdown.signal) if the process is still running, with what is left of the timeout less a grace for the signal; process-compose sends no signal after it, only SIGKILL at timeout_seconds")
 		case "signal":

@@ -32,6 +32,9 @@ type Options struct {
 	// EnvironmentFile=), as the image sees it (import --root); nil: none
 	// is read.
 	ReadFile func(path string) (Source, error)
+	// DotEnv (process-compose) is the .env file beside the file, which
+	// process-compose loads into its environment; nil: none.
+	DotEnv *Source
 }
 
 // IncludeFunc returns the files matching a glob pattern (an absolute or

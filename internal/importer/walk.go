@@ -63,6 +63,9 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 			p = firstExisting(p, "process-compose.yaml", "process-compose.yml")
 		}
 		if src, err = readFile(p); err == nil {
+			if opt.DotEnv, err = readDotenvBeside(p); err != nil {
+				return nil, nil, from, err
+			}
 			m, r, err = ConvertProcessCompose(src, opt)
 		}
 	case Procfile:
@@ -70,13 +73,8 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 		var src Source
 		if src, err = readFile(p); err == nil {
 			var env *Source
-			envPath := filepath.Join(filepath.Dir(p), ".env")
-			if _, serr := os.Stat(envPath); serr == nil {
-				e, rerr := readFile(envPath)
-				if rerr != nil {
-					return nil, nil, from, rerr
-				}
-				env = &e
+			if env, err = readDotenvBeside(p); err != nil {
+				return nil, nil, from, err
 			}
 			m, r, err = ConvertProcfile(src, env, opt)
 		}
@@ -384,4 +382,18 @@ func underRoot(root, p string) (string, error) {
 		rel = "."
 	}
 	return rel, nil
+}
+
+// readDotenvBeside reads the .env file in the directory of file, which
+// foreman, honcho and process-compose load; nil when there is none.
+func readDotenvBeside(file string) (*Source, error) {
+	p := filepath.Join(filepath.Dir(file), ".env")
+	if _, err := os.Stat(p); err != nil {
+		return nil, nil
+	}
+	src, err := readFile(p)
+	if err != nil {
+		return nil, err
+	}
+	return &src, nil
 }

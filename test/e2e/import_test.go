@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -861,4 +862,57 @@ func needSupervisord(t *testing.T) string {
 		t.Skip("supervisord not found (scripts/deps.sh supervisor)")
 	}
 	return sv
+}
+
+// TestImportProcessComposeDotenv converts a process-compose file whose
+// variables come from the .env beside it, and runs it with podvisor's
+// environment setting one of them: as under process-compose (which loads
+// .env without overriding its environment, expands the file, and hands its
+// environment to the processes), the environment's APP_MODE wins over the
+// .env's, the .env's QUEUE is two words in the command, the file's own
+// environment: (LEVEL) wins over the .env, and a process's shell sees the
+// .env's variables.
+func TestImportProcessComposeDotenv(t *testing.T) {
+	src := t.TempDir()
+	out := filepath.Join(src, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, src, map[string]string{
+		"see":  svSeeScript,
+		".env": "SEE=" + filepath.Join(src, "see") + "\nOUT=" + out + "\nQUEUE=\"mail jobs\"\nAPP_MODE=dev\nLEVEL=dotenv\n",
+		"process-compose.yaml": `version: "0.5"
+environment:
+  - "LEVEL=file"
+processes:
+  worker:
+    command: "${SEE} --queue ${QUEUE} --level $$LEVEL"
+    environment:
+      - "NAME=worker"
+      - "MODE=${APP_MODE}"
+  shell:
+    command: "NAME=shell MODE=$$APP_MODE-$$QUEUE $$SEE"
+`,
+	})
+	yaml, _ := runImport(t, filepath.Join(src, "process-compose.yaml"))
+	r := startPodvisor(t, yaml, withEnv("APP_MODE=prod"))
+	want := map[string]string{
+		"worker": "arg=--queue\narg=mail\narg=jobs\narg=--level\narg=file\nmode=prod\n",
+		"shell":  "mode=prod-mail jobs\n",
+	}
+	for name, w := range want {
+		eventually(t, 30*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(out, name))
+			return err == nil
+		}, "%s wrote nothing; podvisor stderr:\n%s\nprocs.yaml:\n%s", name, r.Stderr, yaml)
+		// pwd= is podvisor's directory (the file sets no working_dir).
+		got := regexp.MustCompile(`(?m)^pwd=.*\n`).ReplaceAllString(readFile(filepath.Join(out, name)), "")
+		if got != w {
+			t.Errorf("%s saw:\n%s\nwant (as under process-compose):\n%s\nprocs.yaml:\n%s", name, got, w, yaml)
+		}
+	}
+	r.Signal(syscall.SIGTERM)
+	if code, _ := r.Wait(30 * time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
+	}
 }
