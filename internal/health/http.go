@@ -46,6 +46,17 @@ var _ Checker = (*httpChecker)(nil)
 // NewHTTPChecker returns a checker that GETs rawURL. accept decides which
 // status codes are success; nil means 200-399.
 func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) {
+	return newHTTPChecker(rawURL, accept, false)
+}
+
+// NewH2CChecker returns a checker that GETs an http:// URL over HTTP/2
+// without TLS, with prior knowledge (h2c), as the kubelet's httpGet probe
+// with protocol HTTP2 does; 200-399 is success.
+func NewH2CChecker(rawURL string) (Checker, error) {
+	return newHTTPChecker(rawURL, nil, true)
+}
+
+func newHTTPChecker(rawURL string, accept func(code int) bool, h2c bool) (Checker, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("http probe: %w", err)
@@ -55,6 +66,9 @@ func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) 
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("http probe %q: no host", rawURL)
+	}
+	if h2c && u.Scheme != "http" {
+		return nil, fmt.Errorf("http probe %q: h2c needs an http:// URL", rawURL)
 	}
 	if accept == nil {
 		accept = func(code int) bool { return code >= 200 && code < 400 }
@@ -66,8 +80,11 @@ func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) 
 		MaxResponseHeaderBytes: 64 << 10,
 		DisableCompression:     true,
 	}
+	if h2c {
+		tr = http2Transport(false)
+	}
 	c := &httpChecker{url: u.String(), host: u.Hostname(), accept: accept}
-	if u.Scheme == "http" {
+	if u.Scheme == "http" && !h2c {
 		c.direct = newDirectHTTP(u)
 	}
 	c.client = &http.Client{
