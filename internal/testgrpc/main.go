@@ -3,7 +3,8 @@
 // (internal/health/grpc_test.go) probe as a real server. It listens on
 // 127.0.0.1 (an ephemeral port, written to the file named by its one
 // argument), with the server as a whole ("") and "up" SERVING and "down"
-// NOT_SERVING; with GRPC_NO_HEALTH=1 it runs without the health service.
+// NOT_SERVING; with GRPC_NO_HEALTH=1 it runs without the health service;
+// GRPC_LISTEN sets the address (default 127.0.0.1:0).
 package main
 
 import (
@@ -27,7 +28,11 @@ func run() error {
 	if len(os.Args) != 2 {
 		return fmt.Errorf("usage: testgrpc ADDR_FILE")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := os.Getenv("GRPC_LISTEN")
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
