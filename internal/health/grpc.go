@@ -3,7 +3,6 @@ package health
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -54,14 +53,8 @@ func NewGRPCChecker(addr, service string, useTLS bool) (Checker, error) {
 // http2Transport is a transport that speaks only HTTP/2: over TLS (the
 // certificate not checked, as for every probe) or h2c with prior knowledge.
 func http2Transport(useTLS bool) *http.Transport {
-	tr := &http.Transport{
-		Proxy:                  nil,
-		DisableKeepAlives:      true,
-		TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, // kubelet semantics, see httpChecker
-		MaxResponseHeaderBytes: 64 << 10,
-		DisableCompression:     true,
-		Protocols:              new(http.Protocols),
-	}
+	tr := probeTransport()
+	tr.Protocols = new(http.Protocols)
 	if useTLS {
 		tr.Protocols.SetHTTP2(true)
 	} else {
@@ -85,12 +78,12 @@ func (c *grpcChecker) Check(ctx context.Context) Result {
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return c.failed(ctx, start, err)
+		return attemptFailed(ctx, start, err)
 	}
 	defer resp.Body.Close()
 	status, err := readHealthResponse(resp)
 	if err != nil {
-		return c.failed(ctx, start, err)
+		return attemptFailed(ctx, start, err)
 	}
 	if status != grpcServing {
 		return failure("service %s: %s", c.name(), grpcStatusName(status))
@@ -104,20 +97,6 @@ func (c *grpcChecker) name() string {
 		return `""`
 	}
 	return strconv.Quote(clip(c.service, 100))
-}
-
-func (c *grpcChecker) failed(ctx context.Context, start time.Time, err error) Result {
-	if r, ok := cutShort(ctx, start, err); ok {
-		return r
-	}
-	if r, ok := ownLimit(err, false); ok {
-		return r
-	}
-	var uerr *url.Error
-	if errors.As(err, &uerr) {
-		err = uerr.Err
-	}
-	return failure("%v", err)
 }
 
 // readHealthResponse reads a Check answer: HTTP 200, a gRPC content type,

@@ -73,13 +73,7 @@ func newHTTPChecker(rawURL string, accept func(code int) bool, h2c bool) (Checke
 	if accept == nil {
 		accept = func(code int) bool { return code >= 200 && code < 400 }
 	}
-	tr := &http.Transport{
-		Proxy:                  nil,
-		DisableKeepAlives:      true,
-		TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, // kubelet semantics, see above
-		MaxResponseHeaderBytes: 64 << 10,
-		DisableCompression:     true,
-	}
+	tr := probeTransport()
 	if h2c {
 		tr = http2Transport(false)
 	}
@@ -103,6 +97,18 @@ func newHTTPChecker(rawURL string, accept func(code int) bool, h2c bool) (Checke
 	return c, nil
 }
 
+// probeTransport is the transport of a probe: a fresh connection each
+// attempt, no proxy, TLS certificates not checked (see httpChecker).
+func probeTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                  nil,
+		DisableKeepAlives:      true,
+		TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, // kubelet semantics, see httpChecker
+		MaxResponseHeaderBytes: 64 << 10,
+		DisableCompression:     true,
+	}
+}
+
 // redirectsDone is the context key for redirects the direct path already
 // followed, counted against maxRedirects by the client.
 type redirectsDone struct{}
@@ -113,13 +119,7 @@ func (c *httpChecker) Check(ctx context.Context) Result {
 	if c.direct != nil {
 		code, loc, err := c.direct.do(ctx)
 		if err != nil {
-			if r, ok := cutShort(ctx, start, err); ok {
-				return r
-			}
-			if r, ok := ownLimit(err, false); ok {
-				return r
-			}
-			return failure("%v", err)
+			return attemptFailed(ctx, start, err)
 		}
 		next, perr := url.Parse(loc)
 		if loc == "" || perr != nil {
@@ -141,21 +141,28 @@ func (c *httpChecker) Check(ctx context.Context) Result {
 	req.Header.Set("Accept", "*/*")
 	resp, err := c.client.Do(req)
 	if err != nil {
-		if r, ok := cutShort(ctx, start, err); ok {
-			return r
-		}
-		if r, ok := ownLimit(err, false); ok {
-			return r
-		}
-		var uerr *url.Error
-		if errors.As(err, &uerr) {
-			err = uerr.Err
-		}
-		return failure("%v", err)
+		return attemptFailed(ctx, start, err)
 	}
 	_, _ = io.CopyN(io.Discard, resp.Body, maxBodyRead)
 	resp.Body.Close()
 	return c.result(resp.StatusCode, resp.Header.Get("Location"))
+}
+
+// attemptFailed is the Result of an attempt begun at start that failed
+// with err: cut short by ctx, podvisor's own limit, or the peer's doing
+// (without net/http's "Get URL:" wrapping, which the Detail does not need).
+func attemptFailed(ctx context.Context, start time.Time, err error) Result {
+	if r, ok := cutShort(ctx, start, err); ok {
+		return r
+	}
+	if r, ok := ownLimit(err, false); ok {
+		return r
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	return failure("%v", err)
 }
 
 // result judges a final response: its code, and its Location header if any.
