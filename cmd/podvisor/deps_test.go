@@ -13,6 +13,8 @@ import (
 // package html adds a 2,000-entity table; the Prometheus client registers its
 // collectors at init; net/http/pprof initialises on every start. The
 // OpenAPI validators check answers in tests only (schema/openapitest).
+// grpc-go serves the gRPC health checks of tests only: podvisor speaks the
+// protocol itself (internal/health/grpc.go), a few KB instead of megabytes.
 func TestNoCostlyDependencies(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
@@ -27,7 +29,8 @@ func TestNoCostlyDependencies(t *testing.T) {
 	}
 	for _, bad := range []string{"text/template", "html/template", "html", "net/http/pprof",
 		"github.com/prometheus/client_golang/prometheus",
-		"github.com/pb33f/libopenapi", "github.com/pb33f/libopenapi-validator", "github.com/podvisor/podvisor/schema/openapitest"} {
+		"github.com/pb33f/libopenapi", "github.com/pb33f/libopenapi-validator", "github.com/podvisor/podvisor/schema/openapitest",
+		"google.golang.org/grpc", "google.golang.org/protobuf/proto"} {
 		if deps[bad] {
 			t.Errorf("podvisor links %s; see the comment of this test for why it must not", bad)
 		}

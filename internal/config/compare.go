@@ -116,6 +116,7 @@ func sameProbe(a, b *Probe) bool {
 		return a == b
 	}
 	return a.Kind == b.Kind && a.Target == b.Target && slices.Equal(a.Command, b.Command) && a.FD == b.FD &&
+		a.Service == b.Service && a.TLS == b.TLS && a.H2C == b.H2C &&
 		a.StartInterval == b.StartInterval && a.Interval == b.Interval && a.Timeout == b.Timeout &&
 		a.InitialDelay == b.InitialDelay && a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold &&
 		a.StopTimeout == b.StopTimeout && a.WhileStopping == b.WhileStopping

@@ -249,11 +249,12 @@ const (
 	ProbeLog
 	ProbeNotifySystemd
 	ProbeNotifyFD
+	ProbeGRPC
 )
 
 var probeKindNames = [...]string{
 	ProbeHTTP: "http", ProbeTCP: "tcp", ProbeExec: "exec", ProbeFile: "file",
-	ProbeLog: "log", ProbeNotifySystemd: "notify:systemd", ProbeNotifyFD: "notify:fd",
+	ProbeLog: "log", ProbeNotifySystemd: "notify:systemd", ProbeNotifyFD: "notify:fd", ProbeGRPC: "grpc",
 }
 
 func (k ProbeKind) String() string {
@@ -266,11 +267,14 @@ func (k ProbeKind) String() string {
 // Probe is a `ready` or `live` block.
 type Probe struct {
 	Kind    ProbeKind
-	Target  string         // URL (http), host:port (tcp), absolute path (file), regex source (log)
+	Target  string         // URL (http), host:port (tcp, grpc), absolute path (file), regex source (log)
 	Command []string       // exec: argv (string form is ["/bin/sh","-c",s])
 	Shell   bool           // exec: Command is the string form
 	Regexp  *regexp.Regexp // log
 	FD      int            // notify fd:N (N >= 3)
+	Service string         // grpc: the service asked about ("" is the server as a whole)
+	TLS     bool           // grpc: TLS without a certificate check (else h2c)
+	H2C     bool           // http: HTTP/2 without TLS, with prior knowledge
 
 	StartInterval    time.Duration
 	Interval         time.Duration

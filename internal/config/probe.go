@@ -11,9 +11,9 @@ import (
 )
 
 var (
-	readyKinds = []string{"http", "tcp", "exec", "file", "log", "notify"}
-	liveKinds  = []string{"http", "tcp", "exec", "file"}
-	probeKeys  = []string{"http", "tcp", "exec", "file", "log", "notify",
+	readyKinds = []string{"http", "tcp", "grpc", "exec", "file", "log", "notify"}
+	liveKinds  = []string{"http", "tcp", "grpc", "exec", "file"}
+	probeKeys  = []string{"http", "tcp", "grpc", "exec", "file", "log", "notify", "service", "tls", "h2c",
 		"start_interval", "interval", "timeout", "initial_delay", "success_threshold", "failure_threshold", "stop_timeout"}
 	// readyProbeKeys are a ready check's keys: the probe keys and
 	// while_stopping.
@@ -54,7 +54,7 @@ func (l *loader) probe(n *yaml.Node, path *keyPath, role probeRole) *Probe {
 	if role != roleReady {
 		allowed = liveKinds
 	}
-	var buf [6]pair
+	var buf [7]pair
 	kinds := buf[:0] // in document order
 	for _, p := range f {
 		if contains(readyKinds, p.name) {
@@ -79,6 +79,7 @@ func (l *loader) probe(n *yaml.Node, path *keyPath, role probeRole) *Probe {
 		l.probeTarget(&p, kinds[0], path)
 	}
 
+	l.protocolKeys(&p, f, path)
 	if v, ok := f.get("start_interval"); ok {
 		p.StartInterval, _ = l.duration(v.val, path.field("start_interval"), true)
 	}
@@ -149,6 +150,11 @@ func (l *loader) probeTarget(p *Probe, kind pair, path *keyPath) {
 		if msg := checkHostPort(s, 1); msg != "" {
 			l.errorf(n, path, "invalid tcp check %q: %s", s, msg).Hint = "e.g. 127.0.0.1:5432"
 		}
+	case "grpc":
+		p.Kind = ProbeGRPC
+		if msg := checkHostPort(s, 1); msg != "" {
+			l.errorf(n, path, "invalid grpc check %q: %s", s, msg).Hint = "e.g. 127.0.0.1:9090 (the gRPC server's host:port)"
+		}
 	case "log":
 		p.Kind = ProbeLog
 		if s == "" {
@@ -163,6 +169,33 @@ func (l *loader) probeTarget(p *Probe, kind pair, path *keyPath) {
 		p.Regexp = re
 	case "notify":
 		l.notify(p, n, path, s)
+	}
+}
+
+// protocolKeys decodes the keys that refine one kind: service and tls
+// (grpc), h2c (http); each is an error on any other kind.
+func (l *loader) protocolKeys(p *Probe, f fieldSet, path *keyPath) {
+	only := func(key string, kind ProbeKind, hint string) (pair, bool) {
+		v, ok := f.get(key)
+		if ok && p.Kind != kind {
+			l.errorf(v.key, path, "%s applies only to a %s check", key, kind).Hint = hint
+			return v, false
+		}
+		return v, ok
+	}
+	if v, ok := only("service", ProbeGRPC, "e.g. grpc: 127.0.0.1:9090 with service: my.Service"); ok {
+		if s, ok := l.str(v.val, path.field("service")); ok {
+			p.Service, _ = l.interp(v.val, path.field("service"), s)
+		}
+	}
+	if v, ok := only("tls", ProbeGRPC, "for https use an https:// URL in http"); ok {
+		p.TLS, _ = l.boolean(v.val, path.field("tls"))
+	}
+	if v, ok := only("h2c", ProbeHTTP, "a grpc check speaks HTTP/2 already"); ok {
+		p.H2C, _ = l.boolean(v.val, path.field("h2c"))
+		if p.H2C && !strings.HasPrefix(strings.ToLower(p.Target), "http://") {
+			l.errorf(v.val, path.field("h2c"), "h2c needs an http:// URL (it is HTTP/2 without TLS)").Hint = "for HTTP/2 over TLS use an https:// URL without h2c"
+		}
 	}
 }
 

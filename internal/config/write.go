@@ -280,6 +280,15 @@ func (w *writer) probe(key string, pr *Probe, c func(string) string) {
 	default:
 		w.kv(3, pr.Kind.String(), quote(pr.Target), "")
 	}
+	if pr.Service != "" {
+		w.kv(3, "service", quote(pr.Service), "")
+	}
+	if pr.TLS {
+		w.kv(3, "tls", "true", "")
+	}
+	if pr.H2C {
+		w.kv(3, "h2c", "true", "")
+	}
 	for _, d := range []struct {
 		k string
 		v time.Duration

@@ -37,7 +37,7 @@ type CommandRunner interface {
 	RunCommand(ctx context.Context, argv, env []string, dir string, maxOutput int) (code int, output []byte, err error)
 }
 
-// NewChecker builds the polled checker for p: http, tcp, exec or file. env and
+// NewChecker builds the polled checker for p: http, tcp, grpc, exec or file. env and
 // dir are the process's environment and working directory (used by exec);
 // since is the process's latest start (used by file, so that a file left over
 // from an earlier run never counts). log and notify probes are event sources,
@@ -48,9 +48,14 @@ func NewChecker(p *config.Probe, runner CommandRunner, env []string, dir string,
 	}
 	switch p.Kind {
 	case config.ProbeHTTP:
+		if p.H2C {
+			return NewH2CChecker(p.Target)
+		}
 		return NewHTTPChecker(p.Target, nil)
 	case config.ProbeTCP:
 		return NewTCPChecker(p.Target)
+	case config.ProbeGRPC:
+		return NewGRPCChecker(p.Target, p.Service, p.TLS)
 	case config.ProbeExec:
 		return NewExecChecker(runner, p.Command, env, dir)
 	case config.ProbeFile:

@@ -46,6 +46,17 @@ var _ Checker = (*httpChecker)(nil)
 // NewHTTPChecker returns a checker that GETs rawURL. accept decides which
 // status codes are success; nil means 200-399.
 func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) {
+	return newHTTPChecker(rawURL, accept, false)
+}
+
+// NewH2CChecker returns a checker that GETs an http:// URL over HTTP/2
+// without TLS, with prior knowledge (h2c), as the kubelet's httpGet probe
+// with protocol HTTP2 does; 200-399 is success.
+func NewH2CChecker(rawURL string) (Checker, error) {
+	return newHTTPChecker(rawURL, nil, true)
+}
+
+func newHTTPChecker(rawURL string, accept func(code int) bool, h2c bool) (Checker, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("http probe: %w", err)
@@ -56,18 +67,18 @@ func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) 
 	if u.Host == "" {
 		return nil, fmt.Errorf("http probe %q: no host", rawURL)
 	}
+	if h2c && u.Scheme != "http" {
+		return nil, fmt.Errorf("http probe %q: h2c needs an http:// URL", rawURL)
+	}
 	if accept == nil {
 		accept = func(code int) bool { return code >= 200 && code < 400 }
 	}
-	tr := &http.Transport{
-		Proxy:                  nil,
-		DisableKeepAlives:      true,
-		TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, // kubelet semantics, see above
-		MaxResponseHeaderBytes: 64 << 10,
-		DisableCompression:     true,
+	tr := probeTransport()
+	if h2c {
+		tr = http2Transport(false)
 	}
 	c := &httpChecker{url: u.String(), host: u.Hostname(), accept: accept}
-	if u.Scheme == "http" {
+	if u.Scheme == "http" && !h2c {
 		c.direct = newDirectHTTP(u)
 	}
 	c.client = &http.Client{
@@ -86,6 +97,18 @@ func NewHTTPChecker(rawURL string, accept func(code int) bool) (Checker, error) 
 	return c, nil
 }
 
+// probeTransport is the transport of a probe: a fresh connection each
+// attempt, no proxy, TLS certificates not checked (see httpChecker).
+func probeTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                  nil,
+		DisableKeepAlives:      true,
+		TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, // kubelet semantics, see httpChecker
+		MaxResponseHeaderBytes: 64 << 10,
+		DisableCompression:     true,
+	}
+}
+
 // redirectsDone is the context key for redirects the direct path already
 // followed, counted against maxRedirects by the client.
 type redirectsDone struct{}
@@ -96,13 +119,7 @@ func (c *httpChecker) Check(ctx context.Context) Result {
 	if c.direct != nil {
 		code, loc, err := c.direct.do(ctx)
 		if err != nil {
-			if r, ok := cutShort(ctx, start, err); ok {
-				return r
-			}
-			if r, ok := ownLimit(err, false); ok {
-				return r
-			}
-			return failure("%v", err)
+			return attemptFailed(ctx, start, err)
 		}
 		next, perr := url.Parse(loc)
 		if loc == "" || perr != nil {
@@ -124,21 +141,28 @@ func (c *httpChecker) Check(ctx context.Context) Result {
 	req.Header.Set("Accept", "*/*")
 	resp, err := c.client.Do(req)
 	if err != nil {
-		if r, ok := cutShort(ctx, start, err); ok {
-			return r
-		}
-		if r, ok := ownLimit(err, false); ok {
-			return r
-		}
-		var uerr *url.Error
-		if errors.As(err, &uerr) {
-			err = uerr.Err
-		}
-		return failure("%v", err)
+		return attemptFailed(ctx, start, err)
 	}
 	_, _ = io.CopyN(io.Discard, resp.Body, maxBodyRead)
 	resp.Body.Close()
 	return c.result(resp.StatusCode, resp.Header.Get("Location"))
+}
+
+// attemptFailed is the Result of an attempt begun at start that failed
+// with err: cut short by ctx, podvisor's own limit, or the peer's doing
+// (without net/http's "Get URL:" wrapping, which the Detail does not need).
+func attemptFailed(ctx context.Context, start time.Time, err error) Result {
+	if r, ok := cutShort(ctx, start, err); ok {
+		return r
+	}
+	if r, ok := ownLimit(err, false); ok {
+		return r
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	return failure("%v", err)
 }
 
 // result judges a final response: its code, and its Location header if any.

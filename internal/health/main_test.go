@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +39,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	cancel()
 	<-done
+	if grpcServer.path != "" {
+		os.RemoveAll(filepath.Dir(grpcServer.path))
+	}
 	os.Exit(code)
 }
 
@@ -47,6 +51,7 @@ func TestMain(m *testing.M) {
 //	notify        send READY=1 and STATUS=up to $NOTIFY_SOCKET
 //	notify-child  start a "notify" helper as a child
 //	idle          nothing
+//	grpc-health   a gRPC health server (grpc_test.go)
 func runHelper(role string) int {
 	switch role {
 	case "idle":

@@ -390,7 +390,11 @@ func probeNode(p *config.Probe, startup bool) *yaml.Node {
 			port = 80
 		}
 		pth := u.RequestURI()
-		h = om("httpGet", om("path", pth, "port", port))
+		g := om("path", pth, "port", port)
+		if p.H2C {
+			g = om("path", pth, "port", port, "protocol", "HTTP2")
+		}
+		h = om("httpGet", g)
 	case config.ProbeTCP:
 		_, ps, err := net.SplitHostPort(p.Target)
 		if err != nil {
@@ -398,6 +402,17 @@ func probeNode(p *config.Probe, startup bool) *yaml.Node {
 		}
 		port, _ := strconv.Atoi(ps)
 		h = om("tcpSocket", om("port", port))
+	case config.ProbeGRPC:
+		_, ps, err := net.SplitHostPort(p.Target)
+		if err != nil {
+			return nil
+		}
+		port, _ := strconv.Atoi(ps)
+		g := om("port", port, "service", p.Service)
+		if p.TLS {
+			g = om("port", port, "service", p.Service, "mode", "TLS")
+		}
+		h = om("grpc", g)
 	case config.ProbeExec:
 		h = om("exec", om("command", p.Command))
 	case config.ProbeFile:

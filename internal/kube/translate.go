@@ -776,7 +776,7 @@ func (b *builder) probe(c *Container, in *Probe, where place) *config.Probe {
 		ch.StopTimeout = secs(int(*g))
 	}
 	var handlers []string
-	for name, set := range map[string]bool{"exec": p.Exec != nil, "httpGet": p.HTTPGet != nil, "tcpSocket": p.TCPSocket != nil, "grpc": p.GRPC.Kind != 0} {
+	for name, set := range map[string]bool{"exec": p.Exec != nil, "httpGet": p.HTTPGet != nil, "tcpSocket": p.TCPSocket != nil, "grpc": p.GRPC != nil} {
 		if set {
 			handlers = append(handlers, name)
 		}
@@ -793,15 +793,16 @@ func (b *builder) probe(c *Container, in *Probe, where place) *config.Probe {
 		}
 	case p.HTTPGet != nil:
 		ch.Kind, ch.Target = config.ProbeHTTP, b.httpURL(c, p.HTTPGet, where.in("httpGet"))
+		ch.H2C = b.h2c(p.HTTPGet, where.in("httpGet"))
 	case p.TCPSocket != nil:
 		port := b.port(c, p.TCPSocket.Port, where.in("tcpSocket", "port"))
 		ch.Kind, ch.Target = config.ProbeTCP, net.JoinHostPort(host(p.TCPSocket.Host), strconv.Itoa(port))
-	case p.GRPC.Kind != 0:
-		b.t.errorAt(where.in("grpc"), ": gRPC probes are not supported: a gRPC client (google.golang.org/grpc) would add 4-6 MB to podvisor; use an exec probe running grpc_health_probe -addr=127.0.0.1:PORT")
+	case p.GRPC != nil:
+		b.grpc(ch, p.GRPC, where.in("grpc"))
 	default:
-		b.t.errorAt(where, ": no handler (want exec, httpGet or tcpSocket)")
+		b.t.errorAt(where, ": no handler (want exec, httpGet, tcpSocket or grpc)")
 	}
-	if handled := p.Exec != nil || p.HTTPGet != nil || p.TCPSocket != nil; !handled || ch.Kind == config.ProbeExec && ch.Command == nil {
+	if handled := p.Exec != nil || p.HTTPGet != nil || p.TCPSocket != nil || p.GRPC != nil; !handled || ch.Kind == config.ProbeExec && ch.Command == nil {
 		ch.Kind, ch.Command = config.ProbeExec, []string{"true"} // an error was reported; keep the model well-formed
 	}
 	return ch
@@ -822,9 +823,6 @@ func (b *builder) httpURL(c *Container, g *HTTPGetAction, where place) string {
 		scheme = "https" // the certificate is not checked, as the kubelet does not
 	default:
 		b.t.errorAt(where.in("scheme"), " %q: want HTTP or HTTPS", g.Scheme)
-	}
-	if g.Protocol.Kind != 0 {
-		b.t.warnFor(c.Name, "httpGet.protocol: ignored (podvisor's http checks speak HTTP/1.1)")
 	}
 	if len(g.HTTPHeaders) > 0 {
 		b.t.warnFor(c.Name, "httpGet.httpHeaders: not sent (podvisor's http checks send no custom headers)")
@@ -868,6 +866,9 @@ func (b *builder) hook(c *Container, h *LifecycleHandler, where place) []string 
 		return b.remapAll(h.Exec.Command)
 	case h.HTTPGet != nil:
 		u := b.httpURL(c, h.HTTPGet, where.in("httpGet"))
+		if h.HTTPGet.Protocol != "" && h.HTTPGet.Protocol != "HTTP1" {
+			b.t.warnFor(c.Name, "lifecycle httpGet.protocol: ignored (the hook speaks HTTP/1.1; the protocol field is for probes)")
+		}
 		// One GET, as the kubelet makes, whatever its answer.
 		return []string{b.t.opts.Self, "wait", "--http", u, "--timeout", "10s", "--once"}
 	case h.Sleep != nil:
@@ -1027,7 +1028,7 @@ var ignoredWhy = map[string]string{
 }
 
 // honoured are the yaml.Node fields Translate does read.
-var honoured = map[string]bool{"grpc": true, "subPathExpr": true}
+var honoured = map[string]bool{"subPathExpr": true}
 
 func (t *translator) walkIgnored(v reflect.Value, path, container string) {
 	for v.Kind() == reflect.Pointer {

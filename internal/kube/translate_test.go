@@ -437,7 +437,6 @@ func TestStrictDecoding(t *testing.T) {
 func TestRefusedAndWarned(t *testing.T) {
 	base := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n%s  containers:\n  - name: app\n    command: [x]\n%s"
 	refused := map[string][2]string{
-		"grpc probe":  {"", "    livenessProbe: {grpc: {port: 9000}}\n"},
 		"ftp probe":   {"", "    readinessProbe: {httpGet: {port: 443, scheme: FTP}}\n"},
 		"named port":  {"", "    readinessProbe: {httpGet: {port: web}}\n"},
 		"pvc":         {"  volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]\n", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
@@ -1038,7 +1037,10 @@ func TestKube135Fields(t *testing.T) {
 		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: nope, path: p, key: A}}}]\n"):       `volumeName "nope" is not a volume`,
 		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: work, path: ../p, key: A}}}]\n"):    `path "../p" must not start with '..'`,
 		pod("", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: work, path: p, key: \"A=B\"}}}]\n"): `key "A=B"`,
-		pod("", "    livenessProbe: {grpc: {port: 9000}}\n"):                                                  "would add 4-6 MB",
+		pod("", "    livenessProbe: {grpc: {port: 0}}\n"):                                                     "port 0 out of range",
+		pod("", "    livenessProbe: {grpc: {port: 9000, mode: SSL}}\n"):                                       `mode "SSL": want Plaintext or TLS`,
+		pod("", "    readinessProbe: {httpGet: {port: 80, scheme: HTTPS, protocol: HTTP2}}\n"):                "HTTP2 needs scheme HTTP",
+		pod("", "    readinessProbe: {httpGet: {port: 80, protocol: SPDY}}\n"):                                `protocol "SPDY": want HTTP1 or HTTP2`,
 	}
 	for doc, want := range refused {
 		if _, err := playErr(doc, Options{}); err == nil || !strings.Contains(err.Error(), want) {

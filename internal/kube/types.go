@@ -465,7 +465,7 @@ type Probe struct {
 	Exec                          *ExecAction      `yaml:"exec"`
 	HTTPGet                       *HTTPGetAction   `yaml:"httpGet"`
 	TCPSocket                     *TCPSocketAction `yaml:"tcpSocket"`
-	GRPC                          yaml.Node        `yaml:"grpc"`
+	GRPC                          *GRPCAction      `yaml:"grpc"`
 	InitialDelaySeconds           int              `yaml:"initialDelaySeconds"`
 	TimeoutSeconds                int              `yaml:"timeoutSeconds"`
 	PeriodSeconds                 int              `yaml:"periodSeconds"`
@@ -486,7 +486,14 @@ type HTTPGetAction struct {
 	Host        string       `yaml:"host"`
 	Scheme      string       `yaml:"scheme"`
 	HTTPHeaders []HTTPHeader `yaml:"httpHeaders"`
-	Protocol    yaml.Node    `yaml:"protocol"`
+	Protocol    string       `yaml:"protocol"` // HTTP1 (default) or HTTP2 (h2c; probes only)
+}
+
+// GRPCAction is a gRPC health check (grpc.health.v1).
+type GRPCAction struct {
+	Port    int     `yaml:"port"`
+	Service *string `yaml:"service"`
+	Mode    string  `yaml:"mode"` // Plaintext (default) or TLS, without a certificate check
 }
 
 // HTTPHeader is one header of an httpGet.

@@ -13,7 +13,7 @@ import (
 
 func isPolled(k config.ProbeKind) bool {
 	switch k {
-	case config.ProbeHTTP, config.ProbeTCP, config.ProbeExec, config.ProbeFile:
+	case config.ProbeHTTP, config.ProbeTCP, config.ProbeGRPC, config.ProbeExec, config.ProbeFile:
 		return true
 	}
 	return false
