@@ -25,8 +25,11 @@ import (
 
 // ffCLI is the outcome of one podvisor invocation run to completion.
 type ffCLI struct {
-	Code           int
-	Elapsed        time.Duration
+	Code    int
+	Elapsed time.Duration
+	// CPU is the user and system time the command used: a bound on the
+	// work done that waiting for a busy machine's CPUs does not inflate.
+	CPU            time.Duration
 	Stdout, Stderr string
 }
 
@@ -68,6 +71,7 @@ func ffRunArgvErr(dir string, timeout time.Duration, argv ...string) (ffCLI, err
 		return res, fmt.Errorf("podvisor %s: %w", strings.Join(args, " "), err)
 	}
 	res.Code = exitCode(cmd.ProcessState, err)
+	res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return res, nil
 }
 
