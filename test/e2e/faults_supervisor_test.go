@@ -446,6 +446,8 @@ func TestFault_D12_HTTPLoad(t *testing.T) {
 processes:
   hb:
     command: `+ffq(`while :; do echo beat; `+ev("hb", "beat")+`; sleep 0.1; done`)+`
+  floor:
+    command: `+ffq(`while :; do echo beat >/dev/null; `+ev("floor", "beat")+`; sleep 0.1; done`)+`
 `)
 	r.WaitEvent(t, "hb", "beat", 5*time.Second)
 	pv := r.Pid()
@@ -498,20 +500,27 @@ processes:
 	if rss-rss0 > 50<<10 {
 		t.Errorf("RSS grew by %d KiB under load, want < 50 MiB", rss-rss0)
 	}
-	var prev time.Time
-	var worst time.Duration
-	for _, e := range filterEvents(r.ReadEvents(t), "hb", "beat") {
-		if e.At.After(loadStart) && !prev.IsZero() {
-			worst = max(worst, e.At.Sub(prev))
+	events := r.ReadEvents(t)
+	worstGap := func(name string) time.Duration {
+		var prev time.Time
+		var worst time.Duration
+		for _, e := range filterEvents(events, name, "beat") {
+			if e.At.After(loadStart) && !prev.IsZero() {
+				worst = max(worst, e.At.Sub(prev))
+			}
+			prev = e.At
 		}
-		prev = e.At
+		return worst
 	}
-	// The beat period plus scheduling slack on two shared cores: a child
-	// blocked by podvisor's log path would show gaps of seconds.
-	if limit := 100*time.Millisecond + scaled(400*time.Millisecond); worst > limit {
-		t.Errorf("heartbeat gap of %v under HTTP load, want <= %v", worst, limit)
+	// Against a floor measured in the same run: the same loop writing to
+	// /dev/null instead of podvisor's log pipe sees the machine's own
+	// scheduling gaps; a child blocked by podvisor's log path would show
+	// gaps of seconds beyond them.
+	worst, floor := worstGap("hb"), worstGap("floor")
+	if limit := floor + scaled(400*time.Millisecond); worst > limit {
+		t.Errorf("heartbeat gap of %v under HTTP load, want <= %v (the floor's worst gap %v + slack)", worst, limit, floor)
 	}
-	t.Logf("served %v in 2 s; RSS %d -> %d KiB; worst heartbeat gap %v", served, rss0, rss, worst)
+	t.Logf("served %v in 2 s; RSS %d -> %d KiB; worst heartbeat gap %v (floor %v)", served, rss0, rss, worst, floor)
 }
 
 // TestFault_D16_DeepChainClippedBudget: a 5-deep chain of processes that
