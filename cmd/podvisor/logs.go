@@ -85,7 +85,7 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, control.DefaultTimeout)
 		defer cancel()
 	}
-	c := control.NewClient(*o.path)
+	c := controlClient(*o.path)
 	if *o.reopen {
 		res, err := c.ReopenLogs(ctx)
 		switch {
@@ -101,7 +101,7 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	if err := c.LogsWith(ctx, stdout, q); err != nil {
+	if err := c.Logs(ctx, stdout, q); err != nil {
 		fmt.Fprintf(stderr, "podvisor logs: %v\n", err)
 		return exitFail
 	}
