@@ -19,7 +19,7 @@ FUZZTIME  ?= 10s
 # tmux, chromium and chromium-driver drive podvisor ui and the web page
 # (test/ui).
 # README.md names every package here and in IMAGE_DEBS (a test checks).
-TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
+TEST_DEBS := prometheus util-linux python3 procps curl jq nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
 
 .PHONY: release test-release lint-arches all build build-pprof run test npm-deps test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 

@@ -131,6 +131,7 @@ var wireTypes = map[string]any{
 	"CommandResponse": api.CommandResponse{},
 	"CommandResult":   api.CommandResult{},
 	"Identity":        api.Identity{},
+	"LogLine":         api.LogLine{},
 	"UIConfig":        webui.Config{},
 }
 
