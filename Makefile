@@ -19,9 +19,9 @@ FUZZTIME  ?= 10s
 # tmux, chromium and chromium-driver drive podvisor ui and the web page
 # (test/ui).
 # README.md names every package here and in IMAGE_DEBS (a test checks).
-TEST_DEBS := prometheus util-linux python3 procps curl nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
+TEST_DEBS := prometheus util-linux python3 procps curl jq nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
 
-.PHONY: release test-release lint-arches all build build-pprof run test test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
+.PHONY: release test-release lint-arches all build build-pprof run test npm-deps test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 
 all: build
 
@@ -43,7 +43,7 @@ run: build
 
 # Installs missing Debian packages (as root, with apt-get) and runs every test,
 # the image tests included.
-test: deps
+test: deps npm-deps
 	$(GO) test -race -count=1 -timeout 15m ./...
 	# In full without -race, see internal/supervisor/race_on_test.go.
 	$(GO) test -count=1 -run '^(TestInvariants|TestLargeStartGoesInWaves)$$' ./internal/supervisor/
@@ -69,6 +69,12 @@ test-short:
 
 deps:
 	@./scripts/deps.sh $(TEST_DEBS)
+
+# Node.js from Debian and the npm packages of test/mcp (the official MCP
+# TypeScript SDK, pinned by its package-lock.json) for TestMCPWithTypeScriptSDK.
+npm-deps:
+	@./scripts/deps.sh nodejs npm
+	cd test/mcp && npm ci --no-audit --no-fund --loglevel=error
 
 # Static binaries for every architecture of RELEASE_ARCHES, an SBOM of each,
 # a .deb of each and SHA256SUMS into dist/ (scripts/release.sh, then

@@ -144,6 +144,21 @@ var commands = []command{
 		exits: []exitCode{{0, "the graph was printed"}, {1, "the output could not be written"}, exitConfig},
 	},
 	{
+		name:    "mcp",
+		summary: "serve a running podvisor to a coding agent (Model Context Protocol on stdio)",
+		about: "An MCP server on stdin/stdout, for an agent to launch: tools to list the\n" +
+			"processes, read bounded logs, the timeline and the shutdown report, and check\n" +
+			"a config; restart, stop, start and signal only with mcp: {actions: true} in\n" +
+			"the config. Talks to the podvisor on the control socket (docs/api.md).",
+		flags: func(fs *flag.FlagSet) { mcpFlags(fs) },
+		run:   cmdMCP,
+		examples: []example{
+			{"podvisor mcp", "serve the podvisor on the default control socket"},
+			{"podvisor mcp --control /run/app/podvisor.sock", "serve another podvisor"},
+		},
+		exits: []exitCode{{0, "the client closed stdin"}, {1, "stdin or stdout failed"}, exitUsageLine},
+	},
+	{
 		name:      "status",
 		summary:   "show the processes of a running podvisor",
 		args:      "",

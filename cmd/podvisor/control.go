@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/podvisor/podvisor/client"
 	"github.com/podvisor/podvisor/internal/app"
 	"github.com/podvisor/podvisor/internal/config"
 )
@@ -17,4 +18,21 @@ func controlPath(flagPath string, cfg *config.Config) (string, bool) {
 
 func bindControlForNamespace(path string, explicit bool) (string, error) {
 	return app.BindControlForNamespace(path, explicit)
+}
+
+// controlClient is the client for the control socket at path (a command's
+// --control flag): the one place a command turns the flag into a
+// connection, so that another way of naming the podvisor (a pod's socket)
+// plugs in here.
+func controlClient(path string) *client.Client {
+	c, err := client.New(client.Options{Socket: path})
+	if err != nil { // an empty path: the flag's default is never empty
+		panic(err)
+	}
+	return c
+}
+
+// httpClient is the client for the HTTP port at addr (a command's --addr).
+func httpClient(addr string) (*client.Client, error) {
+	return client.New(client.Options{Addr: addr})
 }

@@ -16,6 +16,7 @@ import (
 type importOpts struct {
 	from          *string
 	output        *string
+	format        *output
 	priorityOrder *bool
 	releaseFirst  *bool
 	root          *string
@@ -25,8 +26,11 @@ type importOpts struct {
 func importFlags(fs *flag.FlagSet) importOpts {
 	var o importOpts
 	o.from = fs.String("from", "", "input `FORMAT`: supervisord, process-compose, procfile, s6 or systemd (default: detected)")
-	o.output = fs.String("o", "", "write procs.yaml to `FILE` (default: stdout)")
+	o.output = fs.String("o", "", "write procs.yaml to `FILE` (default: stdout); -o json or -o text is the output format instead (a file named json: -o ./json)")
 	fs.StringVar(o.output, "output", "", "write procs.yaml to `FILE` (same as -o)")
+	f := outputText
+	o.format = &f
+	fs.Var(o.format, "output-format", "`FORMAT`: text, or json (the report as the API's ImportReport, with procs.yaml in it unless -o FILE; docs/api.md)")
 	o.priorityOrder = fs.Bool("priority-order", false, "supervisord: turn priority levels into started dependencies")
 	o.releaseFirst = fs.Bool("release-first", false, "Procfile: every other process waits for release to complete")
 	o.root = fs.String("root", "", "read the absolute paths the files name (systemd's EnvironmentFile=) under `DIR`, an image's root file system; nothing outside it is read")
@@ -78,6 +82,9 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor import: %s\nRun 'podvisor import --help' for usage.\n", msg)
 		return exitUsage
 	}
+	if v := output(*o.output); v == outputJSON || v == outputText { // -o json: the format, as on every command
+		*o.format, *o.output = v, ""
+	}
 	if len(paths) == 0 {
 		fmt.Fprintln(stderr, "podvisor import: give the file or directory to convert (podvisor import supervisord.conf)")
 		return exitUsage
@@ -124,34 +131,91 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		relocateEnvFiles(m, outDir)
 	}
 	data := config.Write(m)
-
-	fmt.Fprintf(stderr, "podvisor import: %s, %s\n", format, count(len(m.Processes), "process", "processes"))
-	rep.WriteReport(stderr)
-	if len(m.Processes) == 0 {
-		return 1 // nothing to write or check; the report says why
-	}
-	_, notes, checkErr := config.ParsePortable(filepath.Join(outDir, filepath.Base(outName)), data, os.LookupEnv)
-	if len(notes) > 0 {
-		fmt.Fprintln(stderr, config.FormatNotes(notes))
+	r := importReport{Format: string(format), Processes: len(m.Processes), Report: []string{}, Notes: []string{}, Errors: []string{}}
+	var rb strings.Builder
+	rep.WriteReport(&rb)
+	if t := strings.TrimRight(rb.String(), "\n"); t != "" {
+		r.Report = strings.Split(t, "\n")
 	}
 	code := exitOK
-	if checkErr != nil {
-		fmt.Fprintf(stderr, "check --portable of the result failed:\n%v\n", checkErr)
-		code = 1
+	if len(m.Processes) == 0 {
+		code = 1 // nothing to write or check; the report says why
+	} else {
+		_, notes, checkErr := config.ParsePortable(filepath.Join(outDir, filepath.Base(outName)), data, os.LookupEnv)
+		for _, n := range notes {
+			r.Notes = append(r.Notes, n.Error())
+		}
+		if checkErr != nil {
+			r.Errors = strings.Split(strings.TrimRight(checkErr.Error(), "\n"), "\n")
+			code = 1
+		}
+		if rep.Failed() {
+			code = 1
+		}
+	}
+	r.OK = code == exitOK
+	if *o.format == outputJSON {
+		return writeImportJSON(r, data, *o.output, code, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "podvisor import: %s, %s\n", format, count(len(m.Processes), "process", "processes"))
+	io.WriteString(stderr, rb.String())
+	if len(m.Processes) == 0 {
+		return code
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(stderr, "note: "+n)
+	}
+	if len(r.Errors) > 0 {
+		fmt.Fprintf(stderr, "check --portable of the result failed:\n%s\n", strings.Join(r.Errors, "\n"))
 	} else {
 		fmt.Fprintln(stderr, "check --portable: ok")
 	}
-	if rep.Failed() {
-		code = 1
+	return writeImported(data, *o.output, code, stdout, stderr)
+}
+
+// importReport is import's report; -o json prints it (schema/openapi.json's
+// ImportReport).
+type importReport struct {
+	OK        bool     `json:"ok"`               // converted, and the result passed check --portable
+	Format    string   `json:"format"`           // the input's format
+	Processes int      `json:"processes"`        // processes written
+	Report    []string `json:"report"`           // what changed meaning, one line each
+	Notes     []string `json:"notes"`            // check --portable's notes: what depends on this machine
+	Errors    []string `json:"errors"`           // check --portable's errors
+	Output    string   `json:"output,omitempty"` // the file procs.yaml was written to
+	Config    string   `json:"config,omitempty"` // procs.yaml, when not written to a file
+}
+
+// writeImportJSON writes procs.yaml to file (if one is named) and prints
+// the report.
+func writeImportJSON(r importReport, data []byte, file string, code int, stdout, stderr io.Writer) int {
+	if r.Processes > 0 {
+		if file == "" {
+			r.Config = string(data)
+		} else if err := os.WriteFile(file, data, 0o644); err != nil {
+			fmt.Fprintf(stderr, "podvisor import: %v\n", err)
+			return 1
+		} else {
+			r.Output = file
+		}
 	}
-	if *o.output == "" {
+	if err := writeJSON(stdout, r); err != nil {
+		fmt.Fprintf(stderr, "podvisor import: %v\n", err)
+		return 1
+	}
+	return code
+}
+
+// writeImported writes procs.yaml to file, or to stdout without one.
+func writeImported(data []byte, file string, code int, stdout, stderr io.Writer) int {
+	if file == "" {
 		if _, err := stdout.Write(data); err != nil {
 			fmt.Fprintf(stderr, "podvisor import: write: %v\n", err)
 			return 1
 		}
 		return code
 	}
-	if err := os.WriteFile(*o.output, data, 0o644); err != nil {
+	if err := os.WriteFile(file, data, 0o644); err != nil {
 		fmt.Fprintf(stderr, "podvisor import: %v\n", err)
 		return 1
 	}

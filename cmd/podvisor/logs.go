@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/podvisor/podvisor/api"
+
 	"github.com/podvisor/podvisor/internal/control"
 )
 
@@ -20,6 +22,7 @@ type logsOptions struct {
 	tail               *int
 	follow, reopen     *bool
 	since, until, grep *string
+	out                *output
 }
 
 // logsFlags defines logs' flags (shared with the command table).
@@ -33,6 +36,7 @@ func logsFlags(fs *flag.FlagSet) logsOptions {
 	o.until = fs.String("until", "", "only lines before `WHEN`: a duration back from now or an RFC 3339 time")
 	o.grep = fs.String("grep", "", "only lines matching the regular expression `RE` (Go syntax)")
 	o.reopen = fs.Bool("reopen", false, "reopen the log files (after an external logrotate moved them); takes no name")
+	o.out = outputFlag(fs)
 	return o
 }
 
@@ -85,13 +89,15 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, control.DefaultTimeout)
 		defer cancel()
 	}
-	c := control.NewClient(*o.path)
+	c := controlClient(*o.path)
 	if *o.reopen {
 		res, err := c.ReopenLogs(ctx)
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "podvisor logs: %v\n", err)
 			return exitFail
+		case *o.out == outputJSON:
+			return printResponseJSON("logs", res, stdout, stderr)
 		case !res.OK:
 			fmt.Fprintf(stderr, "podvisor logs: %s\n", res.Error)
 			return exitFail
@@ -101,7 +107,12 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	if err := c.LogsWith(ctx, stdout, q); err != nil {
+	if *o.out == outputJSON { // JSON lines: a LogLine each (schema/openapi.json)
+		err = c.LogLines(ctx, q, func(l api.LogLine) error { return writeJSON(stdout, l) })
+	} else {
+		err = c.Logs(ctx, stdout, q)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "podvisor logs: %v\n", err)
 		return exitFail
 	}

@@ -103,7 +103,7 @@ func cmdOperate(op string, args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout+clientSlack)
 	defer cancel()
-	res, err := control.NewClient(*path).Do(ctx, op, req, *timeout)
+	res, err := controlClient(*path).CommandWait(ctx, op, req, *timeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor %s: %v\n", op, err)
 		return exitFail

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"time"
 
@@ -42,7 +41,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor status: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	dial, err := server.DialAddr(*addr)
+	c, err := httpClient(*addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor status: %v\n", err)
 		return exitUsage
@@ -50,17 +49,14 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	// No proxy: the target is a podvisor in this pod or on this host, and
-	// an HTTP_PROXY meant for the outside world must not intercept it.
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	st, raw, err := server.FetchStatus(ctx, client, dial)
+	st, err := c.Status(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor status: %v\n", err)
 		return exitFail
 	}
 
 	if *asJSON || *out == outputJSON { // the Status schema, as served
-		if _, err := stdout.Write(raw); err != nil {
+		if err := writeJSON(stdout, st); err != nil {
 			fmt.Fprintf(stderr, "podvisor status: write: %v\n", err)
 			return exitFail
 		}

@@ -5,11 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 
-	"github.com/podvisor/podvisor/internal/server"
 	"github.com/podvisor/podvisor/internal/timeline"
 )
 
@@ -45,22 +43,21 @@ func cmdTimeline(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "podvisor timeline: -o json and --svg exclude each other")
 		return exitUsage
 	}
-	dial, err := server.DialAddr(*addr)
+	c, err := httpClient(*addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor timeline: %v\n", err)
 		return exitUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	doc, raw, err := server.FetchTimeline(ctx, client, dial)
+	doc, err := c.Timeline(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor timeline: %v\n", err)
 		return exitFail
 	}
 	switch {
 	case *asJSON:
-		_, err = stdout.Write(raw)
+		err = writeJSON(stdout, doc)
 	case *svg == "-":
 		err = timeline.WriteSVG(stdout, doc)
 	case *svg != "":

@@ -14,7 +14,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/tui"
 	"github.com/podvisor/podvisor/internal/webui"
 )
@@ -34,7 +33,7 @@ func cmdUI(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "podvisor ui: --token-file goes with --http (the control socket needs no token)")
 		return exitUsage
 	}
-	var src tui.Source = tui.ControlSource{C: control.NewClient(*path)}
+	var src tui.Source = tui.ControlSource{C: controlClient(*path)}
 	if *httpURL != "" {
 		u, err := url.Parse(*httpURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -21,7 +21,7 @@ const maxWaitAttempt = 10 * time.Second
 
 // waitValueFlags are the wait flags that take a value; splitExec must skip
 // their values so that `--file --exec` waits for a file named "--exec".
-var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "ready": true, "timeout": true, "interval": true, "pid": true}
+var waitValueFlags = map[string]bool{"http": true, "tcp": true, "file": true, "ready": true, "timeout": true, "interval": true, "pid": true, "o": true}
 
 // waitOptions are wait's flags; --exec is found by splitExec, so its value
 // is not kept.
@@ -29,6 +29,7 @@ type waitOptions struct {
 	httpURL, tcpAddr, file, readyAddr *string
 	timeout, interval                 *time.Duration
 	once                              *bool
+	out                               *output
 }
 
 // waitFlags defines wait's flags (cmdWait and the command table share it).
@@ -43,6 +44,7 @@ func waitFlags(fs *flag.FlagSet) *waitOptions {
 	o.timeout = fs.Duration("timeout", 60*time.Second, "give up after this long")
 	o.interval = fs.Duration("interval", 100*time.Millisecond, "time between attempts")
 	o.once = fs.Bool("once", false, "make one attempt (within --timeout) and exit 0 if it succeeded, else 1 (kube play's httpGet preStop hooks)")
+	o.out = outputFlag(fs)
 	return o
 }
 
@@ -80,7 +82,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	}
 	if *gone || *pid != 0 {
 		return waitGone(goneTarget{http: *httpURL, tcp: *tcpAddr, file: *file, pid: *pid, gone: *gone,
-			other: *readyAddr != "" || hasExec}, *timeout, *interval, stdout, stderr)
+			other: *readyAddr != "" || hasExec}, *timeout, *interval, *o.out, stdout, stderr)
 	}
 	n := 0
 	for _, set := range []bool{*httpURL != "", *tcpAddr != "", *file != "", *readyAddr != "", hasExec} {
@@ -136,16 +138,42 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 		attempts = 1
 	}
 	last, ok := waitReady(checker, *timeout, *interval, attempts)
-	if !ok {
-		if *o.once {
-			fmt.Fprintf(stderr, "podvisor wait: %s: %s\n", target, last.Detail)
+	return reportWait(*o.out, waitOutcome{OK: ok, Target: target, Want: "ready", Detail: last.Detail, TimedOut: !ok && !*o.once}, *timeout, stdout, stderr)
+}
+
+// waitOutcome is what wait found; -o json prints it (schema/openapi.json's
+// WaitOutcome).
+type waitOutcome struct {
+	OK       bool   `json:"ok"`        // the target became what was waited for
+	Target   string `json:"target"`    // the URL, address, file, command or pid
+	Want     string `json:"want"`      // "ready", or "gone" with --gone
+	Detail   string `json:"detail"`    // what the last attempt saw
+	TimedOut bool   `json:"timed_out"` // --timeout passed (not with --once)
+}
+
+// reportWait prints the outcome, as text or JSON, and returns the exit
+// code: 0 when OK, else 1.
+func reportWait(out output, w waitOutcome, timeout time.Duration, stdout, stderr io.Writer) int {
+	code := exitFail
+	if w.OK {
+		code = exitOK
+	}
+	if out == outputJSON {
+		if err := writeJSON(stdout, w); err != nil {
+			fmt.Fprintf(stderr, "podvisor wait: %v\n", err)
 			return exitFail
 		}
-		fmt.Fprintf(stderr, "podvisor wait: timeout after %s: %s: %s\n", *timeout, target, last.Detail)
-		return exitFail
+		return code
 	}
-	fmt.Fprintf(stdout, "%s: ready (%s)\n", target, last.Detail)
-	return exitOK
+	switch {
+	case w.OK:
+		fmt.Fprintf(stdout, "%s: %s (%s)\n", w.Target, w.Want, w.Detail)
+	case w.TimedOut:
+		fmt.Fprintf(stderr, "podvisor wait: timeout after %s: %s: %s\n", timeout, w.Target, w.Detail)
+	default:
+		fmt.Fprintf(stderr, "podvisor wait: %s: %s\n", w.Target, w.Detail)
+	}
+	return code
 }
 
 // splitExec splits args at a --exec flag: the arguments before it are flags,

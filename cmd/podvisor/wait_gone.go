@@ -38,7 +38,7 @@ type goneTarget struct {
 // postStart pattern: a sidecar's preStop hook runs it to stay up until the
 // app has gone. Any HTTP answer, even a 503, means the server is still
 // there: a draining server answers 503 until it closes its listener.
-func waitGone(t goneTarget, timeout, interval time.Duration, stdout, stderr io.Writer) int {
+func waitGone(t goneTarget, timeout, interval time.Duration, out output, stdout, stderr io.Writer) int {
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "podvisor wait: "+format+"\n", a...)
 		return exitUsage
@@ -133,16 +133,14 @@ func waitGone(t goneTarget, timeout, interval time.Duration, stdout, stderr io.W
 		ok, detail := check(actx)
 		acancel()
 		if ok {
-			fmt.Fprintf(stdout, "%s: gone (%s)\n", target, detail)
-			return exitOK
+			return reportWait(out, waitOutcome{OK: true, Target: target, Want: "gone", Detail: detail}, timeout, stdout, stderr)
 		}
 		last = detail
 		tm := time.NewTimer(time.Until(start.Add(interval)))
 		select {
 		case <-ctx.Done():
 			tm.Stop()
-			fmt.Fprintf(stderr, "podvisor wait: timeout after %s: %s: %s\n", timeout, target, last)
-			return exitFail
+			return reportWait(out, waitOutcome{Target: target, Want: "gone", Detail: last, TimedOut: true}, timeout, stdout, stderr)
 		case <-tm.C:
 		}
 	}

@@ -46,6 +46,7 @@ type Config struct {
 	ListenHosts     []string // DNS names the HTTP server answers to besides IPs and localhost
 	Control         string   // control socket path; "" means the default for the user, "off" disables it
 	UI              UI       // the web page on the HTTP listener
+	MCP             MCP      // what `podvisor mcp` may do
 	ShutdownTimeout time.Duration
 	Log             Log
 	Env             []string            // global env, KEY=VALUE, in file order

@@ -20,6 +20,7 @@ func Sections() []Section {
 	return []Section{
 		{Path: "", Keys: slices.Clone(topKeys)},
 		{Path: "ui", Keys: slices.Clone(uiKeys)},
+		{Path: "mcp", Keys: slices.Clone(mcpKeys)},
 		{Path: "log", Keys: slices.Clone(logKeys)},
 		{Path: "processes.NAME", Keys: slices.Clone(processKeys)},
 		{Path: "processes.NAME.depends_on.NAME", Keys: slices.Clone(dependencyKeys)},

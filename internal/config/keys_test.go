@@ -51,7 +51,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 	// itself is checked against them below, by content.
 	lists := map[string][]string{
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
-		"probeKeys": probeKeys, "readyProbeKeys": readyProbeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys, "socketKeys": socketKeys,
+		"probeKeys": probeKeys, "readyProbeKeys": readyProbeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys, "mcpKeys": mcpKeys, "socketKeys": socketKeys,
 		"ruleKeys": ruleKeys, "exitCodeKeys": exitCodeKeys, "scheduleKeys": scheduleKeys, "watchKeys": watchKeys, "daemonKeys": daemonKeys, "reloadKeys": reloadKeys,
 	}
 	if len(used) < len(lists) {
@@ -129,7 +129,7 @@ func sectionProbe(path, k string) string {
 	switch path {
 	case "":
 		return k + ": ~\nprocesses: {a: {command: x}}\n"
-	case "log", "ui":
+	case "log", "ui", "mcp":
 		return path + ": " + kv + "\nprocesses: {a: {command: x}}\n"
 	case "processes.NAME":
 		return "processes: {a: " + kv + "}\n"
@@ -145,4 +145,21 @@ func sectionProbe(path, k string) string {
 		return "processes: {a: {command: x, " + list + ": [" + kv + "]}}\n"
 	}
 	return "processes: {a: {command: x, " + last + ": " + kv + "}}\n"
+}
+
+// mcp: {actions: true} is read; actions are off without it (docs/api.md).
+func TestMCPActions(t *testing.T) {
+	for src, want := range map[string]bool{
+		"processes: {a: {command: x}}\n":                       false,
+		"mcp: {actions: true}\nprocesses: {a: {command: x}}\n": true,
+		"mcp: {}\nprocesses: {a: {command: x}}\n":              false,
+	} {
+		cfg, err := Parse(testFile, []byte(src), env(nil))
+		if err != nil || cfg.MCP.Actions != want {
+			t.Errorf("%q: actions %v (%v), want %v", src, cfg != nil && cfg.MCP.Actions, err, want)
+		}
+	}
+	if _, err := Parse(testFile, []byte("mcp: {actions: yes please}\nprocesses: {a: {command: x}}\n"), env(nil)); err == nil || !strings.Contains(err.Error(), "mcp.actions") {
+		t.Errorf("a bad mcp.actions: %v, want an error naming it", err)
+	}
 }

@@ -14,7 +14,7 @@ import (
 
 // The keys each mapping accepts, in the order hints list them.
 var (
-	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
+	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "mcp", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
 	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload"}
 	dependencyKeys = []string{"condition", "restart"}
@@ -54,6 +54,9 @@ func (l *loader) config(root *yaml.Node) *Config {
 	}
 	if p, ok := f.get("ui"); ok {
 		cfg.UI = l.ui(p.val, top("ui"))
+	}
+	if p, ok := f.get("mcp"); ok {
+		cfg.MCP = l.mcp(p.val, top("mcp"))
 	}
 	if p, ok := f.get("shutdown_timeout"); ok {
 		cfg.ShutdownTimeout, _ = l.duration(p.val, top("shutdown_timeout"), true)

@@ -188,7 +188,7 @@ func (f *fakeBackend) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func serve(t *testing.T, b Backend) (*Client, string) {
+func serve(t *testing.T, b Backend) (testClient, string) {
 	t.Helper()
 	path := filepath.Join(shortDir(t), "c.sock")
 	ln, err := Listen(path)
@@ -202,7 +202,7 @@ func serve(t *testing.T, b Backend) (*Client, string) {
 		defer cancel()
 		srv.Shutdown(ctx)
 	})
-	return NewClient(path), path
+	return newTestClient(path), path
 }
 
 func TestCommandsRoundTrip(t *testing.T) {
@@ -390,7 +390,7 @@ func TestRepliesNameWhoAnswered(t *testing.T) {
 	srv.Identity = Identity{Pid: os.Getpid(), Config: "/srv/procs.yaml"}
 	go srv.Serve(ln)
 	defer srv.Shutdown(context.Background())
-	c := NewClient(path)
+	c := newTestClient(path)
 	res, err := c.Do(context.Background(), "stop", Request{Names: []string{"wbe"}}, time.Minute)
 	if err != nil || res.By != srv.Identity {
 		t.Errorf("reply by %+v (%v), want %+v", res.By, err, srv.Identity)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/podvisor/podvisor/client"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -70,8 +72,10 @@ func clearStale(path string) error {
 		}
 		c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		if id, err := NewClient(path).Identity(ctx); err == nil && id.Pid > 0 {
-			inUse.Pid, inUse.Config = id.Pid, id.Config
+		if cl, err := client.New(client.Options{Socket: path}); err == nil {
+			if id, err := cl.Identity(ctx); err == nil && id.Pid > 0 {
+				inUse.Pid, inUse.Config = id.Pid, id.Config
+			}
 		}
 		cancel()
 		return inUse

@@ -3,8 +3,6 @@ package control
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/podvisor/podvisor/api"
 
 	"github.com/podvisor/podvisor/internal/logs"
 )
@@ -32,86 +32,12 @@ type LogBackend interface {
 	ReopenLogs() int
 }
 
-// LogsQuery selects the lines `logs` prints.
-type LogsQuery struct {
-	Name   string    // "" for every process, interleaved by time and prefixed
-	Tail   int       // the last Tail lines (after the filters); < 0 for all
-	Follow bool      // then new lines until the context ends
-	Since  time.Time // lines read at or after Since (zero: no bound)
-	Until  time.Time // lines read before Until (zero: no bound)
-	Grep   string    // regular expression (Go syntax) a line must match
-}
+// LogsQuery selects the lines `logs` prints (the API's query).
+type LogsQuery = api.LogsQuery
 
 // maxFileRead bounds how much of a log file `logs NAME` reads (its end;
 // more than max_size's default, 10 MiB).
 const maxFileRead = 64 << 20
-
-func (q LogsQuery) values() url.Values {
-	v := url.Values{}
-	if q.Name != "" {
-		v.Set("name", q.Name)
-	}
-	if q.Tail >= 0 {
-		v.Set("tail", strconv.Itoa(q.Tail))
-	}
-	if q.Follow {
-		v.Set("follow", "1")
-	}
-	if !q.Since.IsZero() {
-		v.Set("since", q.Since.Format(time.RFC3339Nano))
-	}
-	if !q.Until.IsZero() {
-		v.Set("until", q.Until.Format(time.RFC3339Nano))
-	}
-	if q.Grep != "" {
-		v.Set("grep", q.Grep)
-	}
-	return v
-}
-
-// LogsWith copies the lines q selects to w, then with q.Follow new lines
-// until ctx ends.
-func (c *Client) LogsWith(ctx context.Context, w io.Writer, q LogsQuery) error {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podvisor/v1/logs?"+q.values().Encode(), nil)
-	if err != nil {
-		return err
-	}
-	res, err := c.http.Do(hr)
-	if err != nil {
-		return c.dialError(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		var out Response
-		if json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out) == nil && out.Error != "" {
-			return errors.New(out.Error)
-		}
-		return fmt.Errorf("control socket %s: HTTP %s", c.Path, res.Status)
-	}
-	if _, err := io.Copy(w, res.Body); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("reading logs: %w", err)
-	}
-	return nil
-}
-
-// ReopenLogs asks podvisor to reopen its log files; it returns the answer.
-func (c *Client) ReopenLogs(ctx context.Context) (Response, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://podvisor/v1/logs/reopen", nil)
-	if err != nil {
-		return Response{}, err
-	}
-	res, err := c.http.Do(hr)
-	if err != nil {
-		return Response{}, c.dialError(err)
-	}
-	defer res.Body.Close()
-	var out Response
-	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out); err != nil {
-		return Response{}, fmt.Errorf("control socket %s: HTTP %s", c.Path, res.Status)
-	}
-	out.By = identityOf(res.Header)
-	return out, nil
-}
 
 // reopenLogs serves POST /v1/logs/reopen.
 func (s *Server) reopenLogs(w http.ResponseWriter, r *http.Request) {

@@ -50,7 +50,7 @@ func (f *logFake) LogFile(name string) (string, bool) {
 
 func (f *logFake) ReopenLogs() int { f.reopen++; return 1 }
 
-func query(t *testing.T, c *Client, q LogsQuery) string {
+func query(t *testing.T, c testClient, q LogsQuery) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := c.LogsWith(context.Background(), &buf, q); err != nil {

@@ -1,5 +1,7 @@
 package control
 
+import "github.com/podvisor/podvisor/api"
+
 // The protocol: HTTP/1.1 over the unix socket, JSON bodies.
 //
 //	POST /v1/restart|stop|start   {"names": [...]}
@@ -28,40 +30,16 @@ package control
 
 // The reply headers naming the podvisor that answered.
 const (
-	HeaderPid    = "Podvisor-Pid"
-	HeaderConfig = "Podvisor-Config"
+	HeaderPid    = api.HeaderPid
+	HeaderConfig = api.HeaderConfig
 )
 
 // Ops are the command names, as in the CLI and the URL.
 var Ops = []string{"restart", "stop", "start", "signal", "reload"}
 
-// Request is a command's body.
-type Request struct {
-	Names  []string `json:"names,omitempty"`
-	Signal string   `json:"signal,omitempty"`
-	DryRun bool     `json:"dry_run,omitempty"`
-}
-
-// Result is the outcome for one process.
-type Result struct {
-	Name    string `json:"name"`
-	OK      bool   `json:"ok"`
-	Message string `json:"message"` // what happened, or why not: "restarted (pid 12 -> 15)"
-}
-
-// Response is a command's answer.
-type Response struct {
-	OK bool `json:"ok"`
-	// Error refuses the whole request: unknown process (with a "did you
-	// mean"), teardown in progress, invalid config (then Errors has every
-	// problem, one per entry, with its position).
-	Error   string   `json:"error,omitempty"`
-	Errors  []string `json:"errors,omitempty"`
-	Results []Result `json:"results,omitempty"`
-	// Reload: the plan, one action per line, and the config generation
-	// now in effect (unchanged by a dry run or a refusal).
-	Plan       []string `json:"plan,omitempty"`
-	Generation uint64   `json:"generation,omitempty"`
-	// Who answered: filled in by the Client from the reply's headers.
-	By Identity `json:"-"`
-}
+// The command bodies are the API's (package api, schema/openapi.json).
+type (
+	Request  = api.CommandRequest
+	Result   = api.CommandResult
+	Response = api.CommandResponse
+)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podvisor/podvisor/api"
+
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/schema"
 )
@@ -56,10 +58,7 @@ type Server struct {
 }
 
 // Identity is which podvisor answers on a socket.
-type Identity struct {
-	Pid    int    `json:"pid"`
-	Config string `json:"config"`
-}
+type Identity = api.Identity
 
 // NewServer returns a server for backend.
 func NewServer(backend Backend, log *slog.Logger) *Server {

@@ -25,7 +25,7 @@ func TestShutdownEndsFollowersAtOnce(t *testing.T) {
 	}
 	srv := NewServer(fb, nil)
 	go srv.Serve(ln)
-	c := NewClient(path)
+	c := newTestClient(path)
 
 	pr, pw := net.Pipe()
 	done := make(chan error, 1)

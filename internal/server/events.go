@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/podvisor/podvisor/api"
+
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
@@ -215,24 +217,12 @@ func (e *Events) broadcast(quit chan struct{}, batch []byte) {
 	e.stopIfIdle()
 }
 
-// ProcessEvent is the data of a process frame.
-type ProcessEvent struct {
-	Change  []string      `json:"change"`
-	Was     string        `json:"was,omitempty"` // the state before, when it changed
-	Process ProcessStatus `json:"process"`
-}
-
-// PhaseEvent is the data of a phase frame.
-type PhaseEvent struct {
-	Phase      string `json:"phase"`
-	Ready      bool   `json:"ready"`
-	Generation uint64 `json:"generation"`
-}
-
-// ReloadEvent is the data of a reload frame.
-type ReloadEvent struct {
-	Generation uint64 `json:"generation"` // the config generation now in effect
-}
+// The frames' data are the API's types.
+type (
+	ProcessEvent = api.ProcessEvent
+	PhaseEvent   = api.PhaseEvent
+	ReloadEvent  = api.ReloadEvent
+)
 
 // Diff returns the frames that take a client from prev to next: a reload
 // and a status frame when the generation changed, one status frame when the

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -149,21 +147,6 @@ func FuzzHostAllowed(f *testing.F) {
 			t.Errorf("one label %q refused", host)
 		}
 	})
-}
-
-// podvisor status by a name the server refuses says why, in the server's
-// words (the fix is in them).
-func TestFetchStatusSaysWhyHostRefused(t *testing.T) {
-	srv := httptest.NewServer(New(newFakeSource(allReady()), NewMetrics(), Options{}))
-	defer srv.Close()
-	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, srv.Listener.Addr().String())
-	}}}
-	_, _, err := FetchStatus(context.Background(), c, "pod.example:9464")
-	if err == nil || !strings.Contains(err.Error(), "421") || !strings.Contains(err.Error(), "listen_hosts") {
-		t.Errorf("FetchStatus by a refused name: %v, want 421 and the fix", err)
-	}
 }
 
 func isLabel(s string) bool {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/podvisor/podvisor/api"
+
 	"github.com/podvisor/podvisor/internal/metrics"
 	"github.com/podvisor/podvisor/internal/resources"
 	"github.com/podvisor/podvisor/internal/supervisor"
@@ -19,13 +21,7 @@ type Sampler interface {
 }
 
 // Resources is what a running process's tree uses, in /status.
-type Resources struct {
-	CPUSeconds  float64 `json:"cpu_seconds"`
-	MemoryBytes uint64  `json:"memory_bytes"` // resident set size, summed
-	OpenFDs     int     `json:"open_fds"`
-	Threads     int     `json:"threads"`
-	Processes   int     `json:"processes"` // members of the tree counted
-}
+type Resources = api.Resources
 
 // roots lists the running processes of snap, for a Sampler.
 func roots(snap supervisor.Snapshot) []resources.Root {

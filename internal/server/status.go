@@ -9,55 +9,18 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/podvisor/podvisor/api"
+
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
-// Status is the /status document. It is a wire format: field names and types
-// are part of the contract (docs/reference.md, "HTTP endpoints"), and it deliberately has no room
-// for command lines or environment values.
-type Status struct {
-	Phase     string          `json:"phase"`
-	Ready     bool            `json:"ready"`
-	Processes []ProcessStatus `json:"processes"`
-	// Generation is the config generation in effect: 1 for the config
-	// podvisor started with, one more after each applied reload.
-	Generation uint64 `json:"generation"`
-}
-
-// ProcessStatus is one process in Status.
-type ProcessStatus struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	State    string `json:"state"`
-	Pid      int    `json:"pid"` // 0 when not running
-	Ready    bool   `json:"ready"`
-	Restarts int    `json:"restarts"`
-	// ExitCode is the last exit code (128+N for signal N), null if the
-	// process never exited.
-	ExitCode *int `json:"exit_code"`
-	// StartedAt and ReadyAt are RFC 3339 with nanoseconds, null when unset.
-	StartedAt  *time.Time `json:"started_at"`
-	ReadyAt    *time.Time `json:"ready_at"`
-	WaitingFor []string   `json:"waiting_for"` // never null
-	Status     string     `json:"status"`      // last STATUS= notification
-	Reason     string     `json:"reason"`      // why failed/backoff/stopped; "OOMKilled" after an OOM kill
-	// OOMKills counts exits caused by the kernel's OOM killer.
-	OOMKills int `json:"oom_kills"`
-	// Resources is what the process's tree uses, null when it does not run.
-	Resources *Resources `json:"resources"`
-	// StoredFDs counts the fds the process keeps in podvisor's fd store
-	// (FDSTORE=1, given back to its next incarnation).
-	StoredFDs int `json:"stored_fds"`
-	// Schedule is present for a process with schedule:.
-	Schedule *ScheduleStatus `json:"schedule,omitempty"`
-}
-
-// ScheduleStatus is a scheduled process's next tick and its counts.
-type ScheduleStatus struct {
-	NextRun time.Time `json:"next_run"`
-	Runs    int       `json:"runs"`    // runs started by ticks
-	Skipped int       `json:"skipped"` // ticks skipped while a run was still going
-}
+// The /status document's types are the API's (package api,
+// schema/openapi.json, docs/reference.md "HTTP endpoints").
+type (
+	Status         = api.Status
+	ProcessStatus  = api.ProcessStatus
+	ScheduleStatus = api.ScheduleStatus
+)
 
 // NewStatus converts a snapshot to its wire form.
 func NewStatus(s supervisor.Snapshot) Status {

@@ -161,6 +161,9 @@ func globalChanges(old, new *config.Config) []string {
 	if old.UI != new.UI {
 		out = append(out, "ui: changed; the web page takes it when podvisor next starts")
 	}
+	if old.MCP != new.MCP {
+		out = append(out, "mcp: changed; podvisor mcp takes it when it next starts")
+	}
 	if !slices.Equal(old.Env, new.Env) {
 		out = append(out, "env: changed (processes using it are restarted above)")
 	}

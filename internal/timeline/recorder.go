@@ -8,6 +8,7 @@
 package timeline
 
 import (
+	"github.com/podvisor/podvisor/api"
 	"sync"
 	"syscall"
 	"time"
@@ -26,12 +27,8 @@ type Proc struct {
 	Scheduled bool // runs at the ticks of a schedule, not in the start-up
 }
 
-// Dep is one dependency edge: the process waits for Name to be Condition
-// (started | ready | completed).
-type Dep struct {
-	Name      string `json:"name"`
-	Condition string `json:"condition"`
-}
+// Dep is one dependency edge: the process waits for Name to be Condition.
+type Dep = api.Dependency
 
 // Recorder receives the supervisor's events (from its loop goroutine) and
 // serves documents (to HTTP handlers). A mutex guards it: both sides hold

@@ -17,9 +17,9 @@ func diamond() []Proc {
 	return []Proc{
 		{Name: "cache", Type: "service"},
 		{Name: "db", Type: "service"},
-		{Name: "migrate", Type: "oneshot", DependsOn: []Dep{{"db", "ready"}}},
-		{Name: "app", Type: "service", DependsOn: []Dep{{"cache", "ready"}, {"migrate", "completed"}}},
-		{Name: "web", Type: "service", DependsOn: []Dep{{"app", "started"}}},
+		{Name: "migrate", Type: "oneshot", DependsOn: []Dep{{Name: "db", Condition: "ready"}}},
+		{Name: "app", Type: "service", DependsOn: []Dep{{Name: "cache", Condition: "ready"}, {Name: "migrate", Condition: "completed"}}},
+		{Name: "web", Type: "service", DependsOn: []Dep{{Name: "app", Condition: "started"}}},
 	}
 }
 
@@ -126,8 +126,8 @@ func TestCriticalChainEmptyBeforeAnythingIsReady(t *testing.T) {
 func TestShutdownReport(t *testing.T) {
 	procs := []Proc{
 		{Name: "db", Type: "service"},
-		{Name: "app", Type: "service", DependsOn: []Dep{{"db", "ready"}}},
-		{Name: "web", Type: "service", DependsOn: []Dep{{"app", "ready"}}},
+		{Name: "app", Type: "service", DependsOn: []Dep{{Name: "db", Condition: "ready"}}},
+		{Name: "web", Type: "service", DependsOn: []Dep{{Name: "app", Condition: "ready"}}},
 		{Name: "late", Type: "service"},
 	}
 	r := New(procs, 0, t0)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podvisor/podvisor/client"
+
 	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/timeline"
 )
@@ -34,43 +36,36 @@ type Source interface {
 }
 
 // resourceEvery is how often the event stream carries resource samples.
-const resourceEvery = "2s"
+const resourceEvery = 2 * time.Second
 
 // logTail is how many recent lines the log pane starts with.
 const logTail = 200
 
 // ControlSource watches a podvisor through its control socket.
-type ControlSource struct{ C *control.Client }
+type ControlSource struct{ C *client.Client }
 
 // Events implements Source.
 func (s ControlSource) Events(ctx context.Context) (io.ReadCloser, error) {
-	return s.C.Get(ctx, "/v1/events?resources="+resourceEvery)
+	return s.C.EventsBody(ctx, resourceEvery)
 }
 
 // Timeline implements Source.
 func (s ControlSource) Timeline(ctx context.Context) (timeline.Doc, error) {
-	body, err := s.C.Get(ctx, "/v1/timeline")
-	if err != nil {
-		return timeline.Doc{}, err
-	}
-	defer body.Close()
-	var d timeline.Doc
-	err = json.NewDecoder(io.LimitReader(body, 16<<20)).Decode(&d)
-	return d, err
+	return s.C.Timeline(ctx)
 }
 
 // Command implements Source.
 func (s ControlSource) Command(ctx context.Context, op string, req control.Request) (control.Response, error) {
-	return s.C.Do(ctx, op, req, control.DefaultTimeout)
+	return s.C.CommandWait(ctx, op, req, control.DefaultTimeout)
 }
 
 // Logs implements Source.
 func (s ControlSource) Logs(ctx context.Context, w io.Writer, name string, follow bool) error {
-	return s.C.Logs(ctx, w, name, logTail, follow)
+	return s.C.Logs(ctx, w, control.LogsQuery{Name: name, Tail: logTail, Follow: follow})
 }
 
 // Where implements Source.
-func (s ControlSource) Where() string { return s.C.Path }
+func (s ControlSource) Where() string { return s.C.Socket() }
 
 // HTTPSource watches a podvisor through its HTTP listener: the event stream
 // and /timeline always; actions only with the token of ui.token_file, output
@@ -111,7 +106,7 @@ func (s HTTPSource) get(ctx context.Context, path string) (*http.Response, error
 
 // Events implements Source.
 func (s HTTPSource) Events(ctx context.Context) (io.ReadCloser, error) {
-	res, err := s.get(ctx, "/events?resources="+resourceEvery)
+	res, err := s.get(ctx, "/events?resources="+resourceEvery.String())
 	if err != nil {
 		return nil, err
 	}

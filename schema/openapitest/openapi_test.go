@@ -27,11 +27,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podvisor/podvisor/api"
+
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
-	"github.com/podvisor/podvisor/internal/server"
 	"github.com/podvisor/podvisor/internal/supervisor"
-	"github.com/podvisor/podvisor/internal/timeline"
 	"github.com/podvisor/podvisor/internal/webui"
 	"github.com/podvisor/podvisor/schema"
 	"github.com/podvisor/podvisor/schema/openapitest"
@@ -109,26 +109,29 @@ func schemaPointers(v any, at string) []string {
 	return out
 }
 
-// The wire types, by the component that describes them.
+// The wire types, by the component that describes them: package api's,
+// which the server marshals (internal/server, internal/timeline and
+// internal/control alias them) and the client decodes.
 var wireTypes = map[string]any{
-	"Status":          server.Status{},
-	"ProcessStatus":   server.ProcessStatus{},
-	"Resources":       server.Resources{},
-	"ScheduleStatus":  server.ScheduleStatus{},
-	"ProcessEvent":    server.ProcessEvent{},
-	"PhaseEvent":      server.PhaseEvent{},
-	"ReloadEvent":     server.ReloadEvent{},
-	"Timeline":        timeline.Doc{},
-	"TimelineProcess": timeline.Process{},
-	"Dependency":      timeline.Dep{},
-	"Incarnation":     timeline.Incarnation{},
-	"ChainLink":       timeline.Link{},
-	"Shutdown":        timeline.Shutdown{},
-	"ShutdownStop":    timeline.Stop{},
-	"CommandRequest":  control.Request{},
-	"CommandResponse": control.Response{},
-	"CommandResult":   control.Result{},
-	"Identity":        control.Identity{},
+	"Status":          api.Status{},
+	"ProcessStatus":   api.ProcessStatus{},
+	"Resources":       api.Resources{},
+	"ScheduleStatus":  api.ScheduleStatus{},
+	"ProcessEvent":    api.ProcessEvent{},
+	"PhaseEvent":      api.PhaseEvent{},
+	"ReloadEvent":     api.ReloadEvent{},
+	"Timeline":        api.Timeline{},
+	"TimelineProcess": api.TimelineProcess{},
+	"Dependency":      api.Dependency{},
+	"Incarnation":     api.Incarnation{},
+	"ChainLink":       api.ChainLink{},
+	"Shutdown":        api.Shutdown{},
+	"ShutdownStop":    api.ShutdownStop{},
+	"CommandRequest":  api.CommandRequest{},
+	"CommandResponse": api.CommandResponse{},
+	"CommandResult":   api.CommandResult{},
+	"Identity":        api.Identity{},
+	"LogLine":         api.LogLine{},
 	"UIConfig":        webui.Config{},
 }
 
