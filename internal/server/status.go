@@ -22,6 +22,9 @@ type Status struct {
 	// Generation is the config generation in effect: 1 for the config
 	// podvisor started with, one more after each applied reload.
 	Generation uint64 `json:"generation"`
+	// Pod is present when the processes are a pod's (kube play): its
+	// phase and conditions as the kubelet would report them.
+	Pod *PodStatus `json:"pod,omitempty"`
 }
 
 // ProcessStatus is one process in Status.
@@ -116,6 +119,9 @@ func WriteStatusTable(w io.Writer, st Status, now time.Time) error {
 	}
 	if _, err := fmt.Fprintf(w, "podvisor: %s, %s%s\n", clean(st.Phase), ready, gen); err != nil {
 		return fmt.Errorf("write status table: %w", err)
+	}
+	if st.Pod != nil {
+		fmt.Fprintf(w, "pod: %s, %d/%d ready\n", clean(st.Pod.Phase), st.Pod.Ready, st.Pod.Total)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tREADY\tPID\tCPU%\tMEM\tRESTARTS\tLAST EXIT\tUPTIME\tDETAIL")
