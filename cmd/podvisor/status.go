@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/kube"
 	"github.com/podvisor/podvisor/internal/server"
 )
 
@@ -20,21 +22,22 @@ const defaultStatusAddr = "127.0.0.1:9464"
 const statusTimeout = 5 * time.Second
 
 // statusFlags defines status's flags (cmdStatus and the command table share it).
-func statusFlags(fs *flag.FlagSet) (addr *string, asJSON *bool, out *output) {
+func statusFlags(fs *flag.FlagSet) (addr, pod *string, asJSON *bool, out *output) {
 	def := os.Getenv("PODVISOR_ADDR")
 	if def == "" {
 		def = defaultStatusAddr
 	}
 	addr = fs.String("addr", def, "podvisor's HTTP `ADDR` ($PODVISOR_ADDR, else 127.0.0.1:9464; \":PORT\" means 127.0.0.1:PORT)")
 	asJSON = fs.Bool("json", false, "same as -o json")
-	return addr, asJSON, outputFlag(fs)
+	pod = fs.String("pod", "", "the pod `NAME` kube play runs, over its control socket (podvisor kube ps lists them)")
+	return addr, pod, asJSON, outputFlag(fs)
 }
 
 // cmdStatus prints a running podvisor's processes: a table, or the /status
 // JSON as served with -o json. Exit 1 when no podvisor answers.
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("status", stderr)
-	addr, asJSON, out := statusFlags(fs)
+	addr, pod, asJSON, out := statusFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -42,18 +45,13 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor status: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	dial, err := server.DialAddr(*addr)
-	if err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+	defer cancel()
+	st, raw, err := fetchStatus(ctx, *addr, *pod)
+	if ue := (usageError{}); errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "podvisor status: %v\n", err)
 		return exitUsage
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
-	defer cancel()
-	// No proxy: the target is a podvisor in this pod or on this host, and
-	// an HTTP_PROXY meant for the outside world must not intercept it.
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	st, raw, err := server.FetchStatus(ctx, client, dial)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor status: %v\n", err)
 		return exitFail
@@ -71,4 +69,30 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// usageError marks a status target that is malformed.
+type usageError struct{ error }
+
+// fetchStatus gets /status from the pod's control socket, else from the
+// HTTP address.
+func fetchStatus(ctx context.Context, addr, pod string) (server.Status, []byte, error) {
+	if pod != "" {
+		rec, err := kube.FindPod(podsDir(), pod)
+		if err != nil {
+			return server.Status{}, nil, err
+		}
+		if rec.Socket == "" {
+			return server.Status{}, nil, fmt.Errorf("pod %s runs without a control socket ($PODVISOR_CONTROL=off when it started)", pod)
+		}
+		return podStatus(ctx, rec.Socket)
+	}
+	dial, err := server.DialAddr(addr)
+	if err != nil {
+		return server.Status{}, nil, usageError{err}
+	}
+	// No proxy: the target is a podvisor in this pod or on this host, and
+	// an HTTP_PROXY meant for the outside world must not intercept it.
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	return server.FetchStatus(ctx, client, dial)
 }
