@@ -113,6 +113,8 @@ func schemaPointers(v any, at string) []string {
 var wireTypes = map[string]any{
 	"Status":          server.Status{},
 	"ProcessStatus":   server.ProcessStatus{},
+	"PodStatus":       server.PodStatus{},
+	"PodCondition":    server.PodCondition{},
 	"Resources":       server.Resources{},
 	"ScheduleStatus":  server.ScheduleStatus{},
 	"ProcessEvent":    server.ProcessEvent{},
