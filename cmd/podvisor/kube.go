@@ -147,6 +147,9 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	pod, err := newPlayPod(f, file, w, res)
+	if err == nil {
+		pod.Hostname, err = podHostname(w)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", m.File, err)
 		return exitUsage
@@ -279,7 +282,10 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 	if code := makeVolumes(file, opts, res, pcfg, run.volDir, stderr); code != exitOK {
 		return code
 	}
-	if len(res.Mounts) == 0 {
+	if !opts.Root || opts.VolumeRoot != "" {
+		fmt.Fprintf(stderr, "podvisor kube play: warning: the pod's hostname stays this machine's: a UTS namespace of its own needs root and no --volume-root\n")
+	}
+	if len(res.Mounts) == 0 && (!opts.Root || opts.VolumeRoot != "") {
 		return runPod(runArgs, &run.pod.Roles, stdout, stderr)
 	}
 	if opts.VolumeRoot != "" {
@@ -291,13 +297,14 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 		}
 		return runPod(runArgs, &run.pod.Roles, stdout, stderr)
 	}
-	// The run continues in a private mount namespace: this process execs
-	// itself there (same pid), binds the volumes, runs, and cleans up.
+	// The run continues in a private mount namespace and UTS namespace
+	// (the pod's hostname): this process execs itself there (same pid),
+	// binds the volumes, runs, and cleans up.
 	// The re-exec stays: unshare(CLONE_NEWNS) moves only the calling
 	// thread of a multi-threaded Go process; after execve the whole
 	// process is in the namespace. It passes the translation on (the
 	// written procs.yaml and the mounts), translating nothing again.
-	return execMounted(mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs, Pod: run.pod}, pcfg, stderr)
+	return execMounted(mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs, Pod: run.pod, Hostname: run.pod.Hostname}, pcfg, stderr)
 }
 
 // makeVolumes materialises the volumes in volDir behind their fence.
@@ -407,6 +414,8 @@ type mountedState struct {
 	Tmp     string
 	RunArgs []string
 	Pod     *playPod // its record, written before the exec, is removed at the end
+	// Hostname is the pod's, set in its UTS namespace.
+	Hostname string
 }
 
 // execMounted moves this thread into a new mount namespace and execs
@@ -438,8 +447,8 @@ func execMounted(st mountedState, cfg *config.Config, stderr io.Writer) int {
 		env = append(env, ctlEnv)
 	}
 	runtime.LockOSThread() // never unlocked: this thread becomes the process
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		fmt.Fprintf(stderr, "podvisor kube play: cannot create a mount namespace: %v\n", err)
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWUTS); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: cannot create a mount and UTS namespace: %v\n", err)
 		return exitFail
 	}
 	err = syscall.Exec(self, []string{self, "kube", "play"}, env)
@@ -474,6 +483,12 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(st.Tmp)
 	defer st.Pod.releaseOwn()
+	if st.Hostname != "" {
+		if err := unix.Sethostname([]byte(st.Hostname)); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: cannot set the pod's hostname %q: %v\n", st.Hostname, err)
+			return exitFail
+		}
+	}
 	// Mount points are created on the real filesystem: written down first,
 	// so that a run killed with SIGKILL leaves a record the next run cleans.
 	stateDir := kubeStateDir()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/control"
@@ -32,8 +33,9 @@ func podsDir() string {
 
 // playPod is a pod about to run: its record and its containers' roles.
 type playPod struct {
-	Record kube.PodRecord
-	Roles  server.PodRoles
+	Record   kube.PodRecord
+	Roles    server.PodRoles
+	Hostname string // the pod's, in its UTS namespace (as root)
 }
 
 // newPlayPod describes the pod w's run: its control socket is the pod's
@@ -151,4 +153,21 @@ func podStatus(ctx context.Context, socket string) (server.Status, []byte, error
 		return st, nil, fmt.Errorf("control socket %s: bad status: %w", socket, err)
 	}
 	return st, raw, nil
+}
+
+// podHostname is the pod's hostname as the kubelet makes it: spec.hostname
+// when set, else the pod's name cut to 63 characters without a trailing
+// '-' or '.'.
+func podHostname(w *kube.Workload) (string, error) {
+	if h := w.Spec.Hostname.Value; h != "" {
+		if !kube.DNSLabel(h) {
+			return "", fmt.Errorf("spec.hostname %q is not a DNS label (a-z, 0-9, '-', at most 63 characters), as the API server requires", h)
+		}
+		return h, nil
+	}
+	h := w.Meta.Name
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h, nil
 }

@@ -33,6 +33,9 @@ func ClaimPath(dir, namespace, claim string) (string, error) {
 	return filepath.Join(dir, namespace, claim), nil
 }
 
+// DNSLabel reports whether s is a DNS-1123 label (a hostname, a namespace).
+func DNSLabel(s string) bool { return dnsLabel(s) }
+
 // dnsSubdomain reports whether s is a DNS-1123 subdomain: lowercase labels
 // of a-z, 0-9 and '-' joined by '.', at most 253 characters. It never
 // holds '/' and never is or starts with '.'.

@@ -1010,7 +1010,6 @@ var ignoredWhy = map[string]string{
 	"dnsPolicy":                    "DNS and names are this machine's",
 	"dnsConfig":                    "DNS and names are this machine's",
 	"hostAliases":                  "DNS and names are this machine's",
-	"hostname":                     "DNS and names are this machine's",
 	"subdomain":                    "DNS and names are this machine's",
 	"setHostnameAsFQDN":            "DNS and names are this machine's",
 	"schedulerName":                "scheduling has no meaning on one machine",

@@ -196,3 +196,38 @@ func TestSamePodNameRefused(t *testing.T) {
 	default:
 	}
 }
+
+// The pod's hostname is its name, or spec.hostname, in a UTS namespace of
+// its own (as root); the machine's stays.
+func TestPodHostname(t *testing.T) {
+	needRoot(t)
+	env := podsEnv(t)
+	machine, _ := os.Hostname()
+	for _, tc := range []struct{ name, spec, want string }{{"host-a", "", "host-a"}, {"host-b", "  hostname: web-1\n", "web-1"}} {
+		file := filepath.Join(t.TempDir(), tc.name+".yaml")
+		doc := "apiVersion: v1\nkind: Pod\nmetadata: {name: " + tc.name + "}\nspec:\n" + tc.spec +
+			"  containers:\n  - name: app\n    command: [sh, -c, 'trap \"exit 0\" TERM; cat /proc/sys/kernel/hostname > \"$E2E_DIR/h.tmp\"; mv \"$E2E_DIR/h.tmp\" \"$E2E_DIR/host\"; while :; do sleep 0.1; done']\n"
+		if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := startEnv(t, env, "kube", "play", file)
+		var got string
+		if !waitFor(func() bool {
+			b, _ := os.ReadFile(filepath.Join(r.dir, "host"))
+			got = strings.TrimSpace(string(b))
+			return got != ""
+		}) {
+			t.Fatalf("%s: no hostname written\n%s", tc.name, r.stderr)
+		}
+		if got != tc.want {
+			t.Errorf("%s: hostname %q, want %q", tc.name, got, tc.want)
+		}
+		if _, e, code := podvisorCmd(t, env, "kube", "down", tc.name); code != 0 {
+			t.Fatalf("kube down: %d %s", code, e)
+		}
+		r.wait(time.Minute)
+	}
+	if now, _ := os.Hostname(); now != machine {
+		t.Errorf("the machine's hostname changed: %q -> %q", machine, now)
+	}
+}
