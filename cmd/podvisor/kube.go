@@ -162,12 +162,9 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 func parsePlayArgs(args []string, stderr io.Writer) (f *playFlags, file string, code int) {
 	fs := newFlagSet("kube play", stderr)
 	f = kubePlayFlags(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, "", exitOK
-		}
-		return nil, "", exitUsage
+	pos, code, ok := parseKubeArgs(fs, args)
+	if !ok {
+		return nil, "", code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "podvisor kube play: want one manifest FILE (or - for stdin)\n%s", kubeUsage)
@@ -554,16 +551,26 @@ func kubeGenerateFlags(fs *flag.FlagSet) *generateFlags {
 	}
 }
 
+// parseKubeArgs parses a kube subcommand's flags and arguments; ok is
+// false when the command ends here with code (0 after --help).
+func parseKubeArgs(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK, false
+		}
+		return nil, exitUsage, false
+	}
+	return pos, exitOK, true
+}
+
 func cmdKubeGenerate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube generate", stderr)
 	f := kubeGenerateFlags(fs)
 	path, shape, kind, image, name := f.path, f.shape, f.kind, f.image, f.name
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseKubeArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "podvisor kube generate: unexpected argument %q (the config is -c FILE)\n", pos[0])

@@ -34,12 +34,9 @@ func kubeDownFlags(fs *flag.FlagSet) *downFlags {
 func cmdKubeDown(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube down", stderr)
 	f := kubeDownFlags(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseKubeArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "podvisor kube down: want one pod NAME (podvisor kube ps lists them)")

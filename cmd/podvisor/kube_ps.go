@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,12 +39,9 @@ func kubePsFlags(fs *flag.FlagSet) *output { return outputFlag(fs) }
 func cmdKubePs(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube ps", stderr)
 	out := kubePsFlags(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseKubeArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "podvisor kube ps: unexpected argument %q\n", pos[0])

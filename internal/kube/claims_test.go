@@ -7,6 +7,9 @@ import (
 	"testing"
 )
 
+// podHead is a pod with one container, up to its volumeMounts.
+const podHead = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: app\n    command: [x]\n"
+
 func volumeByName(res *Result, name string) *VolumePlan {
 	for _, v := range res.Volumes {
 		if v.Name == name {
@@ -19,14 +22,7 @@ func volumeByName(res *Result, name string) *VolumePlan {
 // A volume with no source is an emptyDir, as the API server defaults it
 // (the Istio injector writes three such volumes).
 func TestVolumeWithoutSourceIsEmptyDir(t *testing.T) {
-	res := play(t, `apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  containers:
-  - name: app
-    command: [x]
-    volumeMounts: [{name: workload-socket, mountPath: /var/run/secrets/workload-spiffe-uds}]
+	res := play(t, podHead+`    volumeMounts: [{name: workload-socket, mountPath: /var/run/secrets/workload-spiffe-uds}]
   volumes:
   - name: workload-socket
 `, Options{})
@@ -39,14 +35,7 @@ spec:
 // An unsupported type is refused naming it, and its mounts say nothing
 // more (the volume is declared).
 func TestUnsupportedVolumeNamesItsType(t *testing.T) {
-	_, err := playErr(`apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  containers:
-  - name: app
-    command: [x]
-    volumeMounts: [{name: d, mountPath: /d}, {name: d, mountPath: /e}]
+	_, err := playErr(podHead+`    volumeMounts: [{name: d, mountPath: /d}, {name: d, mountPath: /e}]
   volumes:
   - name: d
     csi: {driver: x}
