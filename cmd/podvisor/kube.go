@@ -162,13 +162,9 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 func parsePlayArgs(args []string, stderr io.Writer) (f *playFlags, file string, code int) {
 	fs := newFlagSet("kube play", stderr)
 	f = kubePlayFlags(fs)
-	pos, code, ok := parseKubeArgs(fs, args)
+	pos, code, ok := parseKubeArgs(fs, args, 1, "want one manifest FILE (or - for stdin)\n"+strings.TrimSuffix(kubeUsage, "\n"), stderr)
 	if !ok {
 		return nil, "", code
-	}
-	if len(pos) != 1 {
-		fmt.Fprintf(stderr, "podvisor kube play: want one manifest FILE (or - for stdin)\n%s", kubeUsage)
-		return nil, "", exitUsage
 	}
 	return f, pos[0], exitOK
 }
@@ -551,14 +547,19 @@ func kubeGenerateFlags(fs *flag.FlagSet) *generateFlags {
 	}
 }
 
-// parseKubeArgs parses a kube subcommand's flags and arguments; ok is
-// false when the command ends here with code (0 after --help).
-func parseKubeArgs(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+// parseKubeArgs parses a kube subcommand's flags and its want positional
+// arguments (else it prints "podvisor CMD: " and wrong); ok is false when
+// the command ends here with code (0 after --help).
+func parseKubeArgs(fs *flag.FlagSet, args []string, want int, wrong string, stderr io.Writer) (pos []string, code int, ok bool) {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, exitOK, false
 		}
+		return nil, exitUsage, false
+	}
+	if len(pos) != want {
+		fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), wrong)
 		return nil, exitUsage, false
 	}
 	return pos, exitOK, true
@@ -568,13 +569,8 @@ func cmdKubeGenerate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube generate", stderr)
 	f := kubeGenerateFlags(fs)
 	path, shape, kind, image, name := f.path, f.shape, f.kind, f.image, f.name
-	pos, code, ok := parseKubeArgs(fs, args)
-	if !ok {
+	if _, code, ok := parseKubeArgs(fs, args, 0, "unexpected argument (the config is -c FILE)", stderr); !ok {
 		return code
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "podvisor kube generate: unexpected argument %q (the config is -c FILE)\n", pos[0])
-		return exitUsage
 	}
 	cfg, err := loadConfig(*path)
 	if err != nil {

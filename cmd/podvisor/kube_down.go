@@ -34,13 +34,9 @@ func kubeDownFlags(fs *flag.FlagSet) *downFlags {
 func cmdKubeDown(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube down", stderr)
 	f := kubeDownFlags(fs)
-	pos, code, ok := parseKubeArgs(fs, args)
+	pos, code, ok := parseKubeArgs(fs, args, 1, "want one pod NAME (podvisor kube ps lists them)", stderr)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "podvisor kube down: want one pod NAME (podvisor kube ps lists them)")
-		return exitUsage
 	}
 	rec, err := kube.FindPod(podsDir(), pos[0])
 	if err != nil {

@@ -39,13 +39,8 @@ func kubePsFlags(fs *flag.FlagSet) *output { return outputFlag(fs) }
 func cmdKubePs(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube ps", stderr)
 	out := kubePsFlags(fs)
-	pos, code, ok := parseKubeArgs(fs, args)
-	if !ok {
+	if _, code, ok := parseKubeArgs(fs, args, 0, "unexpected argument", stderr); !ok {
 		return code
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "podvisor kube ps: unexpected argument %q\n", pos[0])
-		return exitUsage
 	}
 	recs, err := kube.Pods(podsDir())
 	if err != nil {
