@@ -12,6 +12,9 @@ type Status struct {
 	// Generation is the config generation in effect: 1 for the config
 	// podvisor started with, one more after each applied reload.
 	Generation uint64 `json:"generation"`
+	// Pod is present when the processes are a pod's (kube play): its
+	// phase and conditions as the kubelet would report them.
+	Pod *PodStatus `json:"pod,omitempty"`
 }
 
 // ProcessStatus is one process in Status.
@@ -75,4 +78,21 @@ type PhaseEvent struct {
 // ReloadEvent is the data of a reload frame.
 type ReloadEvent struct {
 	Generation uint64 `json:"generation"` // the config generation now in effect
+}
+
+// PodStatus is the pod part of /status.
+type PodStatus struct {
+	Phase      string         `json:"phase"` // Pending, Running, Succeeded or Failed
+	Ready      int            `json:"ready"` // regular containers and sidecars ready
+	Total      int            `json:"total"` // regular containers and sidecars
+	Conditions []PodCondition `json:"conditions"`
+}
+
+// PodCondition is one of the kubelet's pod conditions.
+type PodCondition struct {
+	Type   string `json:"type"`   // PodReadyToStartContainers, Initialized, ContainersReady, Ready
+	Status string `json:"status"` // True or False
+	// LastTransitionTime is when the condition became what it is, as
+	// the processes' start, ready and exit times tell.
+	LastTransitionTime time.Time `json:"last_transition_time"`
 }

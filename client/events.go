@@ -104,9 +104,15 @@ func (s *EventStream) Next() (Event, error) {
 // Close ends the stream.
 func (s *EventStream) Close() error { return s.body.Close() }
 
-// socketStatus reads the status frame that opens the control socket's
-// event stream.
+// socketStatus GETs /v1/status from the control socket (the /status
+// document, the pod part included); where the socket does not serve it
+// (a podvisor before it was added), the status frame that opens its event
+// stream (the same document without resource usage).
 func (c *Client) socketStatus(ctx context.Context) (api.Status, error) {
+	var st api.Status
+	if err := c.socketDoc(ctx, "/v1/status", maxStatusBytes, &st); err == nil {
+		return st, nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s, err := c.Events(ctx, 0)
@@ -118,7 +124,6 @@ func (c *Client) socketStatus(ctx context.Context) (api.Status, error) {
 	if err != nil {
 		return api.Status{}, fmt.Errorf("control socket %s: event stream: %w", c.socket, err)
 	}
-	var st api.Status
 	if ev.Name != "status" {
 		return st, fmt.Errorf("control socket %s: event stream began with %q, not status", c.socket, ev.Name)
 	}

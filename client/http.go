@@ -81,8 +81,7 @@ func (c *Client) decodeDoc(ctx context.Context, path, what string, limit int64, 
 }
 
 // Status returns the processes and their states: GET /status on the HTTP
-// port, or, with only a control socket, the first frame of its event
-// stream (the same document without resource usage).
+// port, or, with only a control socket, GET /v1/status there.
 func (c *Client) Status(ctx context.Context) (api.Status, error) {
 	var st api.Status
 	if c.web == nil && c.sock != nil {

@@ -336,6 +336,38 @@ var commands = []command{
 		},
 	},
 	{
+		name:    "kube ps",
+		summary: "list the pods kube play runs on this machine",
+		args:    "",
+		about: "One line per pod: name, namespace, pid, phase (Pending, Running, Succeeded,\n" +
+			"Failed, as the kubelet would report it), containers ready, control socket,\n" +
+			"HTTP address and age. Records of pods whose podvisor is gone are removed.",
+		flags:     func(fs *flag.FlagSet) { kubePsFlags(fs) },
+		run:       cmdKubePs,
+		flagWords: outputWords,
+		examples: []example{
+			{"podvisor kube ps", "a table of the pods played here"},
+			{"podvisor kube ps -o json", "the same as one JSON object (the API's KubePods)"},
+		},
+		exits: []exitCode{{0, "listed (also when none runs)"}, {1, "the pods' directory cannot be read"}, exitUsageLine},
+	},
+	{
+		name:     "kube down",
+		summary:  "stop a pod kube play runs, as a deletion would",
+		args:     "NAME",
+		argsLast: true,
+		about: "Sends the pod's podvisor SIGTERM: every preStop hook runs, the containers stop\n" +
+			"within the pod's grace period, and kube down waits until it has exited.\n" +
+			"--volumes also removes its persistentVolumeClaims' data.",
+		flags: func(fs *flag.FlagSet) { kubeDownFlags(fs) },
+		run:   cmdKubeDown,
+		examples: []example{
+			{"podvisor kube down web", "stop the pod web, keep its claims' data"},
+			{"podvisor kube down --volumes db-0", "stop db-0 and remove its claims' data"},
+		},
+		exits: []exitCode{{0, "the pod has exited"}, {1, "no such pod, it did not exit in --timeout, or a claim could not be removed"}, exitUsageLine},
+	},
+	{
 		name:    "kube generate",
 		summary: "turn procs.yaml into a Kubernetes manifest",
 		args:    "",

@@ -89,10 +89,10 @@ func TestBashCompletion(t *testing.T) {
 	}{
 		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor st", []string{"status", "stop", "start"}},
-		{"podvisor kube ''", []string{"play", "generate"}},
+		{"podvisor kube ''", []string{"play", "ps", "down", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
 		{"podvisor kube generate --shape ''", []string{"fat", "sidecars"}},
-		{"podvisor kube play -", []string{"--ca-file", "--dry-run", "--from-dir", "--image-command", "--listen", "--log-format", "--name", "--ordered", "--volume-root"}},
+		{"podvisor kube play -", []string{"--ca-file", "--down", "--dry-run", "--from-dir", "--image-command", "--listen", "--log-format", "--name", "--ordered", "--volume-root", "--volumes"}},
 		{"podvisor graph --format m", []string{"mermaid"}},
 		{"podvisor import --from ''", []string{"supervisord", "process-compose", "procfile", "s6", "systemd"}},
 		{"podvisor graph -format ''", []string{"text", "dot", "mermaid"}},
@@ -108,7 +108,7 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor restart web w", []string{"web", "worker"}},
 		// restart takes no -c: the names come from ./procs.yaml.
 		{"podvisor restart -c other.yaml ''", []string{"web", "worker"}},
-		{"podvisor restart -", []string{"--control", "-o", "--timeout"}},
+		{"podvisor restart -", []string{"--control", "-o", "--pod", "--timeout"}},
 		// --control takes a socket's PATH: file names are offered.
 		{"podvisor restart --control oth", []string{"other.yaml"}},
 		{"podvisor signal ''", []string{"web", "worker"}},
@@ -157,7 +157,7 @@ func TestFishCompletion(t *testing.T) {
 		want []string
 	}{
 		{"podvisor st", []string{"status", "stop", "start"}},
-		{"podvisor kube ", []string{"generate", "play"}},
+		{"podvisor kube ", []string{"down", "generate", "play", "ps"}},
 		{"podvisor kube generate --shape ", []string{"fat", "sidecars"}},
 		{"podvisor graph --format ", []string{"dot", "mermaid", "text"}},
 		{"podvisor run --l", []string{"--listen", "--log-format"}},
@@ -209,9 +209,9 @@ func TestZshCompletion(t *testing.T) {
 		want []string
 	}{
 		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
-		{"podvisor kube ''", []string{"play", "generate"}},
+		{"podvisor kube ''", []string{"play", "ps", "down", "generate"}},
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
-		{"podvisor status -", []string{"--addr", "--json", "-o"}},
+		{"podvisor status -", []string{"--addr", "--json", "-o", "--pod"}},
 		{"podvisor run -c ''", []string{"FILES"}},
 		{"podvisor run --config ''", []string{"FILES"}},
 		{"podvisor restart ''", []string{"web", "worker"}},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/kube"
+	"github.com/podvisor/podvisor/internal/server"
 )
 
 const kubeUsage = `usage:
@@ -51,7 +52,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // playFlags are kube play's flags.
 type playFlags struct {
-	dryRun, ordered                              *bool
+	dryRun, ordered, down, volumes               *bool
 	name, fromDir, volumeRoot, listen, logFormat *string
 	caFile                                       *string
 	imageCmds                                    *listFlag
@@ -70,6 +71,8 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 	f.volumeRoot = fs.String("volume-root", "", "materialise volumes under `DIR` and rewrite their paths, instead of a mount namespace (no root needed)")
 	f.listen = fs.String("listen", "", "HTTP `ADDR` (as podvisor run)")
 	f.logFormat = fs.String("log-format", "", "text or json (as podvisor run)")
+	f.down = fs.Bool("down", false, "stop the pod FILE describes, as kube down does, instead of playing it")
+	f.volumes = fs.Bool("volumes", false, "with --down: also remove the data of its persistentVolumeClaims")
 	return f
 }
 
@@ -86,6 +89,9 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	m, w, opts, code := loadPlay(f, file, stderr)
 	if m == nil {
 		return code
+	}
+	if *f.down {
+		return playDown(f, m, w, opts, stdout, stderr)
 	}
 	// One translation: the run's directory is made once the mounts are
 	// known, outside all of them (makeRunDir).
@@ -140,7 +146,15 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
 	}
-	return runPlay(f, m.File, w, opts, res, pcfg, playRun{tmp: tmp, volDir: filepath.Join(tmp, "volumes"), procsPath: procsPath}, stdout, stderr)
+	pod, err := newPlayPod(f, file, w, res)
+	if err == nil {
+		pod.Hostname, err = podHostname(w)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", m.File, err)
+		return exitUsage
+	}
+	return runPlay(f, m.File, w, opts, res, pcfg, playRun{tmp: tmp, volDir: filepath.Join(tmp, "volumes"), procsPath: procsPath, pod: pod}, stdout, stderr)
 }
 
 // parsePlayArgs parses kube play's flags and its one FILE argument; f is
@@ -148,16 +162,9 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 func parsePlayArgs(args []string, stderr io.Writer) (f *playFlags, file string, code int) {
 	fs := newFlagSet("kube play", stderr)
 	f = kubePlayFlags(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, "", exitOK
-		}
-		return nil, "", exitUsage
-	}
-	if len(pos) != 1 {
-		fmt.Fprintf(stderr, "podvisor kube play: want one manifest FILE (or - for stdin)\n%s", kubeUsage)
-		return nil, "", exitUsage
+	pos, code, ok := parseKubeArgs(fs, args, 1, "want one manifest FILE (or - for stdin)\n"+strings.TrimSuffix(kubeUsage, "\n"), stderr)
+	if !ok {
+		return nil, "", code
 	}
 	return f, pos[0], exitOK
 }
@@ -242,19 +249,14 @@ func playProcs(res *kube.Result, procsPath string, stderr io.Writer) (procs []by
 // playRun is where a run of kube play keeps its files.
 type playRun struct {
 	tmp, volDir, procsPath string
+	pod                    *playPod
 }
 
 // runPlay makes the volumes and runs podvisor on the written procs.yaml:
 // directly without mounts or with --volume-root (links), else in a private
 // mount namespace (execMounted).
 func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res *kube.Result, pcfg *config.Config, run playRun, stdout, stderr io.Writer) int {
-	runArgs := []string{"-c", run.procsPath}
-	if *f.listen != "" {
-		runArgs = append(runArgs, "--listen", *f.listen)
-	}
-	if *f.logFormat != "" {
-		runArgs = append(runArgs, "--log-format", *f.logFormat)
-	}
+	runArgs := run.pod.runArgs(f, run.procsPath)
 	if len(res.Mounts) > 0 && opts.VolumeRoot == "" && !opts.Root {
 		var paths []string
 		for _, mt := range res.Mounts {
@@ -265,11 +267,19 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 			w.Name, strings.Join(paths, ", "))
 		return exitUsage
 	}
+	release, code := run.pod.claim(stderr)
+	if code != exitOK {
+		return code
+	}
+	defer release()
 	if code := makeVolumes(file, opts, res, pcfg, run.volDir, stderr); code != exitOK {
 		return code
 	}
-	if len(res.Mounts) == 0 {
-		return cmdRun(runArgs, stdout, stderr)
+	if !opts.Root || opts.VolumeRoot != "" {
+		fmt.Fprintf(stderr, "podvisor kube play: warning: the pod's hostname stays this machine's: a UTS namespace of its own needs root and no --volume-root\n")
+	}
+	if len(res.Mounts) == 0 && (!opts.Root || opts.VolumeRoot != "") {
+		return runPod(runArgs, &run.pod.Roles, stdout, stderr)
 	}
 	if opts.VolumeRoot != "" {
 		b, err := kube.Link(res.Mounts)
@@ -278,15 +288,16 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
-		return cmdRun(runArgs, stdout, stderr)
+		return runPod(runArgs, &run.pod.Roles, stdout, stderr)
 	}
-	// The run continues in a private mount namespace: this process execs
-	// itself there (same pid), binds the volumes, runs, and cleans up.
+	// The run continues in a private mount namespace and UTS namespace
+	// (the pod's hostname): this process execs itself there (same pid),
+	// binds the volumes, runs, and cleans up.
 	// The re-exec stays: unshare(CLONE_NEWNS) moves only the calling
 	// thread of a multi-threaded Go process; after execve the whole
 	// process is in the namespace. It passes the translation on (the
 	// written procs.yaml and the mounts), translating nothing again.
-	return execMounted(mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs}, pcfg, stderr)
+	return execMounted(mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs, Pod: run.pod, Hostname: run.pod.Hostname}, pcfg, stderr)
 }
 
 // makeVolumes materialises the volumes in volDir behind their fence.
@@ -368,6 +379,7 @@ func playOptions(imageCmds []string, ordered bool, fromDir, volumeRoot, caFile s
 		self = "podvisor"
 	}
 	opts.Self = self
+	opts.ClaimDir = kube.ClaimsDir(kubeStateDir())
 	opts.Hostname, _ = os.Hostname()
 	opts.CPUs = runtime.NumCPU()
 	var si unix.Sysinfo_t
@@ -394,6 +406,9 @@ type mountedState struct {
 	Mounts  []kube.Mount
 	Tmp     string
 	RunArgs []string
+	Pod     *playPod // its record, written before the exec, is removed at the end
+	// Hostname is the pod's, set in its UTS namespace.
+	Hostname string
 }
 
 // execMounted moves this thread into a new mount namespace and execs
@@ -414,7 +429,7 @@ func execMounted(st mountedState, cfg *config.Config, stderr io.Writer) int {
 	}
 	// The control socket is bound here, outside the namespace, so the
 	// operate verbs reach it even when a volume covers its directory.
-	ctlPath, explicit := controlPath("", cfg)
+	ctlPath, explicit := controlPath(st.controlFlag(), cfg)
 	ctlEnv, err := bindControlForNamespace(ctlPath, explicit)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: cannot create the control socket; nothing was started: %v\n", err)
@@ -425,8 +440,8 @@ func execMounted(st mountedState, cfg *config.Config, stderr io.Writer) int {
 		env = append(env, ctlEnv)
 	}
 	runtime.LockOSThread() // never unlocked: this thread becomes the process
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		fmt.Fprintf(stderr, "podvisor kube play: cannot create a mount namespace: %v\n", err)
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWUTS); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: cannot create a mount and UTS namespace: %v\n", err)
 		return exitFail
 	}
 	err = syscall.Exec(self, []string{self, "kube", "play"}, env)
@@ -460,12 +475,16 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	defer os.RemoveAll(st.Tmp)
+	defer st.Pod.releaseOwn()
+	if st.Hostname != "" {
+		if err := unix.Sethostname([]byte(st.Hostname)); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: cannot set the pod's hostname %q: %v\n", st.Hostname, err)
+			return exitFail
+		}
+	}
 	// Mount points are created on the real filesystem: written down first,
 	// so that a run killed with SIGKILL leaves a record the next run cleans.
-	stateDir := os.Getenv(kubeStateEnv)
-	if stateDir == "" {
-		stateDir = kube.DefaultStateDir
-	}
+	stateDir := kubeStateDir()
 	removed, errs := kube.CleanStale(stateDir)
 	if len(removed) > 0 {
 		fmt.Fprintf(stderr, "podvisor kube play: removed what a killed run left: %s\n", strings.Join(removed, ", "))
@@ -487,7 +506,21 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
 	}
-	return cmdRun(st.RunArgs, stdout, stderr)
+	var roles *server.PodRoles
+	if st.Pod != nil {
+		roles = &st.Pod.Roles
+	}
+	return runPod(st.RunArgs, roles, stdout, stderr)
+}
+
+// controlFlag is the --control of the run's arguments, or "".
+func (st mountedState) controlFlag() string {
+	for i, a := range st.RunArgs {
+		if a == "--control" && i+1 < len(st.RunArgs) {
+			return st.RunArgs[i+1]
+		}
+	}
+	return ""
 }
 
 // unbind undoes what kube.Bind or kube.Link made, reporting what it
@@ -514,20 +547,30 @@ func kubeGenerateFlags(fs *flag.FlagSet) *generateFlags {
 	}
 }
 
+// parseKubeArgs parses a kube subcommand's flags and its want positional
+// arguments (else it prints "podvisor CMD: " and wrong); ok is false when
+// the command ends here with code (0 after --help).
+func parseKubeArgs(fs *flag.FlagSet, args []string, want int, wrong string, stderr io.Writer) (pos []string, code int, ok bool) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK, false
+		}
+		return nil, exitUsage, false
+	}
+	if len(pos) != want {
+		fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), wrong)
+		return nil, exitUsage, false
+	}
+	return pos, exitOK, true
+}
+
 func cmdKubeGenerate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kube generate", stderr)
 	f := kubeGenerateFlags(fs)
 	path, shape, kind, image, name := f.path, f.shape, f.kind, f.image, f.name
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "podvisor kube generate: unexpected argument %q (the config is -c FILE)\n", pos[0])
-		return exitUsage
+	if _, code, ok := parseKubeArgs(fs, args, 0, "unexpected argument (the config is -c FILE)", stderr); !ok {
+		return code
 	}
 	cfg, err := loadConfig(*path)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/app"
 	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/server"
 )
 
 // runFlags defines run's flags (cmdRun and the command table share it).
@@ -21,6 +22,12 @@ func runFlags(fs *flag.FlagSet) (path, listen, logFormat, control *string) {
 // cmdRun supervises the processes of a config: it reads the flags and the
 // config, and internal/app composes and runs the rest.
 func cmdRun(args []string, stdout, stderr io.Writer) int {
+	return runPod(args, nil, stdout, stderr)
+}
+
+// runPod is cmdRun for a pod's processes (kube play): pod names its
+// containers, for the pod's phase and conditions in /status.
+func runPod(args []string, pod *server.PodRoles, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr)
 	path, listen, logFormat, controlFlag := runFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -46,6 +53,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		Listen:    *listen,
 		LogFormat: *logFormat,
 		Control:   *controlFlag,
+		Pod:       pod,
 		Stdout:    stdout,
 		Stderr:    stderr,
 	})

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"github.com/podvisor/podvisor/client"
 	"github.com/podvisor/podvisor/internal/server"
 )
 
@@ -19,21 +21,22 @@ const defaultStatusAddr = "127.0.0.1:9464"
 const statusTimeout = 5 * time.Second
 
 // statusFlags defines status's flags (cmdStatus and the command table share it).
-func statusFlags(fs *flag.FlagSet) (addr *string, asJSON *bool, out *output) {
+func statusFlags(fs *flag.FlagSet) (addr, pod *string, asJSON *bool, out *output) {
 	def := os.Getenv("PODVISOR_ADDR")
 	if def == "" {
 		def = defaultStatusAddr
 	}
 	addr = fs.String("addr", def, "podvisor's HTTP `ADDR` ($PODVISOR_ADDR, else 127.0.0.1:9464; \":PORT\" means 127.0.0.1:PORT)")
 	asJSON = fs.Bool("json", false, "same as -o json")
-	return addr, asJSON, outputFlag(fs)
+	pod = fs.String("pod", "", "the pod `NAME` kube play runs, over its control socket (podvisor kube ps lists them)")
+	return addr, pod, asJSON, outputFlag(fs)
 }
 
 // cmdStatus prints a running podvisor's processes: a table, or the /status
 // JSON as served with -o json. Exit 1 when no podvisor answers.
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("status", stderr)
-	addr, asJSON, out := statusFlags(fs)
+	addr, pod, asJSON, out := statusFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -41,15 +44,17 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor status: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	c, err := httpClient(*addr)
-	if err != nil {
+	c, err := statusClient(*addr, *pod)
+	if ue := (usageError{}); errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "podvisor status: %v\n", err)
 		return exitUsage
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
-	defer cancel()
-	st, err := c.Status(ctx)
+	var st server.Status
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+		defer cancel()
+		st, err = c.Status(ctx)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor status: %v\n", err)
 		return exitFail
@@ -67,4 +72,24 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// usageError marks a status target that is malformed.
+type usageError struct{ error }
+
+// statusClient is the client of the pod's control socket, else of the
+// HTTP address; a malformed address is a usageError.
+func statusClient(addr, pod string) (*client.Client, error) {
+	if pod != "" {
+		socket, err := podSocket(pod)
+		if err != nil {
+			return nil, err
+		}
+		return controlClient(socket), nil
+	}
+	c, err := httpClient(addr)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return c, nil
 }

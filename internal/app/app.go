@@ -64,8 +64,11 @@ type Options struct {
 	Listen    string // --listen: the HTTP address, or "off"
 	LogFormat string // --log-format: text or json
 	Control   string // --control: the control socket's path, or "off"
-	Stdout    io.Writer
-	Stderr    io.Writer
+	// Pod names the processes that are a pod's containers (kube play),
+	// for the pod's phase and conditions in /status; nil otherwise.
+	Pod    *server.PodRoles
+	Stdout io.Writer
+	Stderr io.Writer
 }
 
 // Early is the set-up that needs no config, begun by Begin while the config
@@ -253,7 +256,7 @@ func (r *run) observe() {
 	r.fdStore = launch.NewFDStore(r.log)             // fds processes hand over (FDSTORE=1)
 	self, _ := os.Hostname()                         // served by default, as names that are not public
 	r.hosts = server.NewHosts(self, cfg.ListenHosts) // the Host names served (DNS rebinding)
-	r.web = &liveHTTP{opts: server.Options{Logger: r.log, Timeline: r.tl, StoredFDs: r.fdStore.Count, Hosts: r.hosts}, log: r.log}
+	r.web = &liveHTTP{opts: server.Options{Logger: r.log, Timeline: r.tl, StoredFDs: r.fdStore.Count, Hosts: r.hosts, Pod: r.opts.Pod}, log: r.log}
 }
 
 // serveHTTP binds the HTTP port and serves it, before any child is
@@ -289,7 +292,8 @@ func (r *run) startControl(sup *supervisor.Supervisor, events *server.Events) (s
 	cfgPath, _ := filepath.Abs(r.opts.Config.File)
 	// The socket's event streams have a budget of their own: anonymous
 	// clients of the HTTP port must not lock the operator out.
-	routes := map[string]http.Handler{"GET /v1/events": events.Handler(server.MaxStreams), "GET /v1/timeline": server.TimelineHandler(r.tl)}
+	routes := map[string]http.Handler{"GET /v1/events": events.Handler(server.MaxStreams), "GET /v1/timeline": server.TimelineHandler(r.tl),
+		"GET /v1/status": server.StatusHandler(sup, r.metrics, r.web.opts)}
 	stop, err = startControl(path, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{control.Supervised{Supervisor: sup}, r.sink, &r.current}, routes, r.log)
 	if err != nil {
 		r.log.Error("cannot create the control socket; nothing was started", "err", err)

@@ -864,6 +864,16 @@ processes:
   db: {command: x, depends_on: {init: started}}
   app: {command: x, depends_on: [db]}
 `, "stop timeouts along the longest teardown chain app -> db -> init add up to 30s, more than shutdown_timeout 25s"},
+		{"a pod's budget: every process has min_grace", `shutdown_timeout: 5s
+processes:
+  proxy: {command: x, sidecar: true, stop: {timeout: 5s, min_grace: 2s}}
+  app: {command: x, depends_on: {proxy: started}, stop: {timeout: 5s, min_grace: 2s}}
+`, ""},
+		{"one process without min_grace on the chain", `shutdown_timeout: 5s
+processes:
+  proxy: {command: x, stop: {timeout: 5s}}
+  app: {command: x, depends_on: {proxy: started}, stop: {timeout: 5s, min_grace: 2s}}
+`, "stop timeouts along the longest teardown chain app -> proxy add up to 10s, more than shutdown_timeout 5s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

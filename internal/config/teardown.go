@@ -24,6 +24,12 @@ import (
 // dependents wait for it so; one awaited only as started counts, and so
 // does the chain through it. One with a stop.command counts in full: that
 // runs in the teardown between its dependents and its dependencies.
+//
+// A chain whose every process has stop.min_grace shares the budget as a
+// pod's containers share the kubelet's grace period: each gets what is left
+// of it, and still its stop signal and min_grace after it runs out, so no
+// process on it is killed without its signal: no warning (kube play's pods,
+// docs/kubernetes.md).
 func (c *Config) TeardownWarning() string {
 	if c.Graph == nil {
 		return ""
@@ -57,11 +63,21 @@ func (c *Config) TeardownWarning() string {
 		return int64(p.Stop.Timeout)
 	}
 	path, total := g.LongestPath(weight)
-	if total <= int64(c.ShutdownTimeout) {
+	if total <= int64(c.ShutdownTimeout) || c.sharesBudget(path) {
 		return ""
 	}
 	return fmt.Sprintf("stop timeouts along the longest teardown chain %s add up to %s, more than shutdown_timeout %s",
 		strings.Join(path, " -> "), formatDuration(time.Duration(total)), formatDuration(c.ShutdownTimeout))
+}
+
+// sharesBudget reports whether every process on path has stop.min_grace.
+func (c *Config) sharesBudget(path []string) bool {
+	for _, name := range path {
+		if c.Processes[name].Stop.MinGrace <= 0 {
+			return false
+		}
+	}
+	return len(path) > 0
 }
 
 // finishedBefore reports whether e's dependency has exited before e's

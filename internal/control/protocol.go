@@ -13,6 +13,8 @@ import "github.com/podvisor/podvisor/api"
 //	                              name every process's, prefixed, by time
 //	POST /v1/logs/reopen          reopen the log files (after logrotate)
 //	GET  /v1/identity             {"pid": N, "config": PATH}
+//	GET  /v1/status               the /status document, as GET /status on the
+//	                              HTTP listener (podvisor status --pod, kube ps)
 //	GET  /v1/events               text/event-stream, as GET /events on the
 //	                              HTTP listener (internal/server/events.go)
 //

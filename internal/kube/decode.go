@@ -51,6 +51,10 @@ type Workload struct {
 	BackoffLimit *int // Job and CronJob
 	Line         int
 	Ignored      []string // workload spec fields set that kube play ignores
+	// StatefulSet: its volumeClaimTemplates' names and the ordinal of the
+	// pod played (spec.ordinals.start).
+	ClaimTemplates []string
+	Ordinal        int
 	// SpecNode is the pod spec as parsed, for the positions of Translate's
 	// errors; nil when unknown.
 	SpecNode *yaml.Node
@@ -259,10 +263,13 @@ func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {
 	w := &Workload{Kind: kind, Name: obj.Metadata.Name, Line: n.Line, BackoffLimit: spec.BackoffLimit, ServerSet: serverSet(n)}
 	for i := 0; i+1 < len(obj.Spec.Content); i += 2 {
 		switch k := obj.Spec.Content[i].Value; k {
-		case "template", "jobTemplate", "backoffLimit", "selector":
+		case "template", "jobTemplate", "backoffLimit", "selector", "volumeClaimTemplates", "ordinals":
 		default:
 			w.Ignored = append(w.Ignored, k)
 		}
+	}
+	if kind == "StatefulSet" {
+		w.ClaimTemplates, w.Ordinal = claimTemplates(&spec.VolumeClaimTemplates), ordinalStart(&spec.Ordinals)
 	}
 	tmpl := spec.Template
 	if kind == "CronJob" {

@@ -48,6 +48,10 @@ func Materialise(vols []*VolumePlan) error {
 					return fmt.Errorf("volume %s: %w", v.Name, err)
 				}
 			}
+		case "persistentVolumeClaim":
+			if err := makeClaim(v.Source); err != nil {
+				return fmt.Errorf("volume %s: claim %s: %w", v.Name, v.Claim, err)
+			}
 		case "hostPath":
 			if err := hostPath(v); err != nil {
 				return fmt.Errorf("volume %s: hostPath %s: %w", v.Name, v.Source, err)

@@ -28,6 +28,7 @@ type Options struct {
 	Self          string            // path of the podvisor binary (httpGet hooks)
 	Root          bool              // podvisor runs as root (user:, mount namespace)
 	VolumeDir     string            // where volumes are materialised
+	ClaimDir      string            // where persistentVolumeClaims live (ClaimsDir), across runs
 	// PlaceVolumes, when set, is asked for the volume directory (in
 	// VolumeDir's place) once the mounts are known and before any path
 	// of a volume is used: kube play makes its run directory outside
@@ -79,7 +80,8 @@ type translator struct {
 	// mount paths rewritten under --volume-root, longest first
 	remapTargets []string
 	plans        map[string]*VolumePlan
-	envFiles     []envFromFile // fileKeyRefs of the container being built
+	refused      map[string]bool // volumes declared but refused (reported)
+	envFiles     []envFromFile   // fileKeyRefs of the container being built
 }
 
 // errorf records an error about the workload as a whole: it points at
@@ -1009,7 +1011,6 @@ var ignoredWhy = map[string]string{
 	"dnsPolicy":                    "DNS and names are this machine's",
 	"dnsConfig":                    "DNS and names are this machine's",
 	"hostAliases":                  "DNS and names are this machine's",
-	"hostname":                     "DNS and names are this machine's",
 	"subdomain":                    "DNS and names are this machine's",
 	"setHostnameAsFQDN":            "DNS and names are this machine's",
 	"schedulerName":                "scheduling has no meaning on one machine",

@@ -439,7 +439,7 @@ func TestRefusedAndWarned(t *testing.T) {
 	refused := map[string][2]string{
 		"ftp probe":   {"", "    readinessProbe: {httpGet: {port: 443, scheme: FTP}}\n"},
 		"named port":  {"", "    readinessProbe: {httpGet: {port: web}}\n"},
-		"pvc":         {"  volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]\n", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
+		"nfs":         {"  volumes: [{name: d, nfs: {server: s, path: /x}}]\n", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
 		"no volume":   {"", "    volumeMounts: [{name: d, mountPath: /d}]\n"},
 		"subPathExpr": {"  volumes: [{name: d, emptyDir: {}}]\n", "    volumeMounts: [{name: d, mountPath: /d, subPathExpr: $(X)}]\n"},
 		"stopSignal":  {"", "    lifecycle: {stopSignal: SIGKILL}\n"},

@@ -12,11 +12,16 @@ import (
 // VolumePlan is a volume to materialise before the run.
 type VolumePlan struct {
 	Name     string
-	Kind     string // emptyDir, hostPath, configMap, secret
-	Source   string // the directory (or hostPath) the mounts bind
+	Kind     string // emptyDir, hostPath, persistentVolumeClaim, configMap, secret, downwardAPI, projected
+	Source   string // the directory (or hostPath, or claim directory) the mounts bind
 	Files    map[string]File
 	HostType string // hostPath type
+	Claim    string // persistentVolumeClaim: the claim's name
 }
+
+// outside reports whether the volume's directory is not the run's: a
+// hostPath, or a claim's directory that outlives the run.
+func (v *VolumePlan) outside() bool { return v.Kind == "hostPath" || v.Kind == "persistentVolumeClaim" }
 
 // File is one file of a configMap or secret volume.
 type File struct {
@@ -40,9 +45,12 @@ type Mount struct {
 // volumes plans the pod's volumes and every container's mounts.
 func (t *translator) volumes(res *Result) map[string]*VolumePlan {
 	plans := map[string]*VolumePlan{}
-	for i, v := range t.w.Spec.Volumes {
+	t.refused = map[string]bool{}
+	for i, v := range t.withClaimTemplates() {
 		if p := t.volumePlan(i, v, plans); p != nil {
 			plans[v.Name] = p
+		} else {
+			t.refused[v.Name] = true // reported once, not again at each mount
 		}
 	}
 	used, byTarget := t.volumeMounts(plans)
@@ -88,10 +96,12 @@ func (t *translator) volumePlan(i int, v Volume, plans map[string]*VolumePlan) *
 		return nil
 	}
 	p := &VolumePlan{Name: v.Name, Source: filepath.Join(t.opts.VolumeDir, v.Name)}
+	kind := volumeType(v)
 	switch {
-	case v.EmptyDir != nil:
+	case v.EmptyDir != nil, kind == "":
+		// No source at all is an emptyDir: the API server's default.
 		p.Kind = "emptyDir"
-		if v.EmptyDir.Medium == "Memory" || v.EmptyDir.SizeLimit.Kind != 0 || v.EmptyDir.Mode.Kind != 0 {
+		if v.EmptyDir != nil && (v.EmptyDir.Medium == "Memory" || v.EmptyDir.SizeLimit.Kind != 0 || v.EmptyDir.Mode.Kind != 0) {
 			t.warnf("%s: emptyDir medium, sizeLimit and mode: ignored, a plain directory (mode 0777)", where)
 		}
 	case v.HostPath != nil:
@@ -112,7 +122,15 @@ func (t *translator) volumePlan(i int, v Volume, plans map[string]*VolumePlan) *
 		if v.Secret.DefaultUser.Kind != 0 {
 			t.warnf("%s: defaultUser: ignored, the files belong to podvisor's user", where)
 		}
+		if files, ok := t.legacyToken(v); ok {
+			p.Files = files
+			break
+		}
 		p.Files = t.volumeFiles(true, v.Secret.SecretName, v.Secret.Items, v.Secret.DefaultMode, v.Secret.Optional, where)
+	case v.PersistentVolumeClaim.Kind != 0:
+		if !t.claimPlan(p, v, where) {
+			return nil
+		}
 	case v.DownwardAPI != nil:
 		p.Kind = "downwardAPI"
 		if v.DownwardAPI.DefaultUser.Kind != 0 {
@@ -124,7 +142,7 @@ func (t *translator) volumePlan(i int, v Volume, plans map[string]*VolumePlan) *
 		p.Kind = "projected"
 		p.Files = t.projectedFiles(v.Projected, where.in("projected"))
 	default:
-		t.errorAt(where, ": only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes can run locally (use a hostPath for data that must persist)")
+		t.errorAt(where, ": %s volumes cannot run locally: only emptyDir, hostPath, persistentVolumeClaim, configMap, secret, downwardAPI and projected can (use a hostPath or a persistentVolumeClaim for data that must persist)", kind)
 		return nil
 	}
 	return p
@@ -140,6 +158,9 @@ func (t *translator) volumeMounts(plans map[string]*VolumePlan) (used map[string
 			for j, vm := range c.VolumeMounts {
 				where := place{text: fmt.Sprintf("%s.volumeMounts[%d]", c.Name, j)}
 				p, ok := plans[vm.Name]
+				if !ok && t.refused[vm.Name] {
+					continue // declared, and refused already
+				}
 				if !ok {
 					t.errorAt(where, ": no volume named %q in spec.volumes", vm.Name)
 					continue
@@ -171,7 +192,7 @@ func (t *translator) volumeMounts(plans map[string]*VolumePlan) (used map[string
 					}
 				}
 				target := path.Clean(vm.MountPath)
-				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name, HostPath: p.Kind == "hostPath"}
+				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name, HostPath: p.outside()}
 				if prev, dup := byTarget[target]; dup {
 					if prev.Source != m.Source || prev.SubPath != m.SubPath {
 						t.errorAt(where, ": %s is already the mount point of volume %q in another container; "+
@@ -289,7 +310,7 @@ func pathChar(c byte) bool {
 // and the mounts of them under dir.
 func placeVolumes(plans map[string]*VolumePlan, mounts []Mount, dir string) {
 	for _, v := range plans {
-		if v.Kind != "hostPath" {
+		if !v.outside() {
 			v.Source = filepath.Join(dir, v.Name)
 		}
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	// StoredFDs, if set, counts the fds a process keeps in podvisor's fd
 	// store (FDSTORE=1), for /status's stored_fds.
 	StoredFDs func(process string) int
+	// Pod, if set, names the processes that are a pod's containers
+	// (kube play): /status then carries the pod's phase and conditions.
+	Pod *PodRoles
 
 	// Connection timeouts for NewHTTPServer. Go's zero values mean "none",
 	// which lets a slow client hold a connection forever.
@@ -85,7 +88,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // not be nil). Only GET and HEAD are served; other methods get 405 with an
 // Allow header, unknown paths 404.
 func New(src Source, m *Metrics, opts Options) http.Handler {
-	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler, storedFDs: opts.StoredFDs}
+	h := makeHandler(src, m, opts)
 	// A "GET" pattern also matches HEAD, and the mux answers other methods
 	// on a known path with 405 and the Allow header by itself.
 	mux := http.NewServeMux()
@@ -131,6 +134,17 @@ type handler struct {
 	liveTimeout time.Duration
 	sampler     Sampler
 	storedFDs   func(string) int
+	pod         *PodRoles
+}
+
+func makeHandler(src Source, m *Metrics, opts Options) *handler {
+	return &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler, storedFDs: opts.StoredFDs, pod: opts.Pod}
+}
+
+// StatusHandler serves the /status document elsewhere: on the control
+// socket as GET /v1/status (podvisor status --pod, kube ps).
+func StatusHandler(src Source, m *Metrics, opts Options) http.HandlerFunc {
+	return makeHandler(src, m, opts).status
 }
 
 // isReady is the single definition of "ready" for /readyz, /status and
@@ -190,6 +204,9 @@ func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
 		for i := range st.Processes {
 			st.Processes[i].StoredFDs = h.storedFDs(st.Processes[i].Name)
 		}
+	}
+	if h.pod != nil {
+		st.Pod = NewPodStatus(*h.pod, st)
 	}
 	// Marshalling cannot fail for these plain types.
 	body, _ := json.Marshal(st)

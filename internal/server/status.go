@@ -20,6 +20,8 @@ type (
 	Status         = api.Status
 	ProcessStatus  = api.ProcessStatus
 	ScheduleStatus = api.ScheduleStatus
+	PodStatus      = api.PodStatus
+	PodCondition   = api.PodCondition
 )
 
 // NewStatus converts a snapshot to its wire form.
@@ -79,6 +81,9 @@ func WriteStatusTable(w io.Writer, st Status, now time.Time) error {
 	}
 	if _, err := fmt.Fprintf(w, "podvisor: %s, %s%s\n", clean(st.Phase), ready, gen); err != nil {
 		return fmt.Errorf("write status table: %w", err)
+	}
+	if st.Pod != nil {
+		fmt.Fprintf(w, "pod: %s, %d/%d ready\n", clean(st.Pod.Phase), st.Pod.Ready, st.Pod.Total)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tREADY\tPID\tCPU%\tMEM\tRESTARTS\tLAST EXIT\tUPTIME\tDETAIL")

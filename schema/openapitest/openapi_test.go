@@ -115,6 +115,8 @@ func schemaPointers(v any, at string) []string {
 var wireTypes = map[string]any{
 	"Status":          api.Status{},
 	"ProcessStatus":   api.ProcessStatus{},
+	"PodStatus":       api.PodStatus{},
+	"PodCondition":    api.PodCondition{},
 	"Resources":       api.Resources{},
 	"ScheduleStatus":  api.ScheduleStatus{},
 	"ProcessEvent":    api.ProcessEvent{},
