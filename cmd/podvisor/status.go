@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/server"
 )
 
@@ -53,6 +54,11 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	// No proxy: the target is a podvisor in this pod or on this host, and
 	// an HTTP_PROXY meant for the outside world must not intercept it.
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	if sock, ok := projectSocket(); ok && !flagSet(fs, "addr") && os.Getenv("PODVISOR_ADDR") == "" {
+		// This project's run in the background (run -d): its socket, not
+		// a port another project's podvisor may hold.
+		client, dial = control.NewClient(sock).HTTPClient(), "localhost"
+	}
 	st, raw, err := server.FetchStatus(ctx, client, dial)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor status: %v\n", err)

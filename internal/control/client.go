@@ -35,6 +35,10 @@ func NewClient(path string) *Client {
 	return &Client{Path: path, http: &http.Client{Transport: tr}}
 }
 
+// HTTPClient is the client's HTTP client, which reaches the socket
+// whatever the URL's host (podvisor status asks GET /status there).
+func (c *Client) HTTPClient() *http.Client { return c.http }
+
 // Do sends a command and returns the server's answer. timeout is how long
 // the server waits for the outcome; ctx should allow a little more.
 func (c *Client) Do(ctx context.Context, op string, req Request, timeout time.Duration) (Response, error) {

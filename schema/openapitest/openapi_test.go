@@ -129,6 +129,9 @@ var wireTypes = map[string]any{
 	"CommandResponse": control.Response{},
 	"CommandResult":   control.Result{},
 	"Identity":        control.Identity{},
+	"ExecRequest":     control.ExecRequest{},
+	"ExecFrame":       control.ExecFrame{},
+	"DownResponse":    control.DownResponse{},
 	"UIConfig":        webui.Config{},
 }
 
