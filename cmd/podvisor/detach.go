@@ -65,10 +65,7 @@ func detachedSocket(flagPath string, cfg *config.Config) string {
 // own with its output in a log file beside its socket, and returns once it
 // is ready (0) or ended (its exit code, with the end of its log).
 func runDetached(args []string, o runOpts, sel config.Selection, stdout, stderr io.Writer) int {
-	cfg, err := loadConfig(*o.path)
-	if err == nil {
-		err = checkSelection(cfg, sel)
-	}
+	cfg, err := loadSelected(*o.path, sel)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage

@@ -45,10 +45,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return runDetached(args, o, sel, stdout, stderr)
 	}
 	early := app.Begin() // while the config is parsed
-	cfg, err := loadConfig(*o.path)
-	if err == nil {
-		err = checkSelection(cfg, sel)
-	}
+	cfg, err := loadSelected(*o.path, sel)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
@@ -75,15 +72,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// checkSelection refuses a selection with unknown names or profiles, and
-// one that starts nothing.
-func checkSelection(cfg *config.Config, sel config.Selection) error {
+// loadSelected loads the config at path and refuses a selection with
+// unknown names or profiles, and one that starts nothing.
+func loadSelected(path string, sel config.Selection) (*config.Config, error) {
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return nil, err
+	}
 	names, err := cfg.Select(sel)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(names) == 0 {
-		return fmt.Errorf("%s: no process to run: every process has profiles (the profiles are %v); use --profile", cfg.File, cfg.Profiles())
+		return nil, fmt.Errorf("%s: no process to run: every process has profiles (the profiles are %v); use --profile", cfg.File, cfg.Profiles())
 	}
-	return nil
+	return cfg, nil
 }

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/podvisor/podvisor/internal/graph"
 )
 
@@ -20,28 +18,6 @@ var profileName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
 
 // ValidProfileName reports whether s may name a profile.
 func ValidProfileName(s string) bool { return len(s) <= 63 && profileName.MatchString(s) }
-
-// profiles decodes profiles: a list of names, sorted, without duplicates.
-func (l *loader) profiles(n *yaml.Node, path *keyPath) []string {
-	if n.Kind != yaml.SequenceNode {
-		l.errorf(n, path, "expected a list of profile names, such as [dev, debug], got %s", describe(n))
-		return nil
-	}
-	var out []string
-	for _, item := range n.Content {
-		name, ok := l.str(item, path)
-		if !ok {
-			continue
-		}
-		if !ValidProfileName(name) {
-			l.errorf(item, path, "%q is not a profile name (2 to 63 letters, digits, _ . -, starting with a letter or digit)", name)
-			continue
-		}
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // Selection says which processes a run starts: those without profiles plus
 // those in Profiles, or, when Names is set, the named processes (whatever

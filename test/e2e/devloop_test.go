@@ -183,7 +183,7 @@ func TestRunDetached_TwoProjectsFromTwoShells(t *testing.T) {
 		t.Errorf("restart beta in project a was not refused by a's podvisor:\n%s", out)
 	}
 	// A second run -d of a project that runs is refused.
-	if out := a.must(1, "run", "-d"); !strings.Contains(out, fmt.Sprintf("a podvisor already runs on")) {
+	if out := a.must(1, "run", "-d"); !strings.Contains(out, "a podvisor already runs on") {
 		t.Errorf("second run -d:\n%s", out)
 	}
 	out := a.must(0, "down")
