@@ -14,10 +14,10 @@ import (
 )
 
 // checkFlags defines check's flags (cmdCheck and the command table share it).
-func checkFlags(fs *flag.FlagSet) (path *string, portable *bool, out *output) {
+func checkFlags(fs *flag.FlagSet) (path *string, portable *bool, out *output, profiles *profileList) {
 	path = configFlag(fs)
 	portable = fs.Bool("portable", false, "report what depends on this machine (users, groups, env files, unset variables) as notes, not errors")
-	return path, portable, outputFlag(fs)
+	return path, portable, outputFlag(fs), profileFlag(fs)
 }
 
 // checkReport is what check found: with -o json, the API's CheckReport
@@ -36,7 +36,7 @@ type checkReport struct {
 // when the teardown budget is too small), or exit 2 with every error.
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", stderr)
-	path, portable, out := checkFlags(fs)
+	path, portable, out, profiles := checkFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -44,7 +44,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor check: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	rep := check(*path, *portable)
+	rep := check(*path, *portable, selection(profiles, nil))
 	if *out == outputJSON {
 		if err := writeJSON(stdout, rep); err != nil {
 			fmt.Fprintf(stderr, "podvisor check: %v\n", err)
@@ -70,8 +70,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// check loads and judges the config at path.
-func check(path string, portable bool) checkReport {
+// check loads and judges the config at path; the counts are of the
+// processes sel selects (the whole file is checked).
+func check(path string, portable bool, sel config.Selection) checkReport {
 	rep := checkReport{Errors: []string{}, Warnings: []string{}, Notes: []string{}}
 	var (
 		cfg   *config.Config
@@ -110,6 +111,14 @@ func check(path string, portable bool) checkReport {
 		rep.Warnings = append(rep.Warnings, "the sockets cannot be bound now; podvisor run would fail: "+err.Error())
 	}
 	sockets.Close()
-	rep.OK, rep.Processes, rep.Levels = true, len(cfg.Names), len(cfg.Graph.Levels())
+	sub, err := selectConfig(cfg, sel)
+	if err != nil {
+		rep.Errors = []string{err.Error()}
+		return rep
+	}
+	if len(sub.Names) == 0 {
+		rep.Warnings = append(rep.Warnings, "every process has profiles: podvisor run starts nothing without --profile")
+	}
+	rep.OK, rep.Processes, rep.Levels = true, len(sub.Names), len(sub.Graph.Levels())
 	return rep
 }

@@ -65,9 +65,10 @@ var (
 // themselves, and nothing writes it after.
 var commands = []command{
 	{
-		name:    "run",
-		summary: "supervise the processes of a config (the main job)",
-		args:    "",
+		name:     "run",
+		summary:  "supervise the processes of a config (the main job)",
+		args:     "[NAME...]",
+		argsLast: true,
 		about: "Starts every process in dependency order, keeps them running, serves\n" +
 			"/readyz, /livez, /status, /metrics, /events and the web page at /, and on\n" +
 			"SIGTERM, SIGINT or SIGQUIT tears them down in reverse dependency order\n" +
@@ -78,6 +79,9 @@ var commands = []command{
 		examples: []example{
 			{"podvisor run", "run procs.yaml from the working directory (or $PODVISOR_CONFIG)"},
 			{"podvisor run -c /etc/podvisor/procs.yaml --listen :9464 --log-format json", "run a given config, serve HTTP on port 9464, log JSON lines"},
+			{"podvisor run --profile debug", "also run the processes with profiles: [debug]"},
+			{"podvisor run -c procs.yaml web", "run web and what it depends on, nothing else"},
+			{"podvisor run -d", "run in the background; podvisor down stops it"},
 		},
 		exits: []exitCode{
 			{0, "clean teardown after a signal, or every job completed successfully"},
@@ -279,6 +283,38 @@ var commands = []command{
 			{"podvisor reload nginx", "run nginx's reload: action (reload: {signal: HUP})"},
 		},
 		exits: []exitCode{{0, "done: every process reached the outcome (one line each)"}, {1, "refused or failed, saying why (unknown process, no podvisor on the socket, timeout)"}, {2, "usage error"}},
+	},
+	{
+		name:    "exec",
+		summary: "run a command as a process runs: its environment, user and working directory",
+		args:    "NAME -- CMD [ARG...]",
+		about: "The running podvisor spawns the command with the process's environment (env:,\n" +
+			"env_file, podvisor's own, as the process gets them), user, groups and working\n" +
+			"directory; stdin is /dev/null. Output comes back as it is written.",
+		argsLast: true,
+		flags:    func(fs *flag.FlagSet) { execFlags(fs) },
+		run:      cmdExec,
+		procArgs: true,
+		examples: []example{
+			{"podvisor exec web -- env", "print web's environment"},
+			{"podvisor exec db -- psql -c 'select 1'", "run psql as db's user, in its directory"},
+		},
+		exits: []exitCode{{-1, "the command's exit code (127 not found, 126 not executable)"}, {1, "unknown process, or no podvisor on the socket"}, {2, "usage error"}},
+	},
+	{
+		name:    "down",
+		summary: "stop a running podvisor (as SIGTERM would) and print its shutdown report",
+		args:    "",
+		about: "Finds this project's run in the background (podvisor run -d) as the other\n" +
+			"commands do, begins its teardown, waits for the end and exits with the run's\n" +
+			"exit code.",
+		flags: func(fs *flag.FlagSet) { downFlags(fs) },
+		run:   cmdDown,
+		examples: []example{
+			{"podvisor down", "stop this directory's podvisor run -d"},
+			{"PODVISOR_CONFIG=/srv/app/procs.yaml podvisor down --timeout 2m", "stop another project's, waiting at most 2 minutes"},
+		},
+		exits: []exitCode{{0, "clean teardown"}, {1, "no podvisor on the socket, or teardown had to SIGKILL something"}, {-1, "any other code: the run's exit code"}, {2, "usage error"}},
 	},
 	{
 		name:     "logs",

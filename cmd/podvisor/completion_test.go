@@ -87,7 +87,7 @@ func TestBashCompletion(t *testing.T) {
 		line string // the words typed; the last is being completed
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "exec", "down", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor st", []string{"status", "stop", "start"}},
 		{"podvisor kube ''", []string{"play", "ps", "down", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
@@ -97,7 +97,7 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor import --from ''", []string{"supervisord", "process-compose", "procfile", "s6", "systemd"}},
 		{"podvisor graph -format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor run --log-format ''", []string{"text", "json"}},
-		{"podvisor run -", []string{"-c", "--config", "--control", "--listen", "--log-format"}},
+		{"podvisor run -", []string{"-c", "--config", "--control", "-d", "--listen", "--log-format", "--profile"}},
 		{"podvisor run -c oth", []string{"other.yaml"}},
 		{"podvisor check --config oth", []string{"other.yaml"}},
 		{"podvisor check -config oth", []string{"other.yaml"}},
@@ -208,7 +208,7 @@ func TestZshCompletion(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "exec", "down", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor kube ''", []string{"play", "ps", "down", "generate"}},
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor status -", []string{"--addr", "--json", "-o", "--pod"}},

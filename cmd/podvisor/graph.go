@@ -10,8 +10,8 @@ import (
 )
 
 // graphFlags defines graph's flags (cmdGraph and the command table share it).
-func graphFlags(fs *flag.FlagSet) (path, format *string, out *output) {
-	return configFlag(fs), fs.String("format", "text", "output `FORMAT`: text, dot or mermaid"), outputFlag(fs)
+func graphFlags(fs *flag.FlagSet) (path, format *string, out *output, profiles *profileList) {
+	return configFlag(fs), fs.String("format", "text", "output `FORMAT`: text, dot or mermaid"), outputFlag(fs), profileFlag(fs)
 }
 
 // graphDoc is graph -o json: the API's Graph (schema/openapi.json).
@@ -50,7 +50,7 @@ func newGraphDoc(g *graph.Graph, kinds map[string]string) graphDoc {
 // cmdGraph renders the dependency graph as text, DOT or Mermaid.
 func cmdGraph(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("graph", stderr)
-	path, format, out := graphFlags(fs)
+	path, format, out, profiles := graphFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -66,6 +66,9 @@ func cmdGraph(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cfg, err := loadConfig(*path)
+	if err == nil {
+		cfg, err = selectConfig(cfg, selection(profiles, nil))
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage

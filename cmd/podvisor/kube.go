@@ -534,16 +534,18 @@ func unbind(b *kube.Bound, stderr io.Writer) {
 // generateFlags are kube generate's flags.
 type generateFlags struct {
 	path, shape, kind, image, name *string
+	profiles                       *profileList
 }
 
 // kubeGenerateFlags defines kube generate's flags.
 func kubeGenerateFlags(fs *flag.FlagSet) *generateFlags {
 	return &generateFlags{
-		path:  configFlag(fs),
-		shape: fs.String("shape", "fat", "fat (podvisor is the entrypoint of one container) or sidecars (one container per process)"),
-		kind:  fs.String("kind", "Pod", "Pod, Deployment or Job"),
-		image: fs.String("image", "", "the container `IMAGE` (default registry.example/NAME:latest)"),
-		name:  fs.String("name", "", "the object `NAME` (default: the config's directory name)"),
+		path:     configFlag(fs),
+		shape:    fs.String("shape", "fat", "fat (podvisor is the entrypoint of one container) or sidecars (one container per process)"),
+		kind:     fs.String("kind", "Pod", "Pod, Deployment or Job"),
+		image:    fs.String("image", "", "the container `IMAGE` (default registry.example/NAME:latest)"),
+		name:     fs.String("name", "", "the object `NAME` (default: the config's directory name)"),
+		profiles: profileFlag(fs),
 	}
 }
 
@@ -573,6 +575,9 @@ func cmdKubeGenerate(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	cfg, err := loadConfig(*path)
+	if err == nil {
+		cfg, err = selectConfig(cfg, selection(f.profiles, nil))
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
@@ -585,7 +590,7 @@ func cmdKubeGenerate(args []string, stdout, stderr io.Writer) int {
 	if *name == "" {
 		*name = dnsName(filepath.Base(cfg.Dir))
 	}
-	g, err := kube.Generate(cfg, kube.GenerateOptions{Shape: *shape, Kind: *kind, Image: *image, Name: *name, Raw: raw})
+	g, err := kube.Generate(cfg, kube.GenerateOptions{Shape: *shape, Kind: *kind, Image: *image, Name: *name, Raw: raw, Profiles: *f.profiles})
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube generate: %v\n", err)
 		return exitUsage

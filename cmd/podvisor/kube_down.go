@@ -18,14 +18,14 @@ import (
 // podvisor, which runs the preStop hooks and stops the containers within
 // the grace period (docs/kubernetes.md, "Several pods at once").
 
-// downFlags are kube down's flags.
-type downFlags struct {
+// kubeDown are kube down's flags.
+type kubeDown struct {
 	volumes *bool
 	timeout *time.Duration
 }
 
-func kubeDownFlags(fs *flag.FlagSet) *downFlags {
-	return &downFlags{
+func kubeDownFlags(fs *flag.FlagSet) *kubeDown {
+	return &kubeDown{
 		volumes: fs.Bool("volumes", false, "also remove the data of the pod's persistentVolumeClaims"),
 		timeout: fs.Duration("timeout", 10*time.Minute, "how long to wait for the pod to end"),
 	}

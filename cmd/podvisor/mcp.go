@@ -16,6 +16,7 @@ import (
 
 	"github.com/podvisor/podvisor/api"
 	"github.com/podvisor/podvisor/client"
+	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/mcp"
 )
 
@@ -219,7 +220,7 @@ func (t *mcpTools) checkConfig(ctx context.Context, raw json.RawMessage) (any, e
 			return nil, err
 		}
 	}
-	return check(in.Path, false), nil
+	return check(in.Path, false, config.Selection{}), nil
 }
 
 // logsResult is read_logs's answer.

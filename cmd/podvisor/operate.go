@@ -17,11 +17,7 @@ const clientSlack = 5 * time.Second
 
 // controlFlags registers --control, --timeout and --pod.
 func controlFlags(fs *flag.FlagSet) (path *string, timeout *time.Duration) {
-	def := os.Getenv("PODVISOR_CONTROL")
-	if def == "" {
-		def = control.DefaultPath(os.Geteuid(), os.Getenv)
-	}
-	path = fs.String("control", def, "control socket `PATH` of the podvisor to act on ($PODVISOR_CONTROL, else "+control.DefaultPath(os.Geteuid(), os.Getenv)+")")
+	path = fs.String("control", defaultControl(), "control socket `PATH` of the podvisor to act on ($PODVISOR_CONTROL, else this project's run -d, else "+control.DefaultPath(os.Geteuid(), os.Getenv)+")")
 	timeout = fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the outcome")
 	fs.Var(podFlag{path}, "pod", "act on the pod `NAME` kube play runs: its control socket (podvisor kube ps lists them)")
 	return path, timeout

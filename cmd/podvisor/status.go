@@ -44,7 +44,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor status: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	c, err := statusClient(*addr, *pod)
+	c, err := statusClient(*addr, *pod, flagSet(fs, "addr") || os.Getenv("PODVISOR_ADDR") != "")
 	if ue := (usageError{}); errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "podvisor status: %v\n", err)
 		return exitUsage
@@ -77,15 +77,20 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 // usageError marks a status target that is malformed.
 type usageError struct{ error }
 
-// statusClient is the client of the pod's control socket, else of the
+// statusClient is the client of the pod's control socket, else (no
+// address given) of this project's run in the background (run -d: its
+// socket, not a port another project's podvisor may hold), else of the
 // HTTP address; a malformed address is a usageError.
-func statusClient(addr, pod string) (*client.Client, error) {
+func statusClient(addr, pod string, addrGiven bool) (*client.Client, error) {
 	if pod != "" {
 		socket, err := podSocket(pod)
 		if err != nil {
 			return nil, err
 		}
 		return controlClient(socket), nil
+	}
+	if sock, ok := projectSocket(); ok && !addrGiven {
+		return controlClient(sock), nil
 	}
 	c, err := httpClient(addr)
 	if err != nil {

@@ -66,9 +66,15 @@ type Options struct {
 	Control   string // --control: the control socket's path, or "off"
 	// Pod names the processes that are a pod's containers (kube play),
 	// for the pod's phase and conditions in /status; nil otherwise.
-	Pod    *server.PodRoles
-	Stdout io.Writer
-	Stderr io.Writer
+	Pod *server.PodRoles
+	// Outside names the processes of a config this run does not start
+	// (profiles, names after the config: supervisor.Options.Outside).
+	Outside func(*config.Config) []string
+	// OnReady, if set, is called once when every process of the run is
+	// first ready (run -d's background podvisor tells its starter).
+	OnReady func()
+	Stdout  io.Writer
+	Stderr  io.Writer
 }
 
 // Early is the set-up that needs no config, begun by Begin while the config
@@ -93,20 +99,22 @@ func Begin() *Early {
 
 // run holds the pieces of one run, built by Run's steps in order.
 type run struct {
-	opts    Options
-	sink    *logs.Sink
-	log     *slog.Logger
-	sockets *launch.Sockets
-	reaper  *proc.Reaper
-	runDir  *runtimeDir
-	metrics *server.Metrics
-	tl      *timeline.Recorder
-	oom     supervisor.OOMDetector
-	tails   *logs.Tails
-	fdStore *launch.FDStore
-	hosts   *server.Hosts
-	web     *liveHTTP
-	current atomic.Pointer[config.Config] // the config in effect, for `podvisor logs`
+	opts     Options
+	sink     *logs.Sink
+	log      *slog.Logger
+	sockets  *launch.Sockets
+	reaper   *proc.Reaper
+	runDir   *runtimeDir
+	metrics  *server.Metrics
+	tl       *timeline.Recorder
+	oom      supervisor.OOMDetector
+	tails    *logs.Tails
+	fdStore  *launch.FDStore
+	hosts    *server.Hosts
+	web      *liveHTTP
+	current  atomic.Pointer[config.Config] // the config in effect, for `podvisor logs` and exec
+	launcher *launch.Launcher              // for podvisor exec
+	ending   *ending                       // for podvisor down
 	// drainBy is set when the supervisor returns. A stuck stdout (D9) must
 	// not stretch the teardown past shutdown_timeout: the drain gets what
 	// is left of it.
@@ -147,6 +155,7 @@ func Run(e *Early, o Options) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	r.ending = &ending{sigs: sigs, ended: make(chan struct{})}
 	// SIGUSR1 also reopens the log files (after an external logrotate);
 	// the supervisor still forwards it to the children.
 	defer reopenOnSignal(r.sink, r.log)()
@@ -293,7 +302,8 @@ func (r *run) startControl(sup *supervisor.Supervisor, events *server.Events) (s
 	// The socket's event streams have a budget of their own: anonymous
 	// clients of the HTTP port must not lock the operator out.
 	routes := map[string]http.Handler{"GET /v1/events": events.Handler(server.MaxStreams), "GET /v1/timeline": server.TimelineHandler(r.tl),
-		"GET /v1/status": server.StatusHandler(sup, r.metrics, r.web.opts)}
+		"GET /v1/status": server.StatusHandler(sup, r.metrics, r.web.opts), // podvisor status of a run -d or a pod, whatever its port
+		"POST /v1/exec":  control.ExecHandler(execBackend{r}, r.log), "POST /v1/down": control.DownHandler(r.ending)}
 	stop, err = startControl(path, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{control.Supervised{Supervisor: sup}, r.sink, &r.current}, routes, r.log)
 	if err != nil {
 		r.log.Error("cannot create the control socket; nothing was started", "err", err)
@@ -325,5 +335,6 @@ func (r *run) finish(outcome supervisor.Outcome) int {
 	code := outcome.ExitCode()
 	r.log.Info("exiting", "code", code, "cause", outcome.Detail)
 	logShutdownReport(r.log, r.tl.Doc(time.Now()))
+	r.endWith(outcome, code) // podvisor down's answer, before the socket closes
 	return code
 }

@@ -30,6 +30,7 @@ func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
 		Sockets:    r.sockets,
 		FDStore:    r.fdStore,
 	}
+	r.launcher = launcher
 	return supervisor.New(supervisor.Options{
 		Config:   r.opts.Config,
 		Launcher: launcher,
@@ -41,7 +42,11 @@ func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
 		Load:     r.opts.Load,
 		OnReload: r.reload,
 		Tails:    r.tails,
+		Outside:  r.opts.Outside,
 		OnRunning: func() {
+			if r.opts.OnReady != nil {
+				r.opts.OnReady()
+			}
 			time.AfterFunc(freeMemoryAfter, debug.FreeOSMemory)
 		},
 	})

@@ -152,6 +152,11 @@ type Process struct {
 	// they are redacted from probe details like DB_PASSWORD's. Sorted.
 	SecretEnv []string
 
+	// Profiles are the named sets the process belongs to (profiles.go):
+	// a process with none runs by default, one with some only when a
+	// profile of it is asked for or it is needed. Sorted, no duplicates.
+	Profiles []string
+
 	// Sidecar: serves the others. Its `started` condition holds only once it
 	// has been seen running after its exec (the kubelet's start gate), and a
 	// SIGKILL it needed in a teardown does not make the run's exit code 1.

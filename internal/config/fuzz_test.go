@@ -33,6 +33,7 @@ func addSeeds(f *testing.F) {
 	}
 	f.Add([]byte("processes: {a: {command: x}}\n"))
 	f.Add([]byte("listen_hosts: [a.example, \"*.b.example\", c.]\nprocesses: {a: {command: x}}\n"))
+	f.Add([]byte("processes: {a: {command: x, profiles: [dev, debug]}, b: {command: y, depends_on: [a], profiles: [\"x.y-z\"]}}\n"))
 	f.Add([]byte("processes: {a: {command: x, user: \"0:0\", ready: {notify: \"fd:3\"}}}\n"))
 }
 

@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "mcp", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "profiles"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -359,9 +359,7 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 		envs = append(envs, l.env(v.val, path.field("env")))
 	}
 	proc.Env = MergeEnv(envs...)
-	if v, ok := f.get("secret_env"); ok {
-		proc.SecretEnv = l.envNames(v.val, path.field("secret_env"))
-	}
+	l.nameLists(f, path, proc)
 
 	if v, ok := f.get("working_dir"); ok {
 		proc.WorkingDir = l.path(v.val, path.field("working_dir"))
@@ -505,11 +503,24 @@ func (l *loader) path(n *yaml.Node, path *keyPath) string {
 	return filepath.Clean(s)
 }
 
-// envNames decodes secret_env: a list of variable names, sorted, without
-// duplicates.
-func (l *loader) envNames(n *yaml.Node, path *keyPath) []string {
+// nameLists decodes the process's lists of names: secret_env (variable
+// names) and profiles.
+func (l *loader) nameLists(f fieldSet, path *keyPath, proc *Process) {
+	if v, ok := f.get("secret_env"); ok {
+		proc.SecretEnv = l.nameList(v.val, path.field("secret_env"), "variable names,", validEnvName,
+			"%q is not a variable name (letters, digits and _, not starting with a digit)")
+	}
+	if v, ok := f.get("profiles"); ok {
+		proc.Profiles = l.nameList(v.val, path.field("profiles"), "profile names, such as [dev, debug],", ValidProfileName,
+			"%q is not a profile name (2 to 63 letters, digits, _ . -, starting with a letter or digit)")
+	}
+}
+
+// nameList decodes a list of names that valid accepts (bad: the error for
+// one it does not, with %q), sorted, without duplicates.
+func (l *loader) nameList(n *yaml.Node, path *keyPath, what string, valid func(string) bool, bad string) []string {
 	if n.Kind != yaml.SequenceNode {
-		l.errorf(n, path, "expected a list of variable names, got %s", describe(n))
+		l.errorf(n, path, "expected a list of %s got %s", what, describe(n))
 		return nil
 	}
 	var out []string
@@ -518,8 +529,8 @@ func (l *loader) envNames(n *yaml.Node, path *keyPath) []string {
 		if !ok {
 			continue
 		}
-		if !validEnvName(name) {
-			l.errorf(item, path, "%q is not a variable name (letters, digits and _, not starting with a digit)", name)
+		if !valid(name) {
+			l.errorf(item, path, bad, name)
 			continue
 		}
 		out = append(out, name)

@@ -184,6 +184,9 @@ func (w *writer) rest(p *Process, c func(string) string) {
 	if len(p.SecretEnv) > 0 {
 		w.kv(2, "secret_env", list(p.SecretEnv), c("secret_env"))
 	}
+	if len(p.Profiles) > 0 {
+		w.kv(2, "profiles", list(p.Profiles), c("profiles"))
+	}
 }
 
 // log writes the log block, left out when it holds nothing.

@@ -21,6 +21,9 @@ type GenerateOptions struct {
 	Image string
 	Name  string // object name; default from the config file's directory
 	Raw   []byte // the procs.yaml as written, for the fat shape's ConfigMap
+	// Profiles are passed on to the fat shape's podvisor run (--profile);
+	// the sidecars shape gets a config of the selected processes only.
+	Profiles []string
 }
 
 // Generated is a manifest and what it could not express.
@@ -186,8 +189,11 @@ func generateFat(cfg *config.Config, opts GenerateOptions) (*Generated, error) {
 		"data", om("procs.yaml", procs))
 	cm.HeadComment = "procs.yaml, mounted at /etc/podvisor"
 
-	c := om("name", opts.Name, "image", opts.Image,
-		"command", []string{"podvisor", "run", "-c", "/etc/podvisor/procs.yaml"})
+	command := []string{"podvisor", "run", "-c", "/etc/podvisor/procs.yaml"}
+	for _, p := range opts.Profiles {
+		command = append(command, "--profile", p)
+	}
+	c := om("name", opts.Name, "image", opts.Image, "command", command)
 	port, reachable := listenPort(cfg.Listen)
 	if port > 0 {
 		add(c, "ports", val([]*yaml.Node{om("name", "podvisor", "containerPort", port)}))

@@ -48,7 +48,8 @@ func genConfig(t *testing.T, procs string) (*config.Config, []byte) {
 func TestGenerateFat(t *testing.T) {
 	cfg, raw := genConfig(t, genProcs)
 	for _, kind := range []string{"Pod", "Deployment", "Job"} {
-		g, err := Generate(cfg, GenerateOptions{Name: "shop", Kind: kind, Image: "shop:1", Raw: raw})
+		// --profile passes on to the container's podvisor run.
+		g, err := Generate(cfg, GenerateOptions{Name: "shop", Kind: kind, Image: "shop:1", Raw: raw, Profiles: []string{"dev", "debug"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +65,7 @@ func TestGenerateFat(t *testing.T) {
 			t.Errorf("%s: ConfigMap does not hold procs.yaml as written", kind)
 		}
 		c := w.Spec.Containers[0]
-		if !slices.Equal(c.Command, []string{"podvisor", "run", "-c", "/etc/podvisor/procs.yaml"}) || c.Image != "shop:1" {
+		if !slices.Equal(c.Command, []string{"podvisor", "run", "-c", "/etc/podvisor/procs.yaml", "--profile", "dev", "--profile", "debug"}) || c.Image != "shop:1" {
 			t.Errorf("%s: container %+v", kind, c)
 		}
 		if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/livez" || c.Ports[0].ContainerPort != 9464 {

@@ -24,6 +24,12 @@ type opsHarness struct {
 
 func startOps(t *testing.T, yml string, scripts map[string]script) *opsHarness {
 	t.Helper()
+	return startOpsWith(t, yml, scripts, nil)
+}
+
+// startOpsWith is startOps with more Options set by opt.
+func startOpsWith(t *testing.T, yml string, scripts map[string]script, opt func(*Options)) *opsHarness {
+	t.Helper()
 	f := newFake(scripts)
 	oh := &opsHarness{}
 	oh.next.Store(&yml)
@@ -31,7 +37,11 @@ func startOps(t *testing.T, yml string, scripts map[string]script) *opsHarness {
 		oh.loads.Add(1)
 		return config.Parse("test.yaml", []byte(*oh.next.Load()), nil)
 	}
-	sup, err := New(Options{Config: parse(t, yml), Launcher: f, Checkers: f.checkers, Load: load})
+	o := Options{Config: parse(t, yml), Launcher: f, Checkers: f.checkers, Load: load}
+	if opt != nil {
+		opt(&o)
+	}
+	sup, err := New(o)
 	watchTransitions(t, sup)
 	if err != nil {
 		t.Fatal(err)

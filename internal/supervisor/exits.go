@@ -133,7 +133,7 @@ func (s *Supervisor) scheduleRestart(r *record, ran time.Duration, now time.Time
 
 func (s *Supervisor) allJobsDone() bool {
 	for _, r := range s.recs {
-		if r.p.Type == config.Job && r.state != Completed && !r.op.gone && !r.ruleStop {
+		if r.p.Type == config.Job && r.state != Completed && !r.op.gone && !r.op.outside && !r.ruleStop {
 			return false
 		}
 	}

@@ -117,6 +117,12 @@ func (s *Supervisor) opStart(w *waiter, rs []*record, now time.Time) {
 		}
 		set[r] = "started"
 		order = append(order, r)
+		for _, d := range s.outsideDeps(r) {
+			if _, ok := set[d]; !ok {
+				set[d] = "started for " + r.p.Name + " (outside this run's set)"
+				order = append(order, d)
+			}
+		}
 		for _, x := range s.recs {
 			if x.op.held && x.op.heldBy == r.p.Name && x != r {
 				if _, ok := set[x]; !ok {
@@ -137,7 +143,7 @@ func (s *Supervisor) opStart(w *waiter, rs []*record, now time.Time) {
 		if !ok {
 			continue
 		}
-		r.op.held, r.op.heldBy = false, ""
+		r.op.held, r.op.heldBy, r.op.outside = false, "", false
 		s.log.Info("starting: podvisor start", "process", r.p.Name)
 		switch {
 		case r.cur.child != nil && r.state == Stopping:

@@ -203,6 +203,7 @@ func TestPlanSeesEveryKey(t *testing.T) {
 		"Process.Live.Shell":       "how the command was written; the argv, which is compared, says what runs",
 		"Process.Stop.Shell":       "how the command was written; the argv, which is compared, says what runs",
 		"Process.Written":          "comments and origin for config.Write; nil in a loaded config",
+		"Process.Profiles":         "which runs start the process, decided at the start (docs/configuration.md#profiles-and-subsets); a reload leaves a running process be",
 		"Config.File":              "the path podvisor was started with, not a key",
 		"Config.Dir":               "derived from File, not a key",
 		"Config.Processes":         "walked field by field as Process",

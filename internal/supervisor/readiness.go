@@ -173,8 +173,8 @@ func chainCancel(parent context.Context, prev context.CancelFunc) (context.Conte
 // jobs do not count (they end the run), unless they have a `ready` check:
 // then once it passed (completion.go).
 func (s *Supervisor) isReady(r *record) bool {
-	if r.op.gone || r.p.Schedule != nil {
-		return true // removed by a reload, or scheduled (not part of the start-up): no longer counts
+	if r.op.gone || r.op.outside || r.p.Schedule != nil {
+		return true // removed by a reload, not in this run, or scheduled (not part of the start-up): does not count
 	}
 	switch {
 	case r.state == Completed:

@@ -155,6 +155,7 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		}
 		w.items = append(w.items, &waitItem{r: r, goal: goalStopped, gen: r.cur.gen, pid: r.cur.pid, verb: "stopped: removed from the config"})
 	}
+	outside := s.outside(cfg)
 	for _, name := range cfg.Names {
 		if r, ok := s.byName[name]; ok {
 			r.p = cfg.Processes[name]
@@ -164,6 +165,11 @@ func (s *Supervisor) reload(w *waiter, cfg *config.Config, loadErr error, dryRun
 		r.op.after = stopping
 		s.recs = append(s.recs, r)
 		s.byName[name] = r
+		if outside[name] {
+			s.leaveOutside(r)
+			w.done(r, true, "added to the config; not started: "+reasonOutside)
+			continue
+		}
 		w.items = append(w.items, &waitItem{r: r, goal: goalUp, verb: "started: added to the config"})
 	}
 	s.relink()

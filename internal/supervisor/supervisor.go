@@ -72,7 +72,8 @@ type Supervisor struct {
 	// onTransition, if set (tests only), sees every state change (state.go).
 	onTransition func(name string, from, to State)
 
-	ops operator // operator commands and reloads (commands.go)
+	ops       operator                      // operator commands and reloads (commands.go)
+	outsideOf func(*config.Config) []string // Options.Outside (subset.go)
 	// moreStarts: the last step launched a full wave (maxWave) and left
 	// further startable records for the next step, so that the loop answers
 	// pings and signals between waves (perf: /livez while 5,000 start).
@@ -111,6 +112,7 @@ func New(o Options) (*Supervisor, error) {
 		done:      make(chan struct{}),
 		byName:    make(map[string]*record, len(o.Config.Processes)),
 		ops:       operator{generation: 1, load: o.Load, onReload: o.OnReload, tails: o.Tails},
+		outsideOf: o.Outside,
 	}
 	for _, level := range o.Config.Graph.Levels() {
 		for _, name := range level {
@@ -129,6 +131,9 @@ func New(o Options) (*Supervisor, error) {
 				dr.restartDeps = append(dr.restartDeps, r.idx)
 			}
 		}
+	}
+	for name := range s.outside(o.Config) {
+		s.leaveOutside(s.byName[name])
 	}
 	s.publish()
 	return s, nil

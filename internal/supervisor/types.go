@@ -99,6 +99,11 @@ type Options struct {
 	OnReload func(*config.Config)           // called by the loop after a reload applied; must not block
 	Tails    *logs.Tails                    // output tails, for podvisor logs
 
+	// Outside, if set, names the processes of a config that this run
+	// does not start (profiles, a subset: config.Select), for the config
+	// at New and for the processes a reload adds (subset.go).
+	Outside func(*config.Config) []string
+
 	// OnRunning is called by the loop once, when every process is first
 	// ready (the phase turns Running); must not block.
 	OnRunning func()
@@ -221,6 +226,9 @@ type operatorHold struct {
 	held   bool
 	heldBy string
 	gone   bool
+	// outside: not in this run's set (subset.go); held too, and counted
+	// for nothing until podvisor start brings it in.
+	outside bool
 	// after holds the processes a reload removed while this one was added
 	// or restarted by it: it starts only once they are all gone (a renamed
 	// process must not start while its old self holds the port).

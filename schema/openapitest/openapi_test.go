@@ -134,6 +134,9 @@ var wireTypes = map[string]any{
 	"CommandResult":   api.CommandResult{},
 	"Identity":        api.Identity{},
 	"LogLine":         api.LogLine{},
+	"ExecRequest":     control.ExecRequest{},
+	"ExecFrame":       control.ExecFrame{},
+	"DownResponse":    control.DownResponse{},
 	"UIConfig":        webui.Config{},
 }
 
