@@ -26,8 +26,10 @@ type Status struct {
 
 // ProcessStatus is one process in Status.
 type ProcessStatus struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Terminal is "tty" or "stdin" for a process `podvisor attach` reaches.
+	Terminal string `json:"terminal,omitempty"`
 	State    string `json:"state"`
 	Pid      int    `json:"pid"` // 0 when not running
 	Ready    bool   `json:"ready"`
@@ -75,6 +77,7 @@ func NewStatus(s supervisor.Snapshot) Status {
 		st.Processes = append(st.Processes, ProcessStatus{
 			Name:       p.Name,
 			Type:       p.Type,
+			Terminal:   p.Terminal,
 			State:      p.State,
 			Pid:        p.Pid,
 			Ready:      p.Ready,

@@ -192,3 +192,27 @@ func execIn(p *Podvisor, input string, args ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+// The terminal UI marks the process with a terminal and attaches to it
+// with a: the UI gives way to the REPL and comes back on detach.
+func TestTUIAttach(t *testing.T) {
+	tools := need(t, "tmux")
+	p := start(t, "", repl)
+	x := newTmux(t, tools["tmux"], 100, 24, nil, podvisorBin, "ui", "--control", p.Control)
+	x.waitFor(10*time.Second, "the repl row marked [tty]", func(s string) bool {
+		f := row(s, "repl")
+		return f != nil && strings.Contains(strings.Join(f, " "), "[tty]")
+	})
+	x.keys("/", "repl", "Enter")
+	x.waitFor(5*time.Second, "the filtered table", contains(">repl"))
+	x.keys("a")
+	x.waitFor(10*time.Second, "the REPL's prompt in place of the UI", func(s string) bool {
+		return strings.Contains(s, "repl>") && !tableShown(s)
+	})
+	x.keys("from-ui", "Enter")
+	x.waitFor(10*time.Second, "the echo", contains("you said: from-ui"))
+	x.keys("C-p", "C-q")
+	x.waitFor(10*time.Second, "the UI back after the detach", func(s string) bool {
+		return tableShown(s) && strings.Contains(s, "attach repl: detached")
+	})
+}
