@@ -216,3 +216,36 @@ func TestTUIAttach(t *testing.T) {
 		return tableShown(s) && strings.Contains(s, "attach repl: detached")
 	})
 }
+
+// A process with a terminal is supervised as any other: its readiness
+// comes from its (stripped) output, a restart gives it a fresh terminal,
+// and an attacher stays attached across the restart.
+func TestAttachAcrossRestart(t *testing.T) {
+	p := start(t, "", repl+"    ready: {log: \"repl pid\"}\n")
+	x := attachIn(t, p, 80, 24, "repl")
+	s := x.waitFor(10*time.Second, "the prompt", contains("repl>"))
+	pids := regexp.MustCompile(`repl pid (\d+)`)
+	first := pids.FindStringSubmatch(s)
+	if first == nil {
+		t.Fatalf("no pid:\n%s", s)
+	}
+	tty := func(pid string) string {
+		l, _ := os.Readlink("/proc/" + pid + "/fd/0")
+		return l
+	}
+	firstTTY := tty(first[1])
+	p.Operate(t, "restart", "repl")
+	s = x.waitFor(10*time.Second, "the next incarnation's output in the same session", func(s string) bool {
+		m := pids.FindAllStringSubmatch(s, -1)
+		return strings.Contains(s, "repl ended") && len(m) >= 2 && m[len(m)-1][1] != first[1]
+	})
+	m := pids.FindAllStringSubmatch(s, -1)
+	second := m[len(m)-1][1]
+	// The number may be the first one's again: the kernel reuses a
+	// closed pty's number.
+	if secondTTY := tty(second); !strings.HasPrefix(secondTTY, "/dev/pts/") || !strings.HasPrefix(firstTTY, "/dev/pts/") {
+		t.Errorf("terminals %q then %q: want a /dev/pts/N each", firstTTY, secondTTY)
+	}
+	x.keys("still here", "Enter")
+	x.waitFor(10*time.Second, "the new incarnation answering", contains("you said: still here"))
+}
