@@ -19,8 +19,10 @@ type Status struct {
 
 // ProcessStatus is one process in Status.
 type ProcessStatus struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Terminal is "tty" or "stdin" for a process `podvisor attach` reaches.
+	Terminal string `json:"terminal,omitempty"`
 	State    string `json:"state"`
 	Pid      int    `json:"pid"` // 0 when not running
 	Ready    bool   `json:"ready"`

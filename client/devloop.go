@@ -86,3 +86,32 @@ func (c *Client) refusal(res *http.Response) error {
 	}
 	return fmt.Errorf("control socket %s: HTTP %s", c.socket, res.Status)
 }
+
+// Upgrade sends GET path on the control socket asking to switch to
+// protocol (an HTTP/1.1 upgrade, as podvisor attach does) and returns the
+// connection taken over.
+func (c *Client) Upgrade(ctx context.Context, path, protocol string) (io.ReadWriteCloser, error) {
+	if c.sock == nil {
+		return nil, errNoSocket
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podvisor"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Connection", "Upgrade")
+	hr.Header.Set("Upgrade", protocol)
+	res, err := c.sock.Do(hr)
+	if err != nil {
+		return nil, c.socketError(err)
+	}
+	if res.StatusCode != http.StatusSwitchingProtocols {
+		defer res.Body.Close()
+		return nil, c.refusal(res)
+	}
+	rw, ok := res.Body.(io.ReadWriteCloser)
+	if !ok {
+		res.Body.Close()
+		return nil, errors.New("upgrade: the connection cannot be taken over")
+	}
+	return rw, nil
+}

@@ -332,6 +332,24 @@ var commands = []command{
 		exits: []exitCode{{0, "printed (with -f: until interrupted)"}, {1, "unknown process or no podvisor on the socket"}, {2, "usage error"}},
 	},
 	{
+		name:    "attach",
+		summary: "connect this terminal to a process's terminal (tty: true) or stdin (stdin: true)",
+		args:    "NAME",
+		about: "What is typed goes to the process, its output comes here, recent output first.\n" +
+			"The terminal is in raw mode and its size follows this one's. Ctrl-P Ctrl-Q\n" +
+			"detaches (--detach-keys); the process keeps running. The first attacher writes,\n" +
+			"the others only watch. Without a terminal (stdin: true) the end of input detaches.",
+		flags:    func(fs *flag.FlagSet) { attachFlags(fs) },
+		run:      cmdAttach,
+		procArgs: true,
+		examples: []example{
+			{"podvisor attach repl", "type into repl; Ctrl-P Ctrl-Q to leave it running"},
+			{"podvisor attach repl --read-only", "watch repl without typing into it"},
+			{"podvisor attach repl --detach-keys ctrl-x,x", "detach with Ctrl-X then x instead"},
+		},
+		exits: []exitCode{{0, "detached (the keys, or the end of input)"}, {1, "unknown or unattachable process, no podvisor on the socket, or the connection ended"}, exitUsageLine},
+	},
+	{
 		name:    "ui",
 		summary: "watch and steer a running podvisor in the terminal",
 		args:    "",

@@ -87,7 +87,7 @@ func TestBashCompletion(t *testing.T) {
 		line string // the words typed; the last is being completed
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "exec", "down", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "exec", "down", "logs", "attach", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor st", []string{"status", "stop", "start"}},
 		{"podvisor kube ''", []string{"play", "ps", "down", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
@@ -208,7 +208,7 @@ func TestZshCompletion(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "exec", "down", "logs", "ui", "kube", "schema", "completion", "version", "help"}},
+		{"podvisor ''", []string{"run", "check", "import", "graph", "mcp", "status", "timeline", "wait", "restart", "stop", "start", "signal", "reload", "exec", "down", "logs", "attach", "ui", "kube", "schema", "completion", "version", "help"}},
 		{"podvisor kube ''", []string{"play", "ps", "down", "generate"}},
 		{"podvisor graph --format ''", []string{"text", "dot", "mermaid"}},
 		{"podvisor status -", []string{"--addr", "--json", "-o", "--pod"}},

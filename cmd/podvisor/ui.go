@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 
@@ -62,6 +63,12 @@ func cmdUI(args []string, stdout, stderr io.Writer) int {
 	probe.Close()
 	_, noColor := os.LookupEnv("NO_COLOR")
 	m := tui.New(ctx, src, !noColor)
+	if *httpURL == "" {
+		self, err := os.Executable()
+		if err == nil {
+			m.Attach = func(name string) *exec.Cmd { return exec.Command(self, "attach", "--control", *path, name) }
+		}
+	}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(stdout))
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "podvisor ui: %v\n", err)

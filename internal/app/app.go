@@ -110,6 +110,7 @@ type run struct {
 	oom      supervisor.OOMDetector
 	tails    *logs.Tails
 	fdStore  *launch.FDStore
+	terms    *launch.Terminals // tty: and stdin: processes, for attach
 	hosts    *server.Hosts
 	web      *liveHTTP
 	current  atomic.Pointer[config.Config] // the config in effect, for `podvisor logs` and exec
@@ -262,6 +263,7 @@ func (r *run) observe() {
 	}
 	r.tl, r.oom = observers(cfg, r.log)
 	r.tails = logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
+	r.terms = launch.NewTerminals()
 	r.fdStore = launch.NewFDStore(r.log)             // fds processes hand over (FDSTORE=1)
 	self, _ := os.Hostname()                         // served by default, as names that are not public
 	r.hosts = server.NewHosts(self, cfg.ListenHosts) // the Host names served (DNS rebinding)
@@ -275,7 +277,7 @@ func (r *run) serveHTTP(sup *supervisor.Supervisor) (*server.Events, error) {
 	events := server.NewEvents(sup, r.metrics.Sampler())
 	r.web.opts.Events = events
 	if cfg.UI.Enabled {
-		ui, err := webUI(cfg, logsBackend{control.Supervised{Supervisor: sup}, r.sink, &r.current},
+		ui, err := webUI(cfg, logsBackend{control.Supervised{Supervisor: sup}, r.sink, &r.current, r.terms},
 			func() server.Status { return server.NewStatus(sup.Snapshot()) }, r.tl, r.log)
 		if err != nil {
 			r.log.Error("cannot serve the web page; nothing was started", "err", err)
@@ -304,7 +306,7 @@ func (r *run) startControl(sup *supervisor.Supervisor, events *server.Events) (s
 	routes := map[string]http.Handler{"GET /v1/events": events.Handler(server.MaxStreams), "GET /v1/timeline": server.TimelineHandler(r.tl),
 		"GET /v1/status": server.StatusHandler(sup, r.metrics, r.web.opts), // podvisor status of a run -d or a pod, whatever its port
 		"POST /v1/exec":  control.ExecHandler(execBackend{r}, r.log), "POST /v1/down": control.DownHandler(r.ending)}
-	stop, err = startControl(path, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{control.Supervised{Supervisor: sup}, r.sink, &r.current}, routes, r.log)
+	stop, err = startControl(path, explicit, control.Identity{Pid: os.Getpid(), Config: cfgPath}, logsBackend{control.Supervised{Supervisor: sup}, r.sink, &r.current, r.terms}, routes, r.log)
 	if err != nil {
 		r.log.Error("cannot create the control socket; nothing was started", "err", err)
 		return nil, ErrNotStarted

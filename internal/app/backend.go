@@ -5,6 +5,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/control"
+	"github.com/podvisor/podvisor/internal/launch"
 	"github.com/podvisor/podvisor/internal/logs"
 )
 
@@ -14,6 +15,23 @@ type logsBackend struct {
 	control.Supervised
 	sink *logs.Sink
 	cfg  *atomic.Pointer[config.Config] // the config in effect (reloads replace it)
+	// terms: the attachable processes' terminals (control.AttachBackend).
+	terms *launch.Terminals
+}
+
+var _ control.AttachBackend = logsBackend{}
+
+// Attach connects to name's terminal; an unknown name gets the
+// supervisor's "did you mean".
+func (b logsBackend) Attach(name string, readOnly bool) (control.Attachment, error) {
+	if _, err := b.Tail(name); err != nil {
+		return nil, err
+	}
+	a, err := b.terms.Attach(name, readOnly)
+	if err != nil {
+		return nil, err // not a nil *launch.Attachment in an interface
+	}
+	return a, nil
 }
 
 var _ control.LogBackend = logsBackend{}

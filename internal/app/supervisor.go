@@ -29,6 +29,7 @@ func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
 		Tails:      r.tails,
 		Sockets:    r.sockets,
 		FDStore:    r.fdStore,
+		Terminals:  r.terms,
 	}
 	r.launcher = launcher
 	return supervisor.New(supervisor.Options{

@@ -47,6 +47,8 @@ func SpawnDiff(old, new *Process) string {
 		return "sockets changed" // the fds and LISTEN_FDNAMES are fixed at exec
 	case old.FDStoreMax != new.FDStoreMax:
 		return "fd_store_max changed" // NOTIFY_SOCKET is set for the store
+	case old.TTY != new.TTY || old.Stdin != new.Stdin:
+		return "tty or stdin changed" // fds 0, 1 and 2 are wired at the start
 	case !reflect.DeepEqual(old.Daemon, new.Daemon):
 		return "daemon changed" // read when the command exits
 	}

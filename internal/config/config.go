@@ -181,6 +181,12 @@ type Process struct {
 	// the process cannot be reloaded.
 	Reload *Reload
 
+	// TTY gives the process a pseudo-terminal as stdin, stdout and stderr
+	// instead of pipes; Stdin gives it a pipe podvisor holds open as stdin
+	// (tty.go). Either makes it attachable (`podvisor attach`).
+	TTY   bool
+	Stdin bool
+
 	// Written is what a written procs.yaml holds beside the values
 	// (comments, keys written as given); nil for a loaded process.
 	Written *Written

@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "mcp", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "profiles"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "profiles", "tty", "stdin"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -425,6 +425,7 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	if v, ok := f.get("reload"); ok {
 		proc.Reload = l.reload(v.val, path.field("reload"))
 	}
+	l.terminal(f, proc, path)
 	if v, ok := f.get("daemon"); ok {
 		proc.Daemon = l.daemon(v.val, path.field("daemon"), proc)
 	}

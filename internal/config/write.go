@@ -172,6 +172,12 @@ func (w *writer) rest(p *Process, c func(string) string) {
 	if p.RemainAfterExit {
 		w.kv(2, "remain_after_exit", "true", c("remain_after_exit"))
 	}
+	if p.TTY {
+		w.kv(2, "tty", "true", c("tty"))
+	}
+	if p.Stdin {
+		w.kv(2, "stdin", "true", c("stdin"))
+	}
 	if p.Watchdog > 0 {
 		w.kv(2, "watchdog", FormatDuration(p.Watchdog), c("watchdog"))
 	}

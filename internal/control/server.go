@@ -73,6 +73,7 @@ func NewServer(backend Backend, log *slog.Logger) *Server {
 	}
 	mux.HandleFunc("GET /v1/logs", s.logs)
 	mux.HandleFunc("POST /v1/logs/reopen", s.reopenLogs)
+	mux.HandleFunc("GET /v1/attach", s.attach)
 	mux.HandleFunc("GET /openapi.json", schema.ServeOpenAPI)
 	mux.HandleFunc("GET /v1/identity", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Identity) })
 	s.http = &http.Server{

@@ -15,7 +15,6 @@ import (
 	"github.com/podvisor/podvisor/internal/logs"
 	"github.com/podvisor/podvisor/internal/proc"
 	"github.com/podvisor/podvisor/internal/supervisor"
-	"golang.org/x/sys/unix"
 )
 
 // Launcher is the supervisor's real Launcher: it spawns through the
@@ -33,6 +32,7 @@ type Launcher struct {
 	Tails      *logs.Tails  // recent output per process, for `podvisor logs`; may be nil
 	Sockets    *Sockets     // the processes' listening sockets (sockets.go); may be nil
 	FDStore    *FDStore     // fds processes stored (fdstore.go); may be nil
+	Terminals  *Terminals   // tty: and stdin: processes, for attach (terminal.go); may be nil
 
 	notify notifyPool // spare notify sockets (notify.go)
 }
@@ -131,31 +131,32 @@ func (l *Launcher) Checkers() supervisor.CheckerFactory {
 // Launch starts one incarnation of p.
 func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (supervisor.Child, error) {
 	env := l.Env(p)
-	outR, outW, err := logs.OpenPipe()
-	if err != nil {
-		return nil, fmt.Errorf("stdout pipe: %w", err)
+	var term *Terminal
+	if p.Attachable() {
+		term = l.Terminals.For(p.Name, p.TTY)
+		if p.TTY {
+			env = withTERM(env)
+		}
 	}
-	errR, errW, err := logs.OpenPipe()
+	wiring, err := openStdio(p, term)
 	if err != nil {
-		unix.Close(outR)
-		outW.Close()
-		return nil, fmt.Errorf("stderr pipe: %w", err)
+		return nil, err
 	}
-	// Our copies of the write ends must be closed whatever happens, or EOF
-	// never arrives; the read ends belong to the sink once attached.
-	closeW := func() { outW.Close(); errW.Close() }
-	closeR := func() { unix.Close(outR); unix.Close(errR) }
-	var cleanups []func() // the notify resources, released at the exit
+	var cleanups []func() // the notify and stdin resources, released at the exit
+	if c := wiring.atExit(term); c != nil {
+		cleanups = append(cleanups, c)
+	}
 	abort := func(err error) (supervisor.Child, error) {
-		closeW()
-		closeR()
+		wiring.closeChild()
+		wiring.closeOurs()
 		for _, c := range cleanups {
 			c()
 		}
 		return nil, err
 	}
 
-	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), Stdout: outW, Stderr: errW, DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
+	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
+	wiring.spec(&spec)
 	files, names, err := listenFiles(l.Sockets, l.FDStore, p)
 	if err != nil {
 		return abort(err)
@@ -208,7 +209,7 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 		cleanups = append(cleanups, warn.Close)
 	}
 	spec.Env = env
-	gate := newExitGate(2, func(ex proc.Exit) {
+	gate := newExitGate(wiring.streams(), func(ex proc.Exit) {
 		// The notify resources of an incarnation go before the
 		// supervisor hears of its exit.
 		for _, c := range cleanups {
@@ -222,20 +223,20 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 	if mp != nil && err == nil {
 		mp.setLeader(child)
 	}
-	closeW()
+	wiring.closeChild()
 	if spec.NotifyFile != nil {
 		spec.NotifyFile.Close() // only the child may hold the write end (s6 rule)
 	}
 	if err != nil {
-		closeR()
+		wiring.closeOurs()
 		for _, c := range cleanups {
 			c()
 		}
 		return nil, err
 	}
-	tail := l.Tails.For(p.Name)
-	l.Sink.AttachStream(outR, l.stream(p, "stdout", gen, tail, tap, gate.eof))
-	l.Sink.AttachStream(errR, l.stream(p, "stderr", gen, tail, tap, gate.eof))
+	wiring.start(l.Sink, term, func(stream string, tap func([]byte)) logs.Stream {
+		return l.stream(p, stream, gen, l.Tails.For(p.Name), tap, gate.eof)
+	}, tap)
 	switch {
 	case sock != nil:
 		go l.readNotify(p, sock, mp, readyKind, h, warn)

@@ -34,7 +34,8 @@
 //     handled-and-discarded one: podvisor still ignores it, children get the
 //     default. SIGTTIN/SIGTTOU are deliberately left alone (see Sanitize).
 //
-// Children see exactly fds 0, 1, 2 and the optional notify fd: stdin is /dev/null,
+// Children see exactly fds 0, 1, 2 and the optional notify fd: stdin is /dev/null
+// (unless the caller passes a pipe or a terminal: Spec.Stdin, Spec.Terminal),
 // Go opens everything else close-on-exec, and before its first spawn the
 // reaper marks close-on-exec any fd podvisor itself inherited without the flag.
 //

@@ -30,8 +30,16 @@ type Spec struct {
 
 	// Stdout and Stderr become fds 1 and 2 (normally pipe write ends; passing
 	// *os.File means os/exec starts no copy goroutines). nil means /dev/null.
-	// The caller closes its copies after Spawn returns. Stdin is always /dev/null.
-	Stdout, Stderr *os.File
+	// The caller closes its copies after Spawn returns. Stdin likewise
+	// becomes fd 0 (a pipe podvisor holds open, or a terminal); nil means
+	// /dev/null.
+	Stdin, Stdout, Stderr *os.File
+
+	// Terminal: Stdin is a terminal (a pty's slave), which the child makes
+	// its controlling terminal in a session of its own (setsid, then
+	// TIOCSCTTY on fd 0). The session's process group is still the child's
+	// own, so Signal reaches it as any other child's.
+	Terminal bool
 
 	// NotifyFile, if not nil, becomes fd NotifyFD (3..MaxNotifyFD) in the child;
 	// fds between 3 and NotifyFD are closed.
@@ -209,6 +217,14 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 		return nil, err
 	}
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: s.DeathSignal}
+	if s.Terminal {
+		if s.Stdin == nil {
+			return nil, &SpawnError{Argv0: argv0, Reason: "a terminal needs Stdin set to its slave", Err: unix.EINVAL}
+		}
+		// setpgid would fail (EPERM) on the session leader setsid made:
+		// setsid alone makes the child its group's leader too.
+		attr.Setpgid, attr.Setsid, attr.Setctty, attr.Ctty = false, true, true, 0
+	}
 	if s.Cred != nil {
 		cred, err := credential(*s.Cred, euid)
 		if err != nil {
@@ -227,6 +243,9 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir, SysProcAttr: attr}
 	// Assign only non-nil files: a nil *os.File in the io.Writer would make
 	// os/exec close fd 1 instead of using /dev/null.
+	if s.Stdin != nil {
+		cmd.Stdin = s.Stdin
+	}
 	if s.Stdout != nil {
 		cmd.Stdout = s.Stdout
 	}

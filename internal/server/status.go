@@ -40,6 +40,7 @@ func NewStatus(s supervisor.Snapshot) Status {
 		st.Processes = append(st.Processes, ProcessStatus{
 			Name:       p.Name,
 			Type:       p.Type,
+			Terminal:   p.Terminal,
 			State:      p.State,
 			Pid:        p.Pid,
 			Ready:      p.Ready,

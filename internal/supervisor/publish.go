@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // publishEvery spaces snapshots while a big start goes on in waves.
@@ -31,6 +33,7 @@ func (s *Supervisor) publish() {
 		ps := ProcessSnapshot{
 			Name:      r.p.Name,
 			Type:      r.p.Type.String(),
+			Terminal:  terminalOf(r.p),
 			State:     r.state.String(),
 			Pid:       r.cur.pid,
 			Up:        r.cur.child != nil,
@@ -77,4 +80,15 @@ func (s *Supervisor) publish() {
 	snap.Ready = allReady
 	s.snap.Store(snap)
 	s.changed.notify()
+}
+
+// terminalOf says what `podvisor attach` reaches of p.
+func terminalOf(p *config.Process) string {
+	switch {
+	case p.TTY:
+		return "tty"
+	case p.Stdin:
+		return "stdin"
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ type Snapshot struct {
 type ProcessSnapshot struct {
 	Name       string
 	Type       string // service | oneshot | job
+	Terminal   string // "tty", "stdin" or "": what `podvisor attach` reaches
 	State      string // pending | starting | running | backoff | stopping | stopped | completed | failed
 	Pid        int    // 0 when not running
 	Up         bool   // a child is alive

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/exec"
 	"slices"
 	"sort"
 	"strings"
@@ -104,6 +105,11 @@ type Model struct {
 	logGen    int // which follow session a line belongs to
 	search    string
 	scroll    int // log lines scrolled up from the bottom
+
+	// Attach, if set, is the command that attaches this terminal to a
+	// process (`podvisor attach NAME`); key a runs it for the selected
+	// process with a terminal or stdin, the UI suspended until it detaches.
+	Attach func(name string) *exec.Cmd
 }
 
 // New returns the model for src. color: whether to use colours (false
@@ -428,8 +434,31 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 	case "R":
 		m.confirm("reload", control.Request{})
+	case "a":
+		return m, m.attach(name)
 	}
 	return m, nil
+}
+
+// attach suspends the UI and runs Attach for name, if it has a terminal.
+func (m *Model) attach(name string) tea.Cmd {
+	p := m.procs[name]
+	switch {
+	case name == "" || p == nil:
+		return nil
+	case p.Terminal == "":
+		m.result = "attach " + name + ": it has neither tty: true nor stdin: true"
+		return nil
+	case m.Attach == nil:
+		m.result = "attach " + name + ": only over the control socket"
+		return nil
+	}
+	return tea.ExecProcess(m.Attach(name), func(err error) tea.Msg {
+		if err != nil {
+			return resultMsg("attach " + name + ": " + err.Error())
+		}
+		return resultMsg("attach " + name + ": detached")
+	})
 }
 
 func (m *Model) move(rows []string, d int) {

@@ -283,6 +283,14 @@ func memText(p *server.ProcessStatus) string {
 }
 
 func detail(p *server.ProcessStatus) string {
+	if p.Terminal != "" {
+		// what `a` attaches to
+		return "[" + p.Terminal + "] " + detailText(p)
+	}
+	return detailText(p)
+}
+
+func detailText(p *server.ProcessStatus) string {
 	switch {
 	case len(p.WaitingFor) > 0:
 		return clean(strings.Join(p.WaitingFor, ", "))
@@ -399,6 +407,7 @@ var helpLines = []string{
 	"  esc       back / end the search / stop following / clear the filter",
 	"  r         restart            S         stop           s  start",
 	"  !         send a signal      R         reload the config",
+	"  a         attach to the selected process's terminal ([tty] or [stdin])",
 	"  d         dependencies       t         timeline       ?  this help",
 	"  q         quit",
 	"",
@@ -409,7 +418,7 @@ var helpLines = []string{
 func (m *Model) keyLine(w int) string {
 	switch m.mode {
 	case modeTable:
-		return m.style("\x1b[2m", "r restart  S stop  s start  ! signal  R reload  l logs  / filter  o sort  d deps  t timeline  ? help  q quit")
+		return m.style("\x1b[2m", "r restart  S stop  s start  ! signal  R reload  l logs  a attach  / filter  o sort  d deps  t timeline  ? help  q quit")
 	default:
 		return m.style("\x1b[2m", "esc back  q quit")
 	}

@@ -142,6 +142,7 @@ func TestOpenAPI_EveryEndpoint(t *testing.T) {
 		{"GET", u("/v1/logs?name=nosuch"), "", "", 404, "GET /v1/logs"},
 		{"GET", u("/v1/logs?tail=x"), "", "", 400, "GET /v1/logs"},
 		{"POST", u("/v1/logs/reopen"), "", "", 200, "POST /v1/logs/reopen"},
+		{"GET", u("/v1/attach?name=a"), "", "", 400, "GET /v1/attach"}, // without the upgrade; the stream: test/ui/attach_test.go
 		{"POST", u("/v1/restart"), `{"nosuch": 1}`, "", 400, "POST /v1/restart"},
 		{"POST", u("/v1/restart?timeout=x"), names, "", 400, "POST /v1/restart"},
 		{"POST", u("/v1/restart"), `{"names": ["nosuch"]}`, "", 200, "POST /v1/restart"},
