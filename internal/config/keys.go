@@ -23,6 +23,8 @@ func Sections() []Section {
 		{Path: "log", Keys: slices.Clone(logKeys)},
 		{Path: "processes.NAME", Keys: slices.Clone(processKeys)},
 		{Path: "processes.NAME.depends_on.NAME", Keys: slices.Clone(dependencyKeys)},
+		{Path: "processes.NAME.limits", Keys: slices.Clone(LimitNames)},
+		{Path: "processes.NAME.capabilities", Keys: slices.Clone(capabilityKeys)},
 		{Path: "processes.NAME.ready", Keys: slices.Concat(readyKinds, probeTimingKeys(), []string{"while_stopping"})},
 		// live reads its keys with the probe list too, so that log and
 		// notify get "live cannot use log" rather than "unknown key"; they

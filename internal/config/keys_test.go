@@ -53,6 +53,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
 		"probeKeys": probeKeys, "readyProbeKeys": readyProbeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys, "socketKeys": socketKeys,
 		"ruleKeys": ruleKeys, "exitCodeKeys": exitCodeKeys, "scheduleKeys": scheduleKeys, "watchKeys": watchKeys, "daemonKeys": daemonKeys, "reloadKeys": reloadKeys,
+		"LimitNames": LimitNames, "capabilityKeys": capabilityKeys,
 	}
 	if len(used) < len(lists) {
 		t.Fatalf("found only %d fields() calls (%v): the source scan is broken", len(used), used)

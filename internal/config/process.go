@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "limits", "umask", "no_new_privs", "capabilities", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -403,6 +403,7 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	if v, ok := f.get("oom_score_adj"); ok {
 		proc.OOMScoreAdj = l.oomScoreAdj(v.val, path.field("oom_score_adj"))
 	}
+	l.privileges(f, path, proc)
 	if v, ok := f.get("sidecar"); ok {
 		proc.Sidecar, _ = l.boolean(v.val, path.field("sidecar"))
 	}
