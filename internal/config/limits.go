@@ -285,7 +285,7 @@ var capabilityKeys = []string{"ambient"}
 // capabilities decodes `capabilities: {ambient: [CAP_X, ...]}`: the
 // capabilities a process that runs as a user: keeps across its exec
 // (systemd's AmbientCapabilities=). Names are sorted and unique.
-func (l *loader) capabilities(n *yaml.Node, path *keyPath, p *Process) []string {
+func (l *loader) capabilities(n *yaml.Node, path *keyPath, hasUser bool) []string {
 	f, ok := l.fields(n, path, capabilityKeys)
 	if !ok {
 		return nil
@@ -318,7 +318,7 @@ func (l *loader) capabilities(n *yaml.Node, path *keyPath, p *Process) []string 
 			out = append(out, name)
 		}
 	}
-	if len(out) > 0 && p.User == nil {
+	if len(out) > 0 && !hasUser {
 		l.errorf(v.key, at, "ambient capabilities need user:").Hint =
 			"a process without user: runs as podvisor's own user (root has every capability already); set user: to the account the process should run as"
 		return nil
@@ -340,6 +340,7 @@ func (l *loader) privileges(f fieldSet, path *keyPath, proc *Process) {
 		proc.NoNewPrivs, _ = l.boolean(v.val, path.field("no_new_privs"))
 	}
 	if v, ok := f.get("capabilities"); ok {
-		proc.AmbientCaps = l.capabilities(v.val, path.field("capabilities"), proc)
+		_, hasUser := f.get("user") // set, even if it did not resolve here (--portable)
+		proc.AmbientCaps = l.capabilities(v.val, path.field("capabilities"), hasUser)
 	}
 }
