@@ -104,6 +104,7 @@ func check(path string, portable bool, sel config.Selection) checkReport {
 	}
 	rep.Warnings = append(rep.Warnings, cfg.Warnings()...)
 	rep.Warnings = append(rep.Warnings, cfg.EndWarnings()...)
+	rep.Warnings = append(rep.Warnings, launch.PrivilegeWarnings(cfg)...)
 	// A trial bind of the sockets: a warning only, since a running podvisor
 	// holds its own (check before a reload).
 	sockets := launch.NewSockets()

@@ -8,8 +8,8 @@ import (
 // SpawnDiff says what, if anything, differs between how old and new would
 // be spawned and probed: the resolved command, environment (after
 // interpolation and env_file reading), working directory, user, type, the
-// readiness and liveness checks, where its output goes and oom_score_adj
-// (written before exec). It returns "" when the two are the same, else
+// readiness and liveness checks, where its output goes, oom_score_adj
+// and the limits and privileges (set before exec). It returns "" when the two are the same, else
 // the first difference in words ("command changed"). A reload restarts a
 // process exactly when SpawnDiff is not "": a reformatted file, reordered keys
 // or a moved process change nothing here, an edited .env file does.
@@ -41,6 +41,14 @@ func SpawnDiff(old, new *Process) string {
 		return "log changed" // its pipes are wired at the start
 	case !sameInt(old.OOMScoreAdj, new.OOMScoreAdj):
 		return "oom_score_adj changed"
+	case !slices.Equal(old.Limits, new.Limits):
+		return "limits changed"
+	case !reflect.DeepEqual(old.Umask, new.Umask):
+		return "umask changed"
+	case old.NoNewPrivs != new.NoNewPrivs:
+		return "no_new_privs changed"
+	case !slices.Equal(old.AmbientCaps, new.AmbientCaps):
+		return "capabilities changed"
 	case !slices.Equal(old.SecretEnv, new.SecretEnv):
 		return "secret_env changed" // the probes' redaction is set at the start
 	case !sameSockets(old.Sockets, new.Sockets):
@@ -51,6 +59,8 @@ func SpawnDiff(old, new *Process) string {
 		return "tty or stdin changed" // fds 0, 1 and 2 are wired at the start
 	case !reflect.DeepEqual(old.Daemon, new.Daemon):
 		return "daemon changed" // read when the command exits
+	case !reflect.DeepEqual(old.Resources, new.Resources):
+		return "resources changed" // the cgroup is made before exec
 	}
 	return ""
 }

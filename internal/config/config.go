@@ -143,6 +143,18 @@ type Process struct {
 	// nil leaves podvisor's own value (inherited).
 	OOMScoreAdj *int
 
+	// Limits are resource limits (setrlimit(2)) in place before the
+	// program runs, in LimitNames order (limits.go); nil: podvisor's own.
+	Limits []Rlimit
+	// Umask is the child's file mode creation mask; nil: podvisor's own.
+	Umask *uint32
+	// NoNewPrivs sets no_new_privs before exec: no set-user-ID bit or
+	// file capability can raise the process's privileges.
+	NoNewPrivs bool
+	// AmbientCaps are the capabilities a process with a User keeps across
+	// its exec (capabilities: {ambient: [...]}), sorted.
+	AmbientCaps []string
+
 	// Log says where stdout and stderr go (the top-level log keys under
 	// the process's own).
 	Log Output
@@ -180,6 +192,9 @@ type Process struct {
 	// Reload is what `podvisor reload NAME` does (procreload.go); nil:
 	// the process cannot be reloaded.
 	Reload *Reload
+	// Resources are the limits of the process's cgroup (resources.go);
+	// nil: none, and no cgroup.
+	Resources *Resources
 
 	// TTY gives the process a pseudo-terminal as stdin, stdout and stderr
 	// instead of pipes; Stdin gives it a pipe podvisor holds open as stdin

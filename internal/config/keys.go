@@ -24,6 +24,8 @@ func Sections() []Section {
 		{Path: "log", Keys: slices.Clone(logKeys)},
 		{Path: "processes.NAME", Keys: slices.Clone(processKeys)},
 		{Path: "processes.NAME.depends_on.NAME", Keys: slices.Clone(dependencyKeys)},
+		{Path: "processes.NAME.limits", Keys: slices.Clone(LimitNames)},
+		{Path: "processes.NAME.capabilities", Keys: slices.Clone(capabilityKeys)},
 		{Path: "processes.NAME.ready", Keys: slices.Concat(readyKinds, probeTimingKeys(), []string{"while_stopping"})},
 		// live reads its keys with the probe list too, so that log and
 		// notify get "live cannot use log" rather than "unknown key"; they
@@ -40,6 +42,10 @@ func Sections() []Section {
 		{Path: "processes.NAME.sockets[]", Keys: slices.Clone(socketKeys)},
 		{Path: "processes.NAME.daemon", Keys: slices.Clone(daemonKeys)},
 		{Path: "processes.NAME.reload", Keys: slices.Clone(reloadKeys)},
+		{Path: "processes.NAME.resources", Keys: slices.Clone(resourcesKeys)},
+		{Path: "processes.NAME.resources.memory", Keys: slices.Clone(memoryKeys)},
+		{Path: "processes.NAME.resources.cpu", Keys: slices.Clone(cpuKeys)},
+		{Path: "processes.NAME.resources.pids", Keys: slices.Clone(pidsKeys)},
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "mcp", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "profiles", "tty", "stdin"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "limits", "umask", "no_new_privs", "capabilities", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "resources", "profiles", "tty", "stdin"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -404,6 +404,7 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	if v, ok := f.get("oom_score_adj"); ok {
 		proc.OOMScoreAdj = l.oomScoreAdj(v.val, path.field("oom_score_adj"))
 	}
+	l.privileges(f, path, proc)
 	if v, ok := f.get("sidecar"); ok {
 		proc.Sidecar, _ = l.boolean(v.val, path.field("sidecar"))
 	}
@@ -429,16 +430,22 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	if v, ok := f.get("daemon"); ok {
 		proc.Daemon = l.daemon(v.val, path.field("daemon"), proc)
 	}
+	if v, ok := f.get("resources"); ok {
+		proc.Resources = l.resources(v.val, path.field("resources"))
+	}
 	if v, ok := f.get("fd_store_max"); ok {
-		if n, ok := l.integer(v.val, path.field("fd_store_max")); ok {
-			if n < 0 || n > MaxFDStore {
-				l.errorf(v.val, path.field("fd_store_max"), "fd_store_max %d is out of range 0-%d", n, MaxFDStore)
-			} else {
-				proc.FDStoreMax = n
-			}
-		}
+		proc.FDStoreMax = l.fdStoreMax(v.val, path.field("fd_store_max"))
 	}
 	return proc, deps
+}
+
+func (l *loader) fdStoreMax(n *yaml.Node, path *keyPath) int {
+	v, ok := l.integer(n, path)
+	if ok && (v < 0 || v > MaxFDStore) {
+		l.errorf(n, path, "fd_store_max %d is out of range 0-%d", v, MaxFDStore)
+		return 0
+	}
+	return v
 }
 
 // command decodes an argv list, or a string run by /bin/sh -c. Both are

@@ -166,6 +166,7 @@ func (w *writer) rest(p *Process, c func(string) string) {
 	if p.OOMScoreAdj != nil {
 		w.kv(2, "oom_score_adj", strconv.Itoa(*p.OOMScoreAdj), c("oom_score_adj"))
 	}
+	w.privileges(p, c)
 	if p.Sidecar {
 		w.kv(2, "sidecar", "true", c("sidecar"))
 	}
@@ -193,6 +194,7 @@ func (w *writer) rest(p *Process, c func(string) string) {
 	if len(p.Profiles) > 0 {
 		w.kv(2, "profiles", list(p.Profiles), c("profiles"))
 	}
+	w.resources(p.Resources, c)
 }
 
 // log writes the log block, left out when it holds nothing.
@@ -418,4 +420,27 @@ func socketFlow(so Socket) string {
 		f = append(f, "reuse_port: true")
 	}
 	return "{" + strings.Join(f, ", ") + "}"
+}
+
+// privileges writes limits, umask, no_new_privs and capabilities.
+func (w *writer) privileges(p *Process, c func(string) string) {
+	if len(p.Limits) > 0 {
+		w.kv(2, "limits", "", c("limits"))
+		for _, r := range p.Limits {
+			v := FormatRlimit(r)
+			if !isDigits(v) {
+				v = quote(v)
+			}
+			w.kv(3, r.Name, v, c("limits."+r.Name))
+		}
+	}
+	if p.Umask != nil {
+		w.kv(2, "umask", fmt.Sprintf("%q", fmt.Sprintf("%04o", *p.Umask)), c("umask"))
+	}
+	if p.NoNewPrivs {
+		w.kv(2, "no_new_privs", "true", c("no_new_privs"))
+	}
+	if len(p.AmbientCaps) > 0 {
+		w.kv(2, "capabilities", "{ambient: "+list(p.AmbientCaps)+"}", c("capabilities"))
+	}
 }

@@ -113,6 +113,8 @@ type svConv struct {
 	groupOf  map[string]string  // program name -> group name
 	env      map[string]svValue // [supervisord] environment=, for %(ENV_X)s
 	retries  map[string]int     // startretries of each process
+	// [supervisord] minfds and minprocs, as limits for every program
+	minimums []svMinimum
 	// listeners that stop supervisord: section -> the events they act on
 	stoppers []svStopper
 }
@@ -170,6 +172,7 @@ func (c *svConv) convert(sections []*iniSection) {
 		}
 	}
 	uniqueNames(c.m, c.r)
+	c.applyMinimums()
 	c.applyStoppers()
 	if c.opt.PriorityOrder {
 		c.priorityOrder()
@@ -190,6 +193,8 @@ func (c *svConv) supervisord(s *iniSection) {
 			c.r.AsIs(pos, "[supervisord] environment")
 		case "nodaemon", "logfile", "pidfile":
 			c.r.Drop(pos, "[supervisord] "+k.Name, svDropped["supervisord."+k.Name])
+		case "minfds", "minprocs":
+			c.minimum(pos, k)
 		default:
 			c.r.Drop(pos, "[supervisord] "+k.Name, "a setting of supervisord itself, with no podvisor equivalent")
 		}

@@ -749,6 +749,9 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 	r := c.r
 	pos, what := kpos(f, k), f.name+": "+k.Name
 	v := k.Value
+	if c.sdLimitKey(f, p, k) {
+		return
+	}
 	switch k.Name {
 	case "Type", "ExecStart", "ExecStartPre", "ExecStartPost", "PIDFile":
 	case "ExecStop":
@@ -796,8 +799,6 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		c.serviceWatchdog(f, p, k)
 	case "RestartForceExitStatus", "RestartPreventExitStatus":
 		c.serviceExitStatus(f, p, k, st)
-	case "AmbientCapabilities":
-		r.Drop(pos, what, "a privilege grant (capabilities a non-root user keeps): podvisor grants none; give the container these capabilities and run the process as a user that may use them (file capabilities, setcap)")
 	case "SuccessExitStatus":
 		codes := []int{0}
 		for _, w := range strings.Fields(v) {
@@ -1073,6 +1074,10 @@ func (c *sdConv) serviceUser(f *unitFile, p *Process, st svcKeys) {
 	}
 	if st.user != "" || st.group != "" {
 		r.AsIs(f.src.Path, f.name+": User/Group")
+	}
+	if p.User == nil && len(p.AmbientCaps) > 0 {
+		note(p, r, f.src.Path, "capabilities", "AmbientCapabilities= without User=: the process runs as root, which holds every capability already; left out")
+		p.AmbientCaps = nil
 	}
 }
 

@@ -336,6 +336,12 @@ func generateSidecars(cfg *config.Config, opts GenerateOptions) (*Generated, err
 		if p.User != nil {
 			add(c, "securityContext", om("runAsUser", int(p.User.UID), "runAsGroup", int(p.User.GID)))
 		}
+		if rn := resourcesNode(p.Resources); rn != nil {
+			add(c, "resources", rn)
+		}
+		if len(p.Limits) > 0 || p.Umask != nil || p.NoNewPrivs || len(p.AmbientCaps) > 0 {
+			warn("%s: limits, umask, no_new_privs and capabilities have no field in this Kubernetes API (securityContext has no ulimits): set them in the image's entrypoint", name)
+		}
 		if p.Type != config.Oneshot {
 			restarts[p.Restart.Policy.String()] = true
 		}

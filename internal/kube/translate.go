@@ -497,6 +497,7 @@ func (b *builder) add(q *config.Process, c *Container, where place) string {
 func (b *builder) base(c *Container, where place) *config.Process {
 	t := b.t
 	q := &config.Process{Name: c.Name}
+	q.Resources = b.resources(c, where)
 	t.envFiles = nil
 	env, secrets := t.env(c, where)
 	q.SecretEnv = secrets
@@ -978,9 +979,6 @@ func (t *translator) ignoredFields() {
 			if c.Image != "" {
 				t.warnFor(c.Name, "image: not pulled; the command runs on this machine")
 			}
-			if c.Resources != nil && (len(c.Resources.Limits) > 0 || len(c.Resources.Requests) > 0) {
-				t.warnFor(c.Name, "resources: not enforced (read only by resourceFieldRef)")
-			}
 			for _, p := range c.Ports {
 				if p.HostPort.Kind != 0 || p.HostIP.Kind != 0 {
 					t.warnFor(c.Name, "ports.hostPort, hostIP: ignored, the ports are this machine's already")
@@ -1005,6 +1003,7 @@ var ignoredWhy = map[string]string{
 	"imagePullSecrets":             "there are no images to pull",
 	"imagePullPolicy":              "there are no images to pull",
 	"hostNetwork":                  "the processes share this machine's network already",
+	"resources":                    "the pod's enclosing limit falls on podvisor's own cgroup, which whoever runs podvisor sets (the kubelet in a pod, docker run --memory/--cpus); each container's resources are enforced",
 	"hostPID":                      "the processes share this machine's PID space already",
 	"hostIPC":                      "the processes share this machine's IPC already",
 	"shareProcessNamespace":        "the processes share this machine's PID space already",

@@ -457,7 +457,7 @@ func TestRefusedAndWarned(t *testing.T) {
 		"hostNetwork":         {"  hostNetwork: true\n", ""},
 		"imagePullPolicy":     {"", "    imagePullPolicy: Always\n"},
 		"image":               {"", "    image: nginx\n"},
-		"resources":           {"", "    resources: {limits: {cpu: 1}}\n"},
+		"ephemeral-storage":   {"", "    resources: {limits: {cpu: 1, ephemeral-storage: 1Gi}}\n"},
 		"hostPort":            {"", "    ports: [{containerPort: 80, hostPort: 80}]\n"},
 		"capabilities":        {"", "    securityContext: {capabilities: {add: [NET_ADMIN]}}\n"},
 		"httpHeaders":         {"", "    readinessProbe: {httpGet: {port: 80, httpHeaders: [{name: a, value: b}]}}\n"},

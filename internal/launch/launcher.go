@@ -157,6 +157,7 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 
 	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
 	wiring.spec(&spec)
+	withPrivileges(&spec, p)
 	files, names, err := listenFiles(l.Sockets, l.FDStore, p)
 	if err != nil {
 		return abort(err)

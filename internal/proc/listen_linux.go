@@ -49,7 +49,8 @@ func init() {
 }
 
 // pidShim execs path with each of names (pidVars only) set to this
-// process's pid; it does not return.
+// process's pid, after applying the other names, the shim's options
+// (shimOptions, limits_linux.go); it does not return.
 func pidShim(names []string, path string, argv []string) {
 	pid := strconv.Itoa(os.Getpid())
 	env := make([]string, 0, len(os.Environ())+len(names))
@@ -64,6 +65,7 @@ func pidShim(names []string, path string, argv []string) {
 			env = append(env, n+"="+pid)
 		}
 	}
+	shimPrepare(names)
 	err := unix.Exec(path, argv, env)
 	fmt.Fprintf(os.Stderr, "podvisor: exec %q: %v\n", path, err)
 	code := 126

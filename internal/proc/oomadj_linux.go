@@ -17,15 +17,19 @@ const selfOOMScoreAdj = "/proc/self/oom_score_adj"
 // at fork and keeps it across setuid and exec, and Go offers no hook between
 // fork and exec, so podvisor sets its own value, forks, and puts its own
 // back. Every other spawn waits meanwhile (adjMu), so no other child
-// inherits the temporary value. nil adj just takes the shared side.
-func (r *Reaper) withOOMScoreAdj(adj *int, start func() error) error {
-	if adj == nil {
+// inherits the temporary value. nil adj just takes the shared side, unless
+// exclusive is set (start changes something else of podvisor's own).
+func (r *Reaper) withOOMScoreAdj(adj *int, exclusive bool, start func() error) error {
+	if adj == nil && !exclusive {
 		r.adjMu.RLock()
 		defer r.adjMu.RUnlock()
 		return start()
 	}
 	r.adjMu.Lock()
 	defer r.adjMu.Unlock()
+	if adj == nil {
+		return start()
+	}
 	old, err := readOOMScoreAdj(selfOOMScoreAdj)
 	if err != nil {
 		return &SpawnError{Argv0: "", Reason: "cannot read podvisor's own oom_score_adj: " + errText(err), Err: err}

@@ -38,7 +38,7 @@ type Reaper struct {
 	children map[int]*entry
 
 	// adjMu keeps spawns apart from a spawn that changes podvisor's own
-	// oom_score_adj for its fork (see withOOMScoreAdj).
+	// oom_score_adj or hard limits for its fork (see withOOMScoreAdj).
 	adjMu sync.RWMutex
 
 	orphans   atomic.Uint64
@@ -115,7 +115,7 @@ func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
-	_, e, err := r.startCmd(cmd, nil, nil)
+	_, e, err := r.startCmd(cmd, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +123,9 @@ func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
 }
 
 // startCmd forks and execs cmd on a spawner thread with mu held and
-// registers the child before releasing it.
-func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, onExit func(Exit)) (int, *entry, error) {
+// registers the child before releasing it. oomScoreAdj and raise (hard
+// limits above podvisor's own) are podvisor's own for the fork only.
+func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, raise []Rlimit, onExit func(Exit)) (int, *entry, error) {
 	sp := r.spawners()
 	q, err := sp.request(cmd)
 	if err != nil {
@@ -135,19 +136,21 @@ func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, onExit func(Exit)) (i
 		e   *entry
 	)
 	sp.run(func(private bool) {
-		err = r.withOOMScoreAdj(oomScoreAdj, func() error {
-			r.mu.RLock()
-			defer r.mu.RUnlock()
-			p, err := sp.forkExec(q, private)
-			if err != nil {
-				return err
-			}
-			pid = p
-			e = &entry{exit: make(chan Exit, 1), onExit: onExit}
-			r.mapMu.Lock()
-			r.children[pid] = e
-			r.mapMu.Unlock()
-			return nil
+		err = r.withOOMScoreAdj(oomScoreAdj, len(raise) > 0, func() error {
+			return r.withHardLimits(raise, func() error {
+				r.mu.RLock()
+				defer r.mu.RUnlock()
+				p, err := sp.forkExec(q, private)
+				if err != nil {
+					return err
+				}
+				pid = p
+				e = &entry{exit: make(chan Exit, 1), onExit: onExit}
+				r.mapMu.Lock()
+				r.children[pid] = e
+				r.mapMu.Unlock()
+				return nil
+			})
 		})
 	})
 	runtime.KeepAlive(cmd) // its files must stay open until the fork is done

@@ -66,6 +66,16 @@ type Spec struct {
 	// (normally: negative) needs CAP_SYS_RESOURCE.
 	OOMScoreAdj *int
 
+	// Rlimits are set, Umask (if not nil) and NoNewPrivs applied before
+	// the program runs (limits_linux.go).
+	Rlimits    []Rlimit
+	Umask      *uint32
+	NoNewPrivs bool
+	// AmbientCaps are capabilities (numbers) a child with a Cred keeps
+	// across its exec: Go's fork child adds them to its permitted,
+	// inheritable and ambient sets after the switch of user.
+	AmbientCaps []uintptr
+
 	// OnExit, if not nil, is called with the child's Exit once it has been
 	// reaped (after Done's channel has it), on the reaper's goroutine: it
 	// must not block for long. It spares a caller a goroutine per child
@@ -160,7 +170,11 @@ func Spawn(r *Reaper, s Spec) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
-	pid, e, err := r.startCmd(cmd, s.OOMScoreAdj, s.OnExit)
+	var raise []Rlimit
+	if aboveOwn(s.Rlimits) {
+		raise = s.Rlimits
+	}
+	pid, e, err := r.startCmd(cmd, s.OOMScoreAdj, raise, s.OnExit)
 	if err != nil {
 		return nil, classify(s.Argv[0], cmd.Path, err)
 	}
@@ -216,7 +230,10 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: s.DeathSignal}
+	if err := checkPrivileges(s); err != nil {
+		return nil, &SpawnError{Argv0: argv0, Reason: err.Error(), Err: unix.EPERM}
+	}
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: s.DeathSignal, AmbientCaps: s.AmbientCaps}
 	if s.Terminal {
 		if s.Stdin == nil {
 			return nil, &SpawnError{Argv0: argv0, Reason: "a terminal needs Stdin set to its slave", Err: unix.EINVAL}
@@ -266,8 +283,8 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 		}
 		copy(cmd.ExtraFiles, s.ListenFiles)
 	}
-	if pidEnv := pidEnvOf(s); len(pidEnv) > 0 {
-		cmd.Path, cmd.Args = withPidShim(pidEnv, cmd.Path, cmd.Args)
+	if pidEnv := pidEnvOf(s); len(pidEnv) > 0 || shimmed(s) {
+		cmd.Path, cmd.Args = withPidShim(append(pidEnv, shimOptions(s)...), cmd.Path, cmd.Args)
 	}
 	return cmd, nil
 }
