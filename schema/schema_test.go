@@ -428,6 +428,10 @@ func TestSchemaExactWhereItCan(t *testing.T) {
 		// 1.0 is 1 to the schema, while the loader wants 1 written as 1.)
 		"version: \"1\"\nprocesses: {a: {command: x}}\n", "version: 2\nprocesses: {a: {command: x}}\n",
 		"log: {format: JSON}\nprocesses: {a: {command: x}}\n",
+		proc(`resources: {cpu: {weight: 10000}}`), proc(`resources: {cpu: {weight: 10001}}`),
+		proc(`resources: {pids: {max: 4194304}}`), proc(`resources: {pids: {max: 0}}`),
+		proc(`resources: {cpu: {max: 0.5}}`), proc(`resources: {cpu: {max: "+.5"}}`), proc(`resources: {cpu: {max: "2e-1"}}`),
+		proc(`resources: {cpu: {max: 1K}}`), proc(`resources: {cpu: {max: -1}}`), proc(`resources: {cpu: {max: "1 "}}`),
 	}
 	for _, doc := range docs {
 		_, lerr := config.Parse("procs.yaml", []byte(doc), lookupEnv)

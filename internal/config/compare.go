@@ -49,6 +49,8 @@ func SpawnDiff(old, new *Process) string {
 		return "fd_store_max changed" // NOTIFY_SOCKET is set for the store
 	case !reflect.DeepEqual(old.Daemon, new.Daemon):
 		return "daemon changed" // read when the command exits
+	case !reflect.DeepEqual(old.Resources, new.Resources):
+		return "resources changed" // the cgroup is made before exec
 	}
 	return ""
 }

@@ -174,6 +174,9 @@ type Process struct {
 	// Reload is what `podvisor reload NAME` does (procreload.go); nil:
 	// the process cannot be reloaded.
 	Reload *Reload
+	// Resources are the limits of the process's cgroup (resources.go);
+	// nil: none, and no cgroup.
+	Resources *Resources
 
 	// Written is what a written procs.yaml holds beside the values
 	// (comments, keys written as given); nil for a loaded process.

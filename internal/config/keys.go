@@ -39,6 +39,10 @@ func Sections() []Section {
 		{Path: "processes.NAME.sockets[]", Keys: slices.Clone(socketKeys)},
 		{Path: "processes.NAME.daemon", Keys: slices.Clone(daemonKeys)},
 		{Path: "processes.NAME.reload", Keys: slices.Clone(reloadKeys)},
+		{Path: "processes.NAME.resources", Keys: slices.Clone(resourcesKeys)},
+		{Path: "processes.NAME.resources.memory", Keys: slices.Clone(memoryKeys)},
+		{Path: "processes.NAME.resources.cpu", Keys: slices.Clone(cpuKeys)},
+		{Path: "processes.NAME.resources.pids", Keys: slices.Clone(pidsKeys)},
 	}
 }
 

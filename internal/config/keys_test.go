@@ -53,6 +53,7 @@ func TestSectionsCoverLoader(t *testing.T) {
 		"topKeys": topKeys, "logKeys": logKeys, "processKeys": processKeys, "dependencyKeys": dependencyKeys,
 		"probeKeys": probeKeys, "readyProbeKeys": readyProbeKeys, "restartKeys": restartKeys, "stopKeys": stopKeys, "outputKeys": outputKeys, "uiKeys": uiKeys, "socketKeys": socketKeys,
 		"ruleKeys": ruleKeys, "exitCodeKeys": exitCodeKeys, "scheduleKeys": scheduleKeys, "watchKeys": watchKeys, "daemonKeys": daemonKeys, "reloadKeys": reloadKeys,
+		"resourcesKeys": resourcesKeys, "memoryKeys": memoryKeys, "cpuKeys": cpuKeys, "pidsKeys": pidsKeys,
 	}
 	if len(used) < len(lists) {
 		t.Fatalf("found only %d fields() calls (%v): the source scan is broken", len(used), used)
@@ -137,6 +138,8 @@ func sectionProbe(path, k string) string {
 		return "processes: {b: {command: x}, a: {command: x, depends_on: {b: " + kv + "}}}\n"
 	case "processes.NAME.restart.rules": // each element of the list
 		return "processes: {a: {command: x, restart: {rules: [" + kv + "]}}}\n"
+	case "processes.NAME.resources.memory", "processes.NAME.resources.cpu", "processes.NAME.resources.pids":
+		return "processes: {a: {command: x, resources: {" + path[strings.LastIndex(path, ".")+1:] + ": " + kv + "}}}\n"
 	case "processes.NAME.restart.rules.exit_codes":
 		return "processes: {a: {command: x, restart: {rules: [{exit_codes: " + kv + ", action: stop}]}}}\n"
 	}

@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "resources"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -427,16 +427,22 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	if v, ok := f.get("daemon"); ok {
 		proc.Daemon = l.daemon(v.val, path.field("daemon"), proc)
 	}
+	if v, ok := f.get("resources"); ok {
+		proc.Resources = l.resources(v.val, path.field("resources"))
+	}
 	if v, ok := f.get("fd_store_max"); ok {
-		if n, ok := l.integer(v.val, path.field("fd_store_max")); ok {
-			if n < 0 || n > MaxFDStore {
-				l.errorf(v.val, path.field("fd_store_max"), "fd_store_max %d is out of range 0-%d", n, MaxFDStore)
-			} else {
-				proc.FDStoreMax = n
-			}
-		}
+		proc.FDStoreMax = l.fdStoreMax(v.val, path.field("fd_store_max"))
 	}
 	return proc, deps
+}
+
+func (l *loader) fdStoreMax(n *yaml.Node, path *keyPath) int {
+	v, ok := l.integer(n, path)
+	if ok && (v < 0 || v > MaxFDStore) {
+		l.errorf(n, path, "fd_store_max %d is out of range 0-%d", v, MaxFDStore)
+		return 0
+	}
+	return v
 }
 
 // command decodes an argv list, or a string run by /bin/sh -c. Both are
