@@ -29,6 +29,7 @@ func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
 		Tails:      r.tails,
 		Sockets:    r.sockets,
 		FDStore:    r.fdStore,
+		Cgroups:    r.cgroups,
 	}
 	return supervisor.New(supervisor.Options{
 		Config:   r.opts.Config,

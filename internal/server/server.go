@@ -43,6 +43,9 @@ type Options struct {
 	// StoredFDs, if set, counts the fds a process keeps in podvisor's fd
 	// store (FDSTORE=1), for /status's stored_fds.
 	StoredFDs func(process string) int
+	// NotEnforced, if set, says which of a process's resources are not
+	// enforced, for /status's resources_not_enforced.
+	NotEnforced func(process string) string
 
 	// Connection timeouts for NewHTTPServer. Go's zero values mean "none",
 	// which lets a slow client hold a connection forever.
@@ -85,7 +88,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // not be nil). Only GET and HEAD are served; other methods get 405 with an
 // Allow header, unknown paths 404.
 func New(src Source, m *Metrics, opts Options) http.Handler {
-	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler, storedFDs: opts.StoredFDs}
+	h := &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler, storedFDs: opts.StoredFDs, notEnforced: opts.NotEnforced}
 	// A "GET" pattern also matches HEAD, and the mux answers other methods
 	// on a known path with 405 and the Allow header by itself.
 	mux := http.NewServeMux()
@@ -131,6 +134,7 @@ type handler struct {
 	liveTimeout time.Duration
 	sampler     Sampler
 	storedFDs   func(string) int
+	notEnforced func(string) string
 }
 
 // isReady is the single definition of "ready" for /readyz, /status and
@@ -186,9 +190,13 @@ func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
 	snap := h.src.Snapshot()
 	st := NewStatus(snap)
 	addResources(&st, sample(h.sampler, snap))
-	if h.storedFDs != nil {
-		for i := range st.Processes {
-			st.Processes[i].StoredFDs = h.storedFDs(st.Processes[i].Name)
+	for i := range st.Processes {
+		p := &st.Processes[i]
+		if h.storedFDs != nil {
+			p.StoredFDs = h.storedFDs(p.Name)
+		}
+		if h.notEnforced != nil {
+			p.ResourcesNotEnforced = h.notEnforced(p.Name)
 		}
 	}
 	// Marshalling cannot fail for these plain types.
