@@ -93,7 +93,7 @@ processes:
 	}
 }
 
-// TestResourcesForkBomb (FAULTS D7 closed): podvisor runs in a pids cgroup
+// TestResourcesForkBomb (docs/reliability.md, D7b): podvisor runs in a pids cgroup
 // with a limit; a fork bomb in a process whose own pids limit is clamped
 // below podvisor's budget is refused inside its cgroup, /livez answers,
 // the refusals are named, and SIGTERM ends everything in time.
