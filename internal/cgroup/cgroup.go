@@ -108,9 +108,9 @@ func readPids(path string) ([]int, error) {
 	return out, nil
 }
 
-// ownPaths parses /proc/self/cgroup: the v2 path ("" if none) and the v1
+// OwnPaths parses /proc/self/cgroup: the v2 path ("" if none) and the v1
 // path of each controller.
-func ownPaths(procSelfCgroup string) (v2 string, v1 map[string]string, err error) {
+func OwnPaths(procSelfCgroup string) (v2 string, v1 map[string]string, err error) {
 	b, err := os.ReadFile(procSelfCgroup)
 	if err != nil {
 		return "", nil, err

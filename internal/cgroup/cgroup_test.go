@@ -180,6 +180,10 @@ func TestV1Events(t *testing.T) {
 		t.Errorf("%d processes under pids.max 2", n)
 	}
 	g.Kill()
+	reap(pid)
+	for !g.Empty() && time.Now().Before(deadline.Add(10*time.Second)) {
+		time.Sleep(10 * time.Millisecond) // the orphaned sleeps are reaped by init
+	}
 }
 
 // TestV2Live: a cgroup2 mount (here one without delegated controllers)
@@ -251,4 +255,50 @@ func TestConversions(t *testing.T) {
 			t.Errorf("quota(%d) = %d, want %d", m, got, q)
 		}
 	}
+}
+
+// BenchmarkGroup: what a cgroup costs one start on this host, in two
+// parts: making it with memory, CPU and pids limits and removing it
+// (make+remove); moving a thread in and out, v1's way in (enter+leave).
+// docs/BENCHMARKS.md.
+func BenchmarkGroup(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", 1e6+rand.IntN(1e6))
+	if err != nil {
+		b.Skip(err)
+	}
+	defer h.Close()
+	lim := Limits{MemoryMax: 64 << 20, CPUMax: 500, PidsMax: 100}
+	b.Run("make+remove", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			g, err := h.New(fmt.Sprintf("bench.%d", i), lim)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := g.Remove(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("enter+leave", func(b *testing.B) {
+		g, err := h.New("bench.enter", lim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer g.Remove()
+		if g.FD() >= 0 {
+			b.Skip("v2 clones into the cgroup: no thread moves")
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for b.Loop() {
+			leave, err := g.Enter()
+			if err != nil {
+				b.Fatal(err)
+			}
+			leave()
+		}
+	})
 }

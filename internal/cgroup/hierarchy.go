@@ -43,7 +43,7 @@ func (h *Hierarchy) V2() bool { return h.v2 }
 // their own and enables the controllers for its children. It fails, saying
 // why, when nothing can be enforced.
 func Open(root, procSelfCgroup string, pid int) (*Hierarchy, error) {
-	v2path, v1paths, err := ownPaths(procSelfCgroup)
+	v2path, v1paths, err := OwnPaths(procSelfCgroup)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,16 @@ type resStatus struct {
 	} `json:"resources"`
 }
 
+// endRun stops r with SIGTERM, so that podvisor removes its cgroups (the
+// harness's SIGKILL would leave them on the host).
+func endRun(t *testing.T, r *Run) {
+	t.Helper()
+	t.Cleanup(func() {
+		r.Signal(syscall.SIGTERM)
+		r.Wait(scaled(15 * time.Second))
+	})
+}
+
 func resProc(t *testing.T, r *Run, name string) resStatus {
 	t.Helper()
 	var st struct {
@@ -76,6 +86,7 @@ processes:
   neighbour:
     command: [sleep, '`+m+`']
 `)
+	endRun(t, r)
 	neighbour := ffPidOf(t, m, scaled(5*time.Second))
 	var hog resStatus
 	eventually(t, scaled(30*time.Second), func() bool {
@@ -149,6 +160,7 @@ processes:
     command: "while :; do :; done"
     resources: {cpu: {max: 200m}}
 `)
+	endRun(t, r)
 	var p0 resStatus
 	eventually(t, scaled(5*time.Second), func() bool {
 		p0 = resProc(t, r, "spin")
@@ -184,6 +196,7 @@ processes:
   other:
     command: [sleep, '1000']
 `)
+	endRun(t, r)
 	daemon := ffPidOf(t, dm, scaled(5*time.Second))
 	if pg, _ := syscall.Getpgid(daemon); pg == resProc(t, r, "app").Pid {
 		t.Fatal("the daemon did not leave the process group: the test proves nothing")
