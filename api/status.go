@@ -43,6 +43,9 @@ type ProcessStatus struct {
 	// StoredFDs counts the fds the process keeps in podvisor's fd store
 	// (FDSTORE=1, given back to its next incarnation).
 	StoredFDs int `json:"stored_fds"`
+	// ResourcesNotEnforced says which of the process's resources: limits
+	// are not enforced and why (docs/resources.md); "" when all are.
+	ResourcesNotEnforced string `json:"resources_not_enforced,omitempty"`
 	// Schedule is present for a process with schedule:.
 	Schedule *ScheduleStatus `json:"schedule,omitempty"`
 }

@@ -112,6 +112,11 @@ func check(path string, portable bool, sel config.Selection) checkReport {
 		rep.Warnings = append(rep.Warnings, "the sockets cannot be bound now; podvisor run would fail: "+err.Error())
 	}
 	sockets.Close()
+	for _, name := range cfg.Names {
+		if r := cfg.Processes[name].Resources; r != nil {
+			rep.Notes = append(rep.Notes, "processes."+name+" asks for "+r.String()+", enforced with a cgroup of its own where podvisor can make one (docs/resources.md)")
+		}
+	}
 	sub, err := selectConfig(cfg, sel)
 	if err != nil {
 		rep.Errors = []string{err.Error()}

@@ -111,6 +111,7 @@ type run struct {
 	tails    *logs.Tails
 	fdStore  *launch.FDStore
 	terms    *launch.Terminals // tty: and stdin: processes, for attach
+	cgroups  *launch.Cgroups   // made on the first start that asks for resources
 	hosts    *server.Hosts
 	web      *liveHTTP
 	current  atomic.Pointer[config.Config] // the config in effect, for `podvisor logs` and exec
@@ -264,10 +265,12 @@ func (r *run) observe() {
 	r.tl, r.oom = observers(cfg, r.log)
 	r.tails = logs.NewTails(cfg.Log.Tail, logs.DefaultTailBytes)
 	r.terms = launch.NewTerminals()
-	r.fdStore = launch.NewFDStore(r.log)             // fds processes hand over (FDSTORE=1)
+	r.fdStore = launch.NewFDStore(r.log) // fds processes hand over (FDSTORE=1)
+	r.cgroups = launch.NewCgroups(r.log)
+	r.metrics.UseCgroups(r.cgroups.Figures)
 	self, _ := os.Hostname()                         // served by default, as names that are not public
 	r.hosts = server.NewHosts(self, cfg.ListenHosts) // the Host names served (DNS rebinding)
-	r.web = &liveHTTP{opts: server.Options{Logger: r.log, Timeline: r.tl, StoredFDs: r.fdStore.Count, Hosts: r.hosts, Pod: r.opts.Pod}, log: r.log}
+	r.web = &liveHTTP{opts: server.Options{Logger: r.log, Timeline: r.tl, StoredFDs: r.fdStore.Count, NotEnforced: r.cgroups.NotEnforced, Hosts: r.hosts, Pod: r.opts.Pod}, log: r.log}
 }
 
 // serveHTTP binds the HTTP port and serves it, before any child is
@@ -328,6 +331,7 @@ func (r *run) finish(outcome supervisor.Outcome) int {
 	sweepCtx, cancelSweep := context.WithTimeout(context.Background(), grace+3*time.Second)
 	sw := proc.KillDescendants(sweepCtx, grace, r.log)
 	cancelSweep()
+	r.cgroups.Close()
 	if sw.Terminated > 0 {
 		r.log.Warn("final sweep stopped processes left behind", "terminated", sw.Terminated, "killed", sw.Killed, "remaining", sw.Remaining)
 	}

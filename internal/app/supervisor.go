@@ -30,6 +30,7 @@ func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
 		Sockets:    r.sockets,
 		FDStore:    r.fdStore,
 		Terminals:  r.terms,
+		Cgroups:    r.cgroups,
 	}
 	r.launcher = launcher
 	return supervisor.New(supervisor.Options{

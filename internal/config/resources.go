@@ -2,6 +2,7 @@ package config
 
 import (
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -239,6 +240,28 @@ func (w *writer) resources(r *Resources, c func(string) string) {
 	if p := r.Pids; p != nil {
 		w.line(3, "pids: "+flow(pairIf("max", p.Max, itoa64)))
 	}
+}
+
+// String says what r asks for: "memory max 512Mi, cpu max 500m, pids max 64".
+func (r *Resources) String() string {
+	var parts []string
+	add := func(what string, v int64, format func(int64) string) {
+		if v != 0 {
+			parts = append(parts, what+" "+format(v))
+		}
+	}
+	if m := r.Memory; m != nil {
+		add("memory max", m.Max, FormatBytes)
+		add("memory high", m.High, FormatBytes)
+	}
+	if c := r.CPU; c != nil {
+		add("cpu max", c.Max, FormatMillicores)
+		add("cpu weight", c.Weight, itoa64)
+	}
+	if p := r.Pids; p != nil {
+		add("pids max", p.Max, itoa64)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func itoa64(v int64) string { return strconv.FormatInt(v, 10) }

@@ -33,6 +33,7 @@ type Launcher struct {
 	Sockets    *Sockets     // the processes' listening sockets (sockets.go); may be nil
 	FDStore    *FDStore     // fds processes stored (fdstore.go); may be nil
 	Terminals  *Terminals   // tty: and stdin: processes, for attach (terminal.go); may be nil
+	Cgroups    *Cgroups     // the cgroups of processes with resources (cgroups.go); may be nil
 
 	notify notifyPool // spare notify sockets (notify.go)
 }
@@ -210,12 +211,14 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 		cleanups = append(cleanups, warn.Close)
 	}
 	spec.Env = env
+	g := l.Cgroups.group(p, gen, &spec)
 	gate := newExitGate(wiring.streams(), func(ex proc.Exit) {
 		// The notify resources of an incarnation go before the
 		// supervisor hears of its exit.
 		for _, c := range cleanups {
 			c()
 		}
+		l.Cgroups.exited(p.Name, g, &ex)
 		h.Exited(ex)
 	})
 	var mp *mainProc // nil when no other can be named
@@ -229,6 +232,7 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 		spec.NotifyFile.Close() // only the child may hold the write end (s6 rule)
 	}
 	if err != nil {
+		l.Cgroups.exited(p.Name, g, &proc.Exit{})
 		wiring.closeOurs()
 		for _, c := range cleanups {
 			c()
@@ -245,9 +249,9 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 		go l.waitNotifyFD(p, notifyR, h)
 	}
 	if mp != nil {
-		return mp, nil
+		return g.child(mp, p.Name, l.logger()), nil
 	}
-	return child, nil
+	return g.child(child, p.Name, l.logger()), nil
 }
 
 // notifySocket makes p's NOTIFY_SOCKET when it needs one (ready: {notify:

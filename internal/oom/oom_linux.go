@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/podvisor/podvisor/internal/cgroup"
 )
 
 // Detector watches one memory cgroup's OOM kill counter. Its zero value and
@@ -31,28 +33,15 @@ type Detector struct {
 // returns a Detector for it, with the kills so far already accounted for.
 // It returns an error, and a nil Detector, when no counter is readable.
 func Open(root, procSelfCgroup string) (*Detector, error) {
-	b, err := os.ReadFile(procSelfCgroup)
+	v2, v1, err := cgroup.OwnPaths(procSelfCgroup)
 	if err != nil {
 		return nil, err
 	}
 	var candidates []string
-	var v2 string
-	for line := range strings.Lines(string(b)) {
-		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			v2 = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "memory" { // v1 takes precedence: on a hybrid host v2 has no memory controller
-				candidates = append(candidates,
-					filepath.Join(root, "memory", parts[2], "memory.oom_control"),
-					filepath.Join(root, "memory", "memory.oom_control"))
-			}
-		}
+	if p, ok := v1["memory"]; ok { // v1 takes precedence: on a hybrid host v2 has no memory controller
+		candidates = append(candidates,
+			filepath.Join(root, "memory", p, "memory.oom_control"),
+			filepath.Join(root, "memory", "memory.oom_control"))
 	}
 	if v2 != "" {
 		// With a cgroup namespace the container's cgroup is the mount's root.

@@ -10,6 +10,9 @@ type Exit struct {
 	Pid    int
 	Status syscall.WaitStatus
 	At     time.Time
+	// OOMKilled: the process's own cgroup counted an OOM kill during its
+	// run (set by internal/launch, which owns the cgroup).
+	OOMKilled bool
 }
 
 // Code is the conventional shell exit code: the exit status, or 128+N for a

@@ -115,7 +115,7 @@ func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
-	_, e, err := r.startCmd(cmd, nil, nil, nil)
+	_, e, err := r.startCmd(cmd, nil, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,9 @@ func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
 // startCmd forks and execs cmd on a spawner thread with mu held and
 // registers the child before releasing it. oomScoreAdj and raise (hard
 // limits above podvisor's own) are podvisor's own for the fork only.
-func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, raise []Rlimit, onExit func(Exit)) (int, *entry, error) {
+// enter, if not nil, runs on the spawner thread just before the fork, and
+// the function it returns just after (a v1 cgroup, Spec.Cgroup).
+func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, raise []Rlimit, onExit func(Exit), enter func() (func(), error)) (int, *entry, error) {
 	sp := r.spawners()
 	q, err := sp.request(cmd)
 	if err != nil {
@@ -137,6 +139,13 @@ func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, raise []Rlimit, onExi
 	)
 	sp.run(func(private bool) {
 		err = r.withOOMScoreAdj(oomScoreAdj, len(raise) > 0, func() error {
+			if enter != nil {
+				leave, err := enter()
+				if err != nil {
+					return &SpawnError{Reason: "cannot enter its cgroup: " + errText(err), Err: err}
+				}
+				defer leave()
+			}
 			return r.withHardLimits(raise, func() error {
 				r.mu.RLock()
 				defer r.mu.RUnlock()

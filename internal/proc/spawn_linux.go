@@ -75,12 +75,24 @@ type Spec struct {
 	// across its exec: Go's fork child adds them to its permitted,
 	// inheritable and ambient sets after the switch of user.
 	AmbientCaps []uintptr
+	// Cgroup, if not nil, is the cgroup the child starts in, before it
+	// execs (internal/cgroup): cloned into it on v2, forked from a spawner
+	// thread moved into it on v1.
+	Cgroup Cgroup
 
 	// OnExit, if not nil, is called with the child's Exit once it has been
 	// reaped (after Done's channel has it), on the reaper's goroutine: it
 	// must not block for long. It spares a caller a goroutine per child
 	// waiting on Done (perf: memory with thousands of children).
 	OnExit func(Exit)
+}
+
+// Cgroup is a cgroup a child can start in: FD is a v2 directory for
+// CLONE_INTO_CGROUP (-1 if none); otherwise Enter moves the calling,
+// locked thread in, and leave moves it back.
+type Cgroup interface {
+	FD() int
+	Enter() (leave func(), err error)
 }
 
 // Cred is a user to run a child as.
@@ -170,11 +182,19 @@ func Spawn(r *Reaper, s Spec) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
+	var enter func() (func(), error)
+	if s.Cgroup != nil {
+		if fd := s.Cgroup.FD(); fd >= 0 {
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		} else {
+			enter = s.Cgroup.Enter
+		}
+	}
 	var raise []Rlimit
 	if aboveOwn(s.Rlimits) {
 		raise = s.Rlimits
 	}
-	pid, e, err := r.startCmd(cmd, s.OOMScoreAdj, raise, s.OnExit)
+	pid, e, err := r.startCmd(cmd, s.OOMScoreAdj, raise, s.OnExit, enter)
 	if err != nil {
 		return nil, classify(s.Argv[0], cmd.Path, err)
 	}

@@ -66,6 +66,34 @@ type Sampler struct {
 	members map[procID]member
 	reaped  map[rootID]uint64
 	shown   map[rootID]uint64
+
+	cgroups CgroupSource // nil: the walk's figures only
+}
+
+// CgroupSource gives a process's memory and CPU time from its own cgroup,
+// exact for its whole tree, escaped daemons included; ok is false for a
+// process without one (internal/launch's Cgroups).
+type CgroupSource func(name string) (cpuSeconds float64, memoryBytes uint64, ok bool)
+
+// UseCgroups makes the figures of processes in a cgroup of their own come
+// from it; the /proc walk still counts their fds, threads and members.
+func (s *Sampler) UseCgroups(src CgroupSource) {
+	s.mu.Lock()
+	s.cgroups = src
+	s.mu.Unlock()
+}
+
+// fromCgroups replaces the walk's memory and CPU where a cgroup knows them.
+func (s *Sampler) fromCgroups(usage map[string]Usage) {
+	if s.cgroups == nil {
+		return
+	}
+	for name, u := range usage {
+		if cpu, mem, ok := s.cgroups(name); ok {
+			u.CPUSeconds, u.RSSBytes = cpu, mem
+			usage[name] = u
+		}
+	}
 }
 
 type procID struct {
@@ -107,6 +135,7 @@ func (s *Sampler) sampleAt(roots []Root, now time.Time) map[string]Usage {
 		return s.usage
 	}
 	s.usage = s.walk(roots)
+	s.fromCgroups(s.usage)
 	s.at, s.key = now, key
 	s.walks++
 	return s.usage

@@ -202,3 +202,11 @@ func boolValue(b bool) float64 {
 // Sampler returns the resource sampler /status and the metrics use, for
 // the event stream's resources frames (one /proc walk serves them all).
 func (m *Metrics) Sampler() Sampler { return m.sampler }
+
+// UseCgroups takes the memory and CPU of processes in a cgroup of their
+// own from it (docs/resources.md).
+func (m *Metrics) UseCgroups(src resources.CgroupSource) {
+	if s, ok := m.sampler.(*resources.Sampler); ok {
+		s.UseCgroups(src)
+	}
+}

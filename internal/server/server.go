@@ -46,6 +46,9 @@ type Options struct {
 	// Pod, if set, names the processes that are a pod's containers
 	// (kube play): /status then carries the pod's phase and conditions.
 	Pod *PodRoles
+	// NotEnforced, if set, says which of a process's resources are not
+	// enforced, for /status's resources_not_enforced.
+	NotEnforced func(process string) string
 
 	// Connection timeouts for NewHTTPServer. Go's zero values mean "none",
 	// which lets a slow client hold a connection forever.
@@ -135,10 +138,11 @@ type handler struct {
 	sampler     Sampler
 	storedFDs   func(string) int
 	pod         *PodRoles
+	notEnforced func(string) string
 }
 
 func makeHandler(src Source, m *Metrics, opts Options) *handler {
-	return &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler, storedFDs: opts.StoredFDs, pod: opts.Pod}
+	return &handler{src: src, liveTimeout: orDefault(opts.LiveTimeout, defaultLiveTimeout), sampler: m.sampler, storedFDs: opts.StoredFDs, pod: opts.Pod, notEnforced: opts.NotEnforced}
 }
 
 // StatusHandler serves the /status document elsewhere: on the control
@@ -200,9 +204,13 @@ func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
 	snap := h.src.Snapshot()
 	st := NewStatus(snap)
 	addResources(&st, sample(h.sampler, snap))
-	if h.storedFDs != nil {
-		for i := range st.Processes {
-			st.Processes[i].StoredFDs = h.storedFDs(st.Processes[i].Name)
+	for i := range st.Processes {
+		p := &st.Processes[i]
+		if h.storedFDs != nil {
+			p.StoredFDs = h.storedFDs(p.Name)
+		}
+		if h.notEnforced != nil {
+			p.ResourcesNotEnforced = h.notEnforced(p.Name)
 		}
 	}
 	if h.pod != nil {

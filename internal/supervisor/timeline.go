@@ -104,10 +104,15 @@ func (s *Supervisor) stopWhy(r *record, intent stopIntent) string {
 // podvisor did not cause, while the memory cgroup counted a new OOM kill.
 // It counts and logs the kill.
 func (s *Supervisor) oomKilled(r *record, ex proc.Exit) bool {
-	if s.oom == nil || r.cur.killed || (ex.Signal() != proc.SIGKILL && ex.Code() != 128+int(proc.SIGKILL)) {
+	if r.cur.killed || (ex.Signal() != proc.SIGKILL && ex.Code() != 128+int(proc.SIGKILL)) {
 		return false
 	}
-	if !s.oom.Claim() {
+	switch {
+	case ex.OOMKilled: // its own cgroup said so (docs/resources.md)
+		if s.oom != nil {
+			s.oom.Claim() // on v2 podvisor's cgroup counted it too
+		}
+	case s.oom == nil || !s.oom.Claim():
 		return false
 	}
 	r.count.oomKills++

@@ -1,0 +1,169 @@
+// Package cgroup gives a process a cgroup of its own under podvisor's, with
+// memory, CPU and pids limits (docs/resources.md). It speaks cgroup v2 (the
+// unified hierarchy) and v1 (one hierarchy per controller, as on hybrid
+// hosts). Nothing here runs unless a process asks for limits.
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits are what a process's cgroup enforces; 0 leaves a limit unset.
+type Limits struct {
+	MemoryMax  int64 // bytes
+	MemoryHigh int64 // bytes
+	CPUMax     int64 // millicores
+	CPUWeight  int64 // 1..10000 (v2 cpu.weight)
+	PidsMax    int64
+}
+
+// cpuPeriod is the CFS period the CPU quota is a share of, as the kubelet
+// uses; minQuota is the least quota the kernel accepts (1 ms).
+const (
+	cpuPeriod = 100000
+	minQuota  = 1000
+)
+
+// quota is the CPU time per period for millicores.
+func quota(millis int64) int64 { return max(millis*cpuPeriod/1000, minQuota) }
+
+// shares is v1 cpu.shares for a v2 weight, the conversion the OCI
+// runtimes use (its inverse: weight = 1 + (shares-2)*9999/262142).
+func shares(weight int64) int64 { return 2 + (weight-1)*262142/9999 }
+
+// Usage is what a cgroup's tree uses.
+type Usage struct {
+	Memory int64         // bytes charged now
+	CPU    time.Duration // CPU time since the cgroup was made
+}
+
+// Events are what the kernel refused a cgroup's tree since it was made.
+type Events struct {
+	OOMKills     uint64 // tasks the OOM killer ended in it
+	ForkFailures uint64 // forks refused at pids.max
+}
+
+// writeFile writes one value to a cgroup file, naming the file on error.
+func writeFile(path, value string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %q to %s: %w", value, path, err)
+	}
+	return nil
+}
+
+// readInt reads a file holding one number ("max" reads as -1).
+func readInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "max" {
+		return -1, nil
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// readKey reads the number after key in a flat keyed file ("oom_kill 3").
+func readKey(path, key string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && k == key {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s", path, key)
+}
+
+// readPids reads a cgroup.procs or tasks file.
+func readPids(path string) ([]int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// OwnPaths parses /proc/self/cgroup: the v2 path ("" if none) and the v1
+// path of each controller.
+func OwnPaths(procSelfCgroup string) (v2 string, v1 map[string]string, err error) {
+	b, err := os.ReadFile(procSelfCgroup)
+	if err != nil {
+		return "", nil, err
+	}
+	v1 = map[string]string{}
+	for line := range strings.Lines(string(b)) {
+		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			v2 = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			v1[c] = parts[2]
+		}
+	}
+	return v2, v1, nil
+}
+
+// ownDir is where a cgroup path lies under a mount: the path itself, or
+// the mount's root when the path is not there (a cgroup namespace, or a
+// container runtime that mounted its own cgroup as the root).
+func ownDir(mount, path string) string {
+	clean := filepath.Join("/", path) // no ".." above the mount
+	if d := filepath.Join(mount, clean); isDir(d) {
+		return d
+	}
+	return mount
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// mkdir makes a cgroup directory; one left from before is reused.
+func mkdir(p string) error {
+	err := os.Mkdir(p, 0o755)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	return err
+}
+
+// reason turns a file system error into why limits cannot be enforced.
+func reason(err error) string {
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return "no write access to podvisor's cgroup (" + err.Error() + "); give the container a writable cgroup (docs/resources.md)"
+	case strings.Contains(err.Error(), "read-only file system"):
+		return "/sys/fs/cgroup is mounted read-only; give the container a writable cgroup (docs/resources.md)"
+	}
+	return err.Error()
+}

@@ -1,0 +1,277 @@
+package launch
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/podvisor/podvisor/internal/cgroup"
+	"github.com/podvisor/podvisor/internal/config"
+	"github.com/podvisor/podvisor/internal/proc"
+	"github.com/podvisor/podvisor/internal/supervisor"
+)
+
+// Cgroups makes the cgroups of the processes that ask for resources
+// (docs/resources.md). Nothing is done until the first such start: a run
+// without resources never looks at a cgroup.
+type Cgroups struct {
+	Log              *slog.Logger
+	Root, SelfCgroup string // "": /sys/fs/cgroup and /proc/self/cgroup
+
+	mu     sync.Mutex
+	opened bool
+	h      *cgroup.Hierarchy
+	why    string          // why nothing is enforced, when h is nil
+	told   map[string]bool // processes told what is not enforced
+	left   []*cgroup.Group // groups not removed yet (not empty at their exit)
+	unenf  map[string]string
+	groups map[string]*cgroup.Group // the current incarnation's, by process
+}
+
+// NewCgroups returns a Cgroups that opens the hierarchy on first use.
+func NewCgroups(log *slog.Logger) *Cgroups { return &Cgroups{Log: log} }
+
+func (c *Cgroups) open() {
+	if c.opened {
+		return
+	}
+	c.opened = true
+	root, self := c.Root, c.SelfCgroup
+	if root == "" {
+		root, self = "/sys/fs/cgroup", "/proc/self/cgroup"
+	}
+	h, err := cgroup.Open(root, self, os.Getpid())
+	if err != nil {
+		c.why = err.Error()
+		c.log().Warn("resources are not enforced: podvisor cannot make cgroups", "why", c.why)
+		return
+	}
+	c.h = h
+	for _, k := range sortedKeys(h.Missing) {
+		c.log().Warn("resources are not enforced", "limit", k, "why", h.Missing[k])
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (c *Cgroups) log() *slog.Logger {
+	if c.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Log
+}
+
+// limits converts p's resources.
+func limits(r *config.Resources) cgroup.Limits {
+	var l cgroup.Limits
+	if m := r.Memory; m != nil {
+		l.MemoryMax, l.MemoryHigh = m.Max, m.High
+	}
+	if cpu := r.CPU; cpu != nil {
+		l.CPUMax, l.CPUWeight = cpu.Max, cpu.Weight
+	}
+	if p := r.Pids; p != nil {
+		l.PidsMax = p.Max
+	}
+	return l
+}
+
+// asked lists the limits r asks for, by controller name.
+func asked(r *config.Resources) []string {
+	var out []string
+	if r.Memory != nil {
+		out = append(out, "memory")
+	}
+	if r.CPU != nil {
+		out = append(out, "cpu")
+	}
+	if r.Pids != nil {
+		out = append(out, "pids")
+	}
+	return out
+}
+
+// procGroup is a process's cgroup as the launcher uses it; nil is none.
+type procGroup struct{ *cgroup.Group }
+
+// child wraps c when it has a cgroup.
+func (g *procGroup) child(c supervisor.Child, name string, log *slog.Logger) supervisor.Child {
+	if g == nil {
+		return c
+	}
+	return cgroupChild{Child: c, g: g.Group, name: name, log: log}
+}
+
+// group makes the cgroup of incarnation gen of p and puts it in spec; nil
+// when p asks for no resources or none can be made (said once per
+// process, and kept for NotEnforced).
+func (c *Cgroups) group(p *config.Process, gen uint64, spec *proc.Spec) *procGroup {
+	if c == nil || p.Resources == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open()
+	var missing []string
+	if c.h == nil {
+		missing = []string{c.why}
+	} else {
+		for _, k := range asked(p.Resources) {
+			if why, ok := c.h.Missing[k]; ok {
+				missing = append(missing, k+": "+why)
+			}
+		}
+	}
+	var g *cgroup.Group
+	if c.h != nil {
+		var err error
+		if g, err = c.h.New(p.Name+"."+strconv.FormatUint(gen, 10), limits(p.Resources)); err != nil {
+			missing = append(missing, err.Error())
+		}
+	}
+	c.note(p.Name, strings.Join(missing, "; "))
+	if g == nil {
+		return nil
+	}
+	if c.groups == nil {
+		c.groups = map[string]*cgroup.Group{}
+	}
+	c.groups[p.Name] = g
+	spec.Cgroup = g
+	return &procGroup{g}
+}
+
+// note records what is not enforced for a process and says it once.
+func (c *Cgroups) note(name, why string) {
+	if c.unenf == nil {
+		c.unenf, c.told = map[string]string{}, map[string]bool{}
+	}
+	if why == "" {
+		delete(c.unenf, name)
+		return
+	}
+	c.unenf[name] = why
+	if !c.told[name] {
+		c.told[name] = true
+		c.log().Warn("resources of the process are not enforced", "process", name, "why", why)
+	}
+}
+
+// NotEnforced says, per process, which of its resources are not enforced
+// and why (for /status); empty when all are.
+func (c *Cgroups) NotEnforced(name string) string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unenf[name]
+}
+
+// Usage is the memory and CPU of name's current cgroup; ok is false when
+// it has none (the /proc walk then measures it).
+func (c *Cgroups) Usage(name string) (cgroup.Usage, bool) {
+	if c == nil {
+		return cgroup.Usage{}, false
+	}
+	c.mu.Lock()
+	g := c.groups[name]
+	c.mu.Unlock()
+	if g == nil {
+		return cgroup.Usage{}, false
+	}
+	return g.Usage()
+}
+
+// Figures is Usage in the units internal/resources counts in.
+func (c *Cgroups) Figures(name string) (cpuSeconds float64, memoryBytes uint64, ok bool) {
+	u, ok := c.Usage(name)
+	return u.CPU.Seconds(), uint64(max(u.Memory, 0)), ok
+}
+
+// exited is called at the exit of g's process: its cgroup's OOM kills
+// and fork failures are named, and g is removed if empty.
+func (c *Cgroups) exited(name string, pg *procGroup, ex *proc.Exit) {
+	if pg == nil {
+		return
+	}
+	g := pg.Group
+	ev := g.Events()
+	ex.OOMKilled = ev.OOMKills > 0
+	if ev.ForkFailures > 0 {
+		c.log().Warn("forks refused at the process's pids limit", "process", name, "refused", ev.ForkFailures)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.groups[name] == g {
+		delete(c.groups, name)
+	}
+	if g.Remove() != nil {
+		c.left = append(c.left, g) // a daemon still in it: removed at Close
+	}
+}
+
+// Close kills what is left in the groups (the final sweep found it
+// already, normally) and removes them.
+func (c *Cgroups) Close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.left {
+		if n, _ := g.Kill(); n > 0 {
+			c.log().Warn("killed processes left in a cgroup at exit", "processes", n)
+		}
+		_ = g.Remove()
+	}
+	c.left = nil
+	if c.h != nil {
+		_ = c.h.Close()
+	}
+}
+
+// cgroupChild is a Child in a cgroup: its final SIGKILL kills the whole
+// cgroup (a daemon that left the process group too), and its group counts
+// as alive while the cgroup has a process.
+type cgroupChild struct {
+	supervisor.Child
+	g    *cgroup.Group
+	name string
+	log  *slog.Logger
+}
+
+func (c cgroupChild) Signal(sig syscall.Signal) error {
+	err := c.Child.Signal(sig)
+	if sig != syscall.SIGKILL {
+		return err
+	}
+	pids := c.g.Pids()
+	n, kerr := c.g.Kill()
+	switch {
+	case kerr != nil:
+		c.log.Warn("cannot kill the process's cgroup", "process", c.name, "err", kerr)
+	case n > 0:
+		c.log.Warn("killed the process's cgroup", "process", c.name, "processes", n, "pids", pids)
+		if errors.Is(err, os.ErrProcessDone) {
+			err = nil // its group was gone, what escaped it is killed now
+		}
+	}
+	return err
+}
+
+func (c cgroupChild) GroupAlive() bool {
+	return c.Child.GroupAlive() || !c.g.Empty()
+}
