@@ -22,12 +22,16 @@ import (
 // one call out, for a caller that chooses the volume directory from the
 // mounts.
 type Options struct {
-	Ordered       bool              // podvisor's order instead of the kubelet's
-	ImageCommands map[string]string // image -> shell command standing for its entrypoint
-	FromDir       string            // ConfigMap/Secret keys as DIR/NAME/KEY files
-	Self          string            // path of the podvisor binary (httpGet hooks)
-	Root          bool              // podvisor runs as root (user:, mount namespace)
-	VolumeDir     string            // where volumes are materialised
+	Ordered bool // podvisor's order instead of the kubelet's
+	// RestartContainerDuringTermination: KEP-4438's feature gate (alpha):
+	// sidecars go on being probed and restarted while a regular
+	// container's preStop runs (restart.during_termination).
+	RestartContainerDuringTermination bool
+	ImageCommands                     map[string]string // image -> shell command standing for its entrypoint
+	FromDir                           string            // ConfigMap/Secret keys as DIR/NAME/KEY files
+	Self                              string            // path of the podvisor binary (httpGet hooks)
+	Root                              bool              // podvisor runs as root (user:, mount namespace)
+	VolumeDir                         string            // where volumes are materialised
 	// PlaceVolumes, when set, is asked for the volume directory (in
 	// VolumeDir's place) once the mounts are known and before any path
 	// of a volume is used: kube play makes its run directory outside
@@ -304,6 +308,7 @@ func (b *builder) initContainer(c *Container, i int) {
 		q.Notes().Note = "native sidecar (init container with restartPolicy: Always)"
 		q.Sidecar = true
 		b.service(q, c, where, "Always")
+		q.Restart.DuringTermination = b.t.opts.RestartContainerDuringTermination
 	} else {
 		q.Notes().Note = "init container"
 		q.Type = config.Oneshot
