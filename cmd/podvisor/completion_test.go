@@ -92,7 +92,7 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor kube ''", []string{"play", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
 		{"podvisor kube generate --shape ''", []string{"fat", "sidecars"}},
-		{"podvisor kube play -", []string{"--ca-file", "--dry-run", "--from-dir", "--image-command", "--listen", "--log-format", "--name", "--ordered", "--volume-root"}},
+		{"podvisor kube play -", []string{"--ca-file", "--dry-run", "--from-dir", "--image-command", "--listen", "--log-format", "--name", "--ordered", "--restart-container-during-termination", "--volume-root"}},
 		{"podvisor graph --format m", []string{"mermaid"}},
 		{"podvisor import --from ''", []string{"supervisord", "process-compose", "procfile", "s6", "systemd"}},
 		{"podvisor graph -format ''", []string{"text", "dot", "mermaid"}},
