@@ -63,7 +63,7 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 	f := &playFlags{imageCmds: &listFlag{}}
 	f.dryRun = fs.Bool("dry-run", false, "print the procs.yaml that would run, and exit")
 	f.ordered = fs.Bool("ordered", false, "podvisor's order: each container gated on the readiness of those before it, stopped in reverse")
-	f.restartDuringTermination = fs.Bool("restart-container-during-termination", false, "KEP-4438's alpha feature gate RestartContainerDuringTermination: sidecars are probed and restarted while a regular container's preStop runs")
+	f.restartDuringTermination = fs.Bool("restart-container-during-termination", false, "KEP-4438's alpha feature gate RestartContainerDuringTermination: sidecars are probed and restarted while a regular container stops")
 	f.name = fs.String("name", "", "the workload `NAME` to run when the file holds several")
 	fs.Var(f.imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
 	f.fromDir = fs.String("from-dir", "", "ConfigMap and Secret keys as files `DIR`/NAME/KEY")

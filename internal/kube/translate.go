@@ -22,16 +22,12 @@ import (
 // one call out, for a caller that chooses the volume directory from the
 // mounts.
 type Options struct {
-	Ordered bool // podvisor's order instead of the kubelet's
-	// RestartContainerDuringTermination: KEP-4438's feature gate (alpha):
-	// sidecars go on being probed and restarted while a regular
-	// container's preStop runs (restart.during_termination).
-	RestartContainerDuringTermination bool
-	ImageCommands                     map[string]string // image -> shell command standing for its entrypoint
-	FromDir                           string            // ConfigMap/Secret keys as DIR/NAME/KEY files
-	Self                              string            // path of the podvisor binary (httpGet hooks)
-	Root                              bool              // podvisor runs as root (user:, mount namespace)
-	VolumeDir                         string            // where volumes are materialised
+	Ordered       bool              // podvisor's order instead of the kubelet's
+	ImageCommands map[string]string // image -> shell command standing for its entrypoint
+	FromDir       string            // ConfigMap/Secret keys as DIR/NAME/KEY files
+	Self          string            // path of the podvisor binary (httpGet hooks)
+	Root          bool              // podvisor runs as root (user:, mount namespace)
+	VolumeDir     string            // where volumes are materialised
 	// PlaceVolumes, when set, is asked for the volume directory (in
 	// VolumeDir's place) once the mounts are known and before any path
 	// of a volume is used: kube play makes its run directory outside
@@ -43,6 +39,10 @@ type Options struct {
 	CPUs         int
 	MemoryBytes  int64
 	DiskBytes    int64
+	// RestartContainerDuringTermination: KEP-4438's feature gate (alpha):
+	// sidecars go on being probed and restarted while a regular
+	// container stops (restart.during_termination).
+	RestartContainerDuringTermination bool
 }
 
 // Result is a translated workload.
