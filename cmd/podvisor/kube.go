@@ -20,7 +20,7 @@ import (
 )
 
 const kubeUsage = `usage:
-  podvisor kube play [--dry-run] [--ordered] [--name NAME] [--image-command IMAGE=CMD]...
+  podvisor kube play [--dry-run] [--ordered] [--restart-container-during-termination] [--name NAME] [--image-command IMAGE=CMD]...
                      [--from-dir DIR] [--ca-file FILE] [--volume-root DIR] [--listen ADDR] [--log-format text|json] FILE|-
   podvisor kube generate [-c FILE] [--shape fat|sidecars] [--kind Pod|Deployment|Job] [--image IMAGE] [--name NAME]
 `
@@ -52,10 +52,10 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // playFlags are kube play's flags.
 type playFlags struct {
-	dryRun, ordered, down, volumes               *bool
-	name, fromDir, volumeRoot, listen, logFormat *string
-	caFile                                       *string
-	imageCmds                                    *listFlag
+	dryRun, ordered, down, volumes, restartDuringTermination *bool
+	name, fromDir, volumeRoot, listen, logFormat             *string
+	caFile                                                   *string
+	imageCmds                                                *listFlag
 }
 
 // kubePlayFlags defines kube play's flags (one definition for the command
@@ -64,6 +64,7 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 	f := &playFlags{imageCmds: &listFlag{}}
 	f.dryRun = fs.Bool("dry-run", false, "print the procs.yaml that would run, and exit")
 	f.ordered = fs.Bool("ordered", false, "podvisor's order: each container gated on the readiness of those before it, stopped in reverse")
+	f.restartDuringTermination = fs.Bool("restart-container-during-termination", false, "KEP-4438's alpha feature gate RestartContainerDuringTermination: sidecars are probed and restarted while a regular container stops")
 	f.name = fs.String("name", "", "the workload `NAME` to run when the file holds several")
 	fs.Var(f.imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
 	f.fromDir = fs.String("from-dir", "", "ConfigMap and Secret keys as files `DIR`/NAME/KEY")
@@ -200,6 +201,7 @@ func loadPlay(f *playFlags, file string, stderr io.Writer) (m *kube.Manifest, w 
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return nil, nil, opts, exitUsage
 	}
+	opts.RestartContainerDuringTermination = *f.restartDuringTermination
 	return m, w, opts, exitOK
 }
 

@@ -101,7 +101,7 @@ func SettingsDiff(old, new *Process) string {
 
 // sameRestart compares restart settings, rules without their positions.
 func sameRestart(a, b Restart) bool {
-	return a.Policy == b.Policy && a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.Limit == b.Limit && a.Overlap == b.Overlap &&
+	return a.Policy == b.Policy && a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.Limit == b.Limit && a.Overlap == b.Overlap && a.DuringTermination == b.DuringTermination &&
 		slices.EqualFunc(a.Rules, b.Rules, func(x, y ExitRule) bool {
 			return x.Action == y.Action && slices.Equal(x.In, y.In) && slices.Equal(x.NotIn, y.NotIn) && slices.Equal(x.Signals, y.Signals)
 		})

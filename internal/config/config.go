@@ -244,6 +244,10 @@ type Restart struct {
 	// Overlap: a restart starts the new incarnation first and stops the
 	// old one once the new one is ready (supervisor/overlap.go).
 	Overlap bool
+	// DuringTermination: a sidecar goes on being probed and restarted while
+	// another process's stop.command runs (KEP-4438); without it a sidecar
+	// is held then, as by the kubelet (supervisor/sidecarhold.go).
+	DuringTermination bool
 	// Rules are checked in order against every exit outside teardown; the
 	// first that matches decides (rules.go), else the policy does.
 	Rules []ExitRule

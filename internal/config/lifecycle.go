@@ -40,6 +40,9 @@ func (l *loader) restart(n *yaml.Node, path *keyPath, t Type) Restart {
 			l.errorf(v.val, path.field("overlap"), "overlap applies to services only")
 		}
 	}
+	if v, ok := f.get("during_termination"); ok {
+		r.DuringTermination, _ = l.boolean(v.val, path.field("during_termination"))
+	}
 	if v, ok := f.get("rules"); ok {
 		r.Rules = l.exitRules(v.val, path.field("rules"))
 	}

@@ -18,7 +18,7 @@ var (
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
 	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "limits", "umask", "no_new_privs", "capabilities", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "resources", "profiles", "tty", "stdin"}
 	dependencyKeys = []string{"condition", "restart"}
-	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "rules"}
+	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "during_termination", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
 
 	typeWords      = []string{"service", "oneshot", "job"}

@@ -217,7 +217,7 @@ func (w *writer) log(l Output, c func(string) string) {
 }
 
 func (w *writer) restart(r Restart, c string) {
-	if r.Backoff == 0 && r.MaxBackoff == 0 && r.Limit == 0 && len(r.Rules) == 0 {
+	if r.Backoff == 0 && r.MaxBackoff == 0 && r.Limit == 0 && len(r.Rules) == 0 && !r.DuringTermination {
 		w.kv(2, "restart", r.Policy.String(), c)
 		return
 	}
@@ -231,6 +231,9 @@ func (w *writer) restart(r Restart, c string) {
 	}
 	if r.Limit > 0 {
 		w.kv(3, "limit", strconv.Itoa(r.Limit), "")
+	}
+	if r.DuringTermination {
+		w.kv(3, "during_termination", "true", "")
 	}
 	if len(r.Rules) > 0 {
 		w.kv(3, "rules", "", "")

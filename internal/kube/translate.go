@@ -40,6 +40,10 @@ type Options struct {
 	CPUs         int
 	MemoryBytes  int64
 	DiskBytes    int64
+	// RestartContainerDuringTermination: KEP-4438's feature gate (alpha):
+	// sidecars go on being probed and restarted while a regular
+	// container stops (restart.during_termination).
+	RestartContainerDuringTermination bool
 }
 
 // Result is a translated workload.
@@ -306,6 +310,7 @@ func (b *builder) initContainer(c *Container, i int) {
 		q.Notes().Note = "native sidecar (init container with restartPolicy: Always)"
 		q.Sidecar = true
 		b.service(q, c, where, "Always")
+		q.Restart.DuringTermination = b.t.opts.RestartContainerDuringTermination
 	} else {
 		q.Notes().Note = "init container"
 		q.Type = config.Oneshot

@@ -51,7 +51,7 @@ func (c *chaos) checkStep(now time.Time) {
 		if r.p.Watchdog > 0 && r.cur.child != nil && r.state != Stopping && r.wantStop == intentNone && r.cur.watchdogDue.IsZero() {
 			c.violate("%s runs with a watchdog configured but none armed", r.p.Name)
 		}
-		if r.state == Backoff && !now.Before(r.backoff.until) && !s.restartDependentsAlive(r) && !s.moreStarts && !awaitsStops(r) {
+		if r.state == Backoff && !now.Before(r.backoff.until) && !s.restartDependentsAlive(r) && !s.moreStarts && !awaitsStops(r) && !s.sidecarHeld(r) {
 			c.violate("%s still in backoff %v past its due time with its restart allowed", r.p.Name, now.Sub(r.backoff.until))
 		}
 		// A full wave (maxWave) leaves the rest to the next step.

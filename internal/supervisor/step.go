@@ -21,6 +21,7 @@ func (s *Supervisor) step(now time.Time) {
 		return
 	}
 	s.stepWantedStops(now)
+	s.stepSidecarHold(now) // sidecarhold.go: after stops begin their stop.command
 	s.stepSchedules(now)
 	// Starts happen in waves: everything startable is launched together,
 	// then the pass repeats, since a start can satisfy a dependent's

@@ -82,6 +82,9 @@ type Supervisor struct {
 	// left further stoppable records for the next step, for the same
 	// reason (perf: /livez while 10,000 stop).
 	moreStops bool
+	// sidecarHold: a regular process is stopping, so sidecars
+	// neither restart nor are probed (sidecarhold.go).
+	sidecarHold bool
 	// sorted is recs by name, for publish (perf: no sort per snapshot).
 	sorted      []*record
 	publishedAt time.Time // last publish by Run's loop
