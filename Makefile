@@ -21,7 +21,7 @@ FUZZTIME  ?= 10s
 # README.md names every package here and in IMAGE_DEBS (a test checks).
 TEST_DEBS := prometheus util-linux python3 procps curl jq nginx postgresql redis-server git file zsh fish librsvg2-bin gcc tmux chromium chromium-driver systemd
 
-.PHONY: release test-release lint-arches all build build-pprof run test npm-deps test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
+.PHONY: release release-image test-release lint-arches all build build-pprof run test npm-deps test-image test-examples test-short lint bench fuzz deps clean test-faults soak soak-short bench-peers bench-effect bench-compare
 
 all: build
 
@@ -82,6 +82,14 @@ npm-deps:
 release:
 	./scripts/release.sh $(RELEASE_ARCHES)
 	./scripts/deb.sh $(RELEASE_ARCHES)
+
+# The base image for amd64 and arm64 as one manifest list (podman;
+# scripts/image-multiarch.sh, docs/install.md). IMAGE names it; LOCAL_BASES=1
+# makes the Debian and Go bases locally where no registry is reachable.
+IMAGE ?= localhost/podvisor-base:$(VERSION)
+release-image:
+	@./scripts/deps.sh $(IMAGE_DEBS)
+	./scripts/image-multiarch.sh $(IMAGE) amd64 arm64
 
 # The release's tests (test/release): two builds are byte-identical; the
 # arm64 and s390x (big-endian) binaries and unit tests work under qemu-user;
