@@ -70,10 +70,12 @@ test-short:
 deps:
 	@./scripts/deps.sh $(TEST_DEBS)
 
-# Node.js from Debian and the npm packages of test/mcp (the official MCP
+# Node.js from Debian (unless an npm is already there, as a NodeSource nodejs
+# brings its own, which Debian's npm package conflicts with) and the npm
+# packages of test/mcp (the official MCP
 # TypeScript SDK, pinned by its package-lock.json) for TestMCPWithTypeScriptSDK.
 npm-deps:
-	@./scripts/deps.sh nodejs npm
+	@command -v npm >/dev/null 2>&1 || ./scripts/deps.sh nodejs npm
 	cd test/mcp && npm ci --no-audit --no-fund --loglevel=error
 
 # Static binaries for every architecture of RELEASE_ARCHES, an SBOM of each,
