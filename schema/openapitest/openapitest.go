@@ -62,9 +62,18 @@ func (d *Doc) Validator() validator.Validator { return d.resp }
 // status declares, and a JSON body validates against that schema. body is
 // what was read of resp.Body (which need not be readable any more). HEAD
 // requests are not checked (they have no body). The error lists every
-// difference.
+// difference. A JSON lines answer is checked a line at a time.
 func (d *Doc) Response(req *http.Request, resp *http.Response, body []byte) error {
 	if req.Method == http.MethodHead {
+		return nil
+	}
+	// JSON lines (exec's answer): each line is one value of the schema.
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-ndjson") && bytes.Count(body, []byte("\n")) > 1 {
+		for _, line := range bytes.Split(bytes.TrimRight(body, "\n"), []byte("\n")) {
+			if err := d.Response(req, resp, append(line, '\n')); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	copied := *resp

@@ -152,6 +152,9 @@ func TestOpenAPI_EveryEndpoint(t *testing.T) {
 		{"POST", u("/v1/signal"), `{"names": ["a"], "signal": "CONT"}`, "", 200, "POST /v1/signal"},
 		{"POST", u("/v1/reload"), `{"dry_run": true}`, "", 200, "POST /v1/reload"},
 		{"GET", u("/v1/identity"), "", "", 200, "GET /v1/identity"},
+		{"GET", u("/v1/status"), "", "", 200, "GET /v1/status"},
+		{"POST", u("/v1/exec"), `{"name": "a", "command": ["true"]}`, "", 200, "POST /v1/exec"},
+		{"POST", u("/v1/exec"), `{"nosuch": 1}`, "", 400, "POST /v1/exec"},
 	}
 	done := map[string]bool{}
 	for _, c := range append(httpCalls, ctlCalls...) {
@@ -185,6 +188,15 @@ func TestOpenAPI_EveryEndpoint(t *testing.T) {
 		checkEventStream(t, ev.client, ev.url)
 		done[ev.op] = true
 	}
+	// Last: down ends the run, answering with its report.
+	req, err := http.NewRequest("POST", u("/v1/down"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body, err := apiDo(t, ctlc, req); err != nil || code != 200 {
+		t.Errorf("POST /v1/down: %d %v %.300s, want 200", code, err, body)
+	}
+	done["POST /v1/down"] = true
 	for _, op := range documentedOps(t) {
 		if !done[op] {
 			t.Errorf("schema/openapi.json describes %s, which this test never asks: add a call", op)
