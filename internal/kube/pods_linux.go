@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Pods played on this machine at the same time (docs/kubernetes.md,
@@ -61,17 +59,25 @@ func ClaimPod(dir string, rec PodRecord) (release func(), err error) {
 		return nil, err
 	}
 	b, _ := json.Marshal(rec) // plain fields cannot fail
+	// Written whole under a temporary name, then linked into place: a
+	// reader (kube ps, another play) never sees a half-written record,
+	// which it would take for a broken one and remove; link fails when the
+	// name exists, as O_EXCL would.
+	tmp, err := os.CreateTemp(dir, "."+rec.Name+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, werr
+	}
 	for range 2 {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		err := os.Link(tmp.Name(), path)
 		if err == nil {
-			_, werr := f.Write(append(b, '\n'))
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				os.Remove(path)
-				return nil, werr
-			}
 			return func() { os.Remove(path) }, nil
 		}
 		if !errors.Is(err, os.ErrExist) {

@@ -110,6 +110,13 @@ func TestSeveralPodsAtOnce(t *testing.T) {
 			env := podsEnv(t)
 			var names []string
 			runs := map[string]*run{}
+			defer func() {
+				if t.Failed() { // what each pod's podvisor said
+					for name, r := range runs {
+						t.Logf("%s stderr:\n%s\nstdout:\n%s", name, r.stderr.String(), r.stdout.String())
+					}
+				}
+			}()
 			for i := range n {
 				name := fmt.Sprintf("pod-%c", 'a'+i)
 				names = append(names, name)
