@@ -529,6 +529,9 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 			port := c.render(get(v, "port"), what)
 			u := scheme + "://" + host
 			if port != "" {
+				if n, err := strconv.Atoi(port); err == nil && (n < 1 || n > 65535) {
+					return nil, perr(c.src.Path, v.Line, "%s.http_get.port: %d is out of range 1-65535", what, n)
+				}
 				u += ":" + port
 			}
 			p := c.render(get(v, "path"), what)
