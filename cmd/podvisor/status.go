@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/podvisor/podvisor/client"
+	"github.com/podvisor/podvisor/internal/kube"
 	"github.com/podvisor/podvisor/internal/server"
 )
 
@@ -92,9 +95,47 @@ func statusClient(addr, pod string, addrGiven bool) (*client.Client, error) {
 	if sock, ok := projectSocket(); ok && !addrGiven {
 		return controlClient(sock), nil
 	}
+	if !addrGiven {
+		sock, err := onlyPod(addr)
+		if err != nil {
+			return nil, err
+		}
+		if sock != "" {
+			return controlClient(sock), nil
+		}
+	}
 	c, err := httpClient(addr)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	return c, nil
+}
+
+// onlyPod is the control socket of the one pod kube play runs on this
+// machine, when nothing listens on the default address addr (kube play's
+// HTTP listener is off by default, so a plain `podvisor status` would
+// otherwise find nothing): "" when something listens there or no pod runs;
+// an error naming the pods when several run, as the caller must pick one.
+func onlyPod(addr string) (string, error) {
+	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		conn.Close()
+		return "", nil
+	}
+	pods, err := kube.Pods(podsDir())
+	if err != nil {
+		return "", nil // no readable pods directory: the HTTP error says more
+	}
+	var names []string
+	for _, p := range pods {
+		if p.Socket != "" {
+			names = append(names, p.Name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "", nil
+	case 1:
+		return podSocket(names[0])
+	}
+	return "", usageError{fmt.Errorf("nothing listens on %s, and %d pods run here (%s): name one with --pod NAME", addr, len(names), strings.Join(names, ", "))}
 }
