@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -93,6 +94,12 @@ func runDetached(args []string, o runOpts, sel config.Selection, stdout, stderr 
 		return exitFail
 	}
 	defer logFile.Close()
+	if *o.listen == "" && cfg.Listen == config.DefaultListen && portTaken(cfg.Listen) {
+		// Another project's run (or a pod with --listen) holds the default
+		// port: this one still runs, reached through its own socket.
+		fmt.Fprintf(stderr, "podvisor run -d: %s is taken (another podvisor?), so this run serves no HTTP port; status, logs and down reach it through its control socket (set listen: in %s to pick a port)\n", cfg.Listen, cfg.File)
+		args = append([]string{"--listen", "off"}, args...)
+	}
 	code, err := startDetached(args, sock, logFile, logPath, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor run -d: %v\n", err)
@@ -133,4 +140,22 @@ func startDetached(args []string, sock string, logFile *os.File, logPath string,
 	}
 	fmt.Fprintf(stderr, "podvisor run -d: the run ended before it was ready, with exit code %d (log: %s)\n", code, logPath)
 	return code, nil
+}
+
+// portTaken reports whether something accepts connections on the local end
+// of addr (":9464" is 127.0.0.1:9464).
+func portTaken(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }
