@@ -21,7 +21,7 @@ import (
 type groupOwner struct {
 	h     *cgroup.Hierarchy
 	take  chan takeReq
-	bg    chan ownerJob  // ahead and remove requests, queued by the goroutine
+	bg    chan ownerJob // ahead and remove requests, queued by the goroutine
 	close chan chan []*cgroup.Group
 	done  chan struct{} // closed when the goroutine has returned
 }
