@@ -103,7 +103,7 @@ func reap(pid int) {
 
 // TestV1Live: on this machine's v1 hierarchies the limits land in each
 // controller's files, a child forked from the moved thread starts in every
-// one of them while the thread is back home, and the freezer kill ends a
+// one of them while the thread is back home, and Kill ends a
 // process that left its process group.
 func TestV1Live(t *testing.T) {
 	h := openV1Live(t)

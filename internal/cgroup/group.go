@@ -175,8 +175,8 @@ func (g *Group) Enter() (leave func(), err error) {
 	return leave, nil
 }
 
-// procsFile is the file listing the group's processes (for v1, the
-// freezer's, or any).
+// procsFile is the file listing the group's processes (for v1, any
+// controller's: each holds the whole tree).
 func (g *Group) procsFile() string {
 	for _, c := range []string{"", "pids", "memory", "cpuacct", "cpu"} {
 		if d, ok := g.dirs[c]; ok {

@@ -210,7 +210,7 @@ func readDirNames(dir string) []string {
 }
 
 // missing records that controller c is unusable: the limit it enforces is
-// not (cpuacct only costs the CPU accounting, freezer the tree kill).
+// not (cpuacct only costs the CPU accounting).
 func (h *Hierarchy) missing(c, why string) {
 	switch c {
 	case "memory", "cpu", "pids":
