@@ -267,6 +267,7 @@ func (r *run) observe() {
 	r.terms = launch.NewTerminals()
 	r.fdStore = launch.NewFDStore(r.log) // fds processes hand over (FDSTORE=1)
 	r.cgroups = launch.NewCgroups(r.log)
+	go r.cgroups.Plan(cfg.Processes) // the first starts' cgroups, made while the rest is set up
 	r.metrics.UseCgroups(r.cgroups.Figures)
 	self, _ := os.Hostname()                         // served by default, as names that are not public
 	r.hosts = server.NewHosts(self, cfg.ListenHosts) // the Host names served (DNS rebinding)

@@ -9,6 +9,7 @@ func (r *run) reload(c *config.Config) {
 	r.sockets.Retain(c)
 	r.fdStore.Retain(c)
 	go reserveFDs(c, r.log) // a reload may add processes
+	go r.cgroups.Plan(c.Processes)
 	files := map[string]bool{}
 	for _, p := range c.Processes {
 		for _, f := range p.Log.Files() {

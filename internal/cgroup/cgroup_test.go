@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,7 +38,9 @@ func openV1Live(t *testing.T) *Hierarchy {
 	if _, err := os.Stat("/sys/fs/cgroup/memory/cgroup.procs"); err != nil {
 		t.Skip("no cgroup v1 memory hierarchy: ", err)
 	}
-	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", 1e6+rand.IntN(1e6))
+	// The test binary's own pid: a run of a pid that does not exist is
+	// stale, and a podvisor starting meanwhile would remove its groups.
+	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +103,7 @@ func reap(pid int) {
 
 // TestV1Live: on this machine's v1 hierarchies the limits land in each
 // controller's files, a child forked from the moved thread starts in every
-// one of them while the thread is back home, and the freezer kill ends a
+// one of them while the thread is back home, and Kill ends a
 // process that left its process group.
 func TestV1Live(t *testing.T) {
 	h := openV1Live(t)
@@ -128,6 +132,10 @@ func TestV1Live(t *testing.T) {
 	}
 	cg := read(t, fmt.Sprintf("/proc/%d/cgroup", pid))
 	for _, c := range v1Controllers {
+		if _, ok := h.base[c]; !ok {
+			t.Errorf("controller %s not usable on this host", c)
+			continue
+		}
 		rel := strings.TrimPrefix(g.dirs[c], filepath.Join("/sys/fs/cgroup", c))
 		if !strings.Contains(cg, c+":"+rel+"\n") && !strings.HasSuffix(cg, c+":"+rel) {
 			t.Errorf("child not in its %s cgroup %s:\n%s", c, rel, cg)
@@ -149,9 +157,6 @@ func TestV1Live(t *testing.T) {
 	reap(pid)
 	if !g.Empty() {
 		t.Errorf("not empty after Kill: %v", g.Pids())
-	}
-	if read(t, filepath.Join(g.dirs["freezer"], "freezer.state")) != "THAWED" {
-		t.Error("left frozen")
 	}
 	if err := g.Remove(); err != nil {
 		t.Error(err)
@@ -207,11 +212,28 @@ func TestV2Live(t *testing.T) {
 	if err := os.WriteFile(self, []byte("0::/"+own+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An empty group a killed podvisor left, and one still in use.
+	stale, busy := filepath.Join(mnt, own, "p-old.3"), filepath.Join(mnt, own, "p-busy.1")
+	for _, d := range []string{stale, busy} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(busy)
+	busyPid := spawnIn(t, &Group{h: &Hierarchy{v2: true}, fd: openDir(t, busy)}, "sleep", "1000")
+	defer reap(busyPid)
+	defer unix.Kill(busyPid, unix.SIGKILL)
 	h, err := Open(mnt, self, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.Remove(filepath.Join(mnt, own, "podvisor"))
+	if fileExists(stale) || !fileExists(busy) {
+		t.Errorf("stale group left: %v, busy group removed: %v", fileExists(stale), !fileExists(busy))
+	}
+	if h.Stale.Removed != 1 || len(h.Stale.Busy) != 1 || h.Stale.Busy[0] != busy {
+		t.Errorf("Stale = %+v, want 1 removed and %s busy", h.Stale, busy)
+	}
 	if !h.V2() {
 		t.Fatal("not v2")
 	}
@@ -243,6 +265,149 @@ func TestV2Live(t *testing.T) {
 	}
 }
 
+func openDir(t *testing.T, dir string) int {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return fd
+}
+
+// TestV1OnlyNeeded: a group is made in the controllers its limits need,
+// and in memory and cpuacct for its accounting; no more.
+func TestV1OnlyNeeded(t *testing.T) {
+	h := openV1Live(t)
+	h.PidsBudget = 0 // as under a podvisor without a pids limit of its own
+	for _, tc := range []struct {
+		lim  Limits
+		want string
+	}{
+		{Limits{MemoryMax: 64 << 20}, "cpuacct memory"},
+		{Limits{CPUWeight: 100}, "cpu cpuacct memory"},
+		{Limits{PidsMax: 10}, "cpuacct memory pids"},
+	} {
+		g, err := h.New("only.1", tc.lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range v1Controllers {
+			if _, ok := g.dirs[c]; ok {
+				got = append(got, c)
+			}
+			if there := fileExists(filepath.Join(h.base[c], "only.1")); there != (g.dirs[c] != "") {
+				t.Errorf("%+v: the %s directory exists: %v, but the group has %q", tc.lim, c, there, g.dirs[c])
+			}
+		}
+		slices.Sort(got)
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%+v: controllers %v, want %s", tc.lim, got, tc.want)
+		}
+		if err := g.Remove(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.PidsBudget = 50 // every group is then limited: pids is needed too
+	g, err := h.New("budget.1", Limits{MemoryMax: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	if got := read(t, filepath.Join(g.dirs["pids"], "pids.max")); got != "51" {
+		t.Errorf("pids.max under a budget of 50 = %s, want 51 until the spawner thread leaves", got)
+	}
+}
+
+// TestV1Stale: at Open, a run directory whose podvisor is gone loses its
+// empty groups and itself; a group that still holds a process stays, and
+// is named; the run of a live podvisor is not touched.
+func TestV1Stale(t *testing.T) {
+	h := openV1Live(t)
+	dead := deadPid(t)
+	run := func(pid int) string { return filepath.Join(h.own["memory"], "podvisor-"+strconv.Itoa(pid)) }
+	for _, d := range []string{run(dead), filepath.Join(run(dead), "web.1"), filepath.Join(run(dead), "db.2"),
+		run(1), filepath.Join(run(1), "live.1")} { // pid 1 lives
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(run(1))
+	defer os.Remove(filepath.Join(run(1), "live.1"))
+	defer os.Remove(run(dead))
+	defer os.Remove(filepath.Join(run(dead), "db.2"))
+	g := &Group{h: h, enter: []string{filepath.Join(run(dead), "db.2")}, home: []string{h.own["memory"]}, fd: -1}
+	pid := spawnIn(t, g, "sleep", "1000")
+	defer reap(pid)
+	defer unix.Kill(pid, unix.SIGKILL)
+
+	h2, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(filepath.Join(run(dead), "web.1")) {
+		t.Error("the empty stale group web.1 is still there")
+	}
+	if !fileExists(filepath.Join(run(dead), "db.2")) {
+		t.Error("the stale group db.2, which holds a process, was removed")
+	}
+	if !fileExists(filepath.Join(run(1), "live.1")) {
+		t.Error("the group of a live podvisor was removed")
+	}
+	if h2.Stale.Removed < 1 || !slices.Contains(h2.Stale.Busy, filepath.Join(run(dead), "db.2")) {
+		t.Errorf("Stale = %+v", h2.Stale)
+	}
+	unix.Kill(pid, unix.SIGKILL)
+	reap(pid)
+	h3, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(run(dead)) || len(h3.Stale.Busy) != 0 {
+		t.Errorf("the stale run is still there once empty: %v, busy %v", fileExists(run(dead)), h3.Stale.Busy)
+	}
+}
+
+// deadPid is the pid of a process that has exited and been reaped.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reap(pid)
+	return pid
+}
+
+// TestV1KillForking: Kill ends a tree that keeps forking (here under no
+// pids limit), without a freezer.
+func TestV1KillForking(t *testing.T) {
+	h := openV1Live(t)
+	g, err := h.New("forking.1", Limits{MemoryMax: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	pid := spawnIn(t, g, "sh", "-c", "while :; do sleep 1000 & done")
+	defer reap(pid)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(g.Pids()) < 20 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	n, err := g.Kill()
+	if err != nil || n < 20 {
+		t.Fatalf("Kill = %d, %v", n, err)
+	}
+	reap(pid)
+	for !g.Empty() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // the killed sleeps are reaped by init
+	}
+	if left := g.Pids(); len(left) != 0 {
+		t.Errorf("left after Kill: %v", left)
+	}
+}
+
 func TestConversions(t *testing.T) {
 	// cpu.shares 1024 (v1's default) is weight 39 by the OCI runtimes' formula; weight 100 is 2597.
 	for w, s := range map[int64]int64{1: 2, 100: 2597, 10000: 262144} {
@@ -265,7 +430,7 @@ func BenchmarkGroup(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root")
 	}
-	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", 1e6+rand.IntN(1e6))
+	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
 	if err != nil {
 		b.Skip(err)
 	}

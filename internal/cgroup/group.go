@@ -16,9 +16,29 @@ import (
 type Group struct {
 	h    *Hierarchy
 	dirs map[string]string // v2: "" -> dir; v1: controller -> dir
-	fd   int               // v2: the directory, for CLONE_INTO_CGROUP; else -1
-	pids int64             // v1: pids.max, written once the spawner thread has left
-	base Events            // counters when it was made (a reused directory)
+	// v1: the distinct directories a spawner thread enters, each with the
+	// directory it goes back to (co-mounted controllers share one).
+	enter, home []string
+	fd          int    // v2: the directory, for CLONE_INTO_CGROUP; else -1
+	pids        int64  // v1: pids.max, written once the spawner thread has left
+	base        Events // counters when it was made (a reused directory)
+}
+
+// v1Needs lists the v1 controllers a group with lim is made in: the ones
+// its limits need, pids also when podvisor keeps a budget (every group is
+// then limited), and memory and cpuacct always, so that its memory and CPU
+// time are read from the cgroup, exact for the whole tree. Each controller
+// costs a directory and two writes at every start (docs/BENCHMARKS.md
+// section 26); the freezer is not used (Kill).
+func v1Needs(lim Limits) []string {
+	out := []string{"memory", "cpuacct"}
+	if lim.CPUMax > 0 || lim.CPUWeight > 0 {
+		out = append(out, "cpu")
+	}
+	if lim.PidsMax > 0 {
+		out = append(out, "pids")
+	}
+	return out
 }
 
 // New makes the cgroup name (a process name and its incarnation) with lim.
@@ -30,7 +50,16 @@ func (h *Hierarchy) New(name string, lim Limits) (*Group, error) {
 		lim.PidsMax = h.PidsBudget // podvisor keeps its own threads (docs/resources.md)
 	}
 	g := &Group{h: h, dirs: map[string]string{}, fd: -1, pids: lim.PidsMax}
-	for c, b := range h.base {
+	ctrls := []string{""}
+	if !h.v2 {
+		ctrls = v1Needs(lim)
+	}
+	made := map[string]bool{}
+	for _, c := range ctrls {
+		b, ok := h.base[c]
+		if !ok {
+			continue // not mounted or not writable: Missing says so
+		}
 		if c == "" {
 			b = filepath.Join(b, "p-"+name) // beside podvisor's own leaf
 		} else {
@@ -41,6 +70,13 @@ func (h *Hierarchy) New(name string, lim Limits) (*Group, error) {
 			return nil, errors.New(reason(err))
 		}
 		g.dirs[c] = b
+		if real := h.real[c]; c != "" && !made[real] {
+			made[real] = true
+			g.enter, g.home = append(g.enter, b), append(g.home, h.own[c])
+		}
+	}
+	if len(g.dirs) == 0 {
+		return nil, errors.New("no cgroup controller podvisor can use is mounted")
 	}
 	if err := g.limit(lim); err != nil {
 		g.Remove()
@@ -112,33 +148,37 @@ func (g *Group) FD() int { return g.fd }
 // Enter moves the calling thread into the group (v1, where membership is
 // per thread, so a child forked from it starts inside); leave moves it back
 // and puts pids.max in place. The caller must hold its OS thread locked.
+//
+// perf: the thread is named "0" (the writer itself), not by its id: the
+// kernel then moves it without taking the lock that keeps whole thread
+// groups still, whose write side waits for an RCU grace period (0.5 to
+// several ms on a loaded machine, at each of the writes).
 func (g *Group) Enter() (leave func(), err error) {
-	tid := strconv.Itoa(unix.Gettid())
-	var entered []string
+	entered := 0
 	leave = func() {
 		// The limit first: while the thread is still counted, the
 		// child's tree can never hold more than pids.max.
 		if d, ok := g.dirs["pids"]; ok && g.pids > 0 {
 			_ = writeFile(filepath.Join(d, "pids.max"), itoa(g.pids))
 		}
-		for _, c := range entered {
-			_ = writeFile(filepath.Join(g.h.own[c], "tasks"), tid)
+		for _, home := range g.home[:entered] {
+			_ = writeFile(filepath.Join(home, "tasks"), "0")
 		}
 	}
-	for c, d := range g.dirs {
-		if err := writeFile(filepath.Join(d, "tasks"), tid); err != nil {
+	for _, d := range g.enter {
+		if err := writeFile(filepath.Join(d, "tasks"), "0"); err != nil {
 			leave()
 			return nil, err
 		}
-		entered = append(entered, c)
+		entered++
 	}
 	return leave, nil
 }
 
-// procsFile is the file listing the group's processes (for v1, the
-// freezer's, or any).
+// procsFile is the file listing the group's processes (for v1, any
+// controller's: each holds the whole tree).
 func (g *Group) procsFile() string {
-	for _, c := range []string{"", "freezer", "pids", "memory", "cpu", "cpuacct"} {
+	for _, c := range []string{"", "pids", "memory", "cpuacct", "cpu"} {
 		if d, ok := g.dirs[c]; ok {
 			return filepath.Join(d, "cgroup.procs")
 		}
@@ -157,47 +197,44 @@ func (g *Group) Empty() bool { return len(g.Pids()) == 0 }
 
 // Kill SIGKILLs every process in the group, those that left the process
 // group or session included, and returns how many it found: cgroup.kill
-// on v2; on v1 the tree is frozen first, so none can fork away meanwhile.
+// on v2 (and before Linux 5.14), on v1 the group's list is read and every
+// process in it killed until a reading finds none not killed yet, as
+// systemd does: a new process can only come from one not yet killed (a
+// process with SIGKILL pending cannot fork), and pids.max bounds the
+// rounds a fork bomb can add. No freezer directory is needed for it.
 func (g *Group) Kill() (int, error) {
-	pids := g.Pids()
-	if len(pids) == 0 {
-		return 0, nil
-	}
 	if g.h.v2 {
+		pids := g.Pids()
+		if len(pids) == 0 {
+			return 0, nil
+		}
 		if err := writeFile(filepath.Join(g.dirs[""], "cgroup.kill"), "1"); err == nil {
 			return len(pids), nil
 		}
-		return len(pids), killAll(pids) // before Linux 5.14
 	}
-	fz, ok := g.dirs["freezer"]
-	if !ok {
-		return len(pids), killAll(pids)
-	}
-	if err := writeFile(filepath.Join(fz, "freezer.state"), "FROZEN"); err != nil {
-		return len(pids), killAll(pids)
-	}
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(filepath.Join(fz, "freezer.state"))
-		if string(b) == "FROZEN\n" {
+	killed := map[int]bool{}
+	var errs []error
+	for range maxKillRounds {
+		fresh := 0
+		for _, p := range g.Pids() {
+			if killed[p] {
+				continue
+			}
+			killed[p] = true
+			fresh++
+			if err := unix.Kill(p, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+				errs = append(errs, fmt.Errorf("kill %d: %w", p, err))
+			}
+		}
+		if fresh == 0 {
 			break
 		}
-		time.Sleep(time.Millisecond) // the kernel offers no wake-up for this
 	}
-	pids = g.Pids()
-	err := killAll(pids)
-	return len(pids), errors.Join(err, writeFile(filepath.Join(fz, "freezer.state"), "THAWED"))
+	return len(killed), errors.Join(errs...)
 }
 
-func killAll(pids []int) error {
-	var errs []error
-	for _, p := range pids {
-		if err := unix.Kill(p, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
-			errs = append(errs, fmt.Errorf("kill %d: %w", p, err))
-		}
-	}
-	return errors.Join(errs...)
-}
+// maxKillRounds bounds Kill's readings of a group that never runs dry.
+const maxKillRounds = 1000
 
 // Events reads what the kernel refused the group since it was made.
 func (g *Group) Events() Events {

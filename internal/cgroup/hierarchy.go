@@ -8,11 +8,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
-// The v1 controllers podvisor uses: limits (memory, cpu, pids), accounting
-// (cpuacct) and stopping a tree (freezer).
-var v1Controllers = []string{"memory", "cpu", "cpuacct", "pids", "freezer"}
+// The v1 controllers podvisor uses: limits (memory, cpu, pids) and
+// accounting (memory, cpuacct). A tree is stopped without the freezer
+// (Group.Kill).
+var v1Controllers = []string{"memory", "cpu", "cpuacct", "pids"}
 
 // Hierarchy is where podvisor makes its processes' cgroups.
 type Hierarchy struct {
@@ -22,12 +25,20 @@ type Hierarchy struct {
 	// podvisor's own cgroup.
 	base map[string]string
 	own  map[string]string // v1: podvisor's own cgroup per controller
+	real map[string]string // v1: each controller's mount, symlinks resolved (co-mounted ones share it)
 	// Missing says which limits cannot be enforced and why, by limit
 	// ("memory", "cpu", "pids"); empty when all can.
 	Missing map[string]string
 	// PidsBudget is the most tasks a process's cgroup may be given so
 	// that podvisor keeps spare ones under its own limit; 0: no limit above.
 	PidsBudget int64
+	// Stale says what Open found of cgroups an earlier podvisor left
+	// behind (killed before it could remove them): Removed the empty ones
+	// it removed, Busy those that still hold processes, left alone.
+	Stale struct {
+		Removed int
+		Busy    []string
+	}
 }
 
 // ownReserve is the tasks podvisor keeps for itself below its own cgroup's
@@ -56,6 +67,52 @@ func Open(root, procSelfCgroup string, pid int) (*Hierarchy, error) {
 	return openV1(root, v1paths, pid)
 }
 
+// Stale cgroups. A podvisor that is SIGKILLed leaves its processes'
+// cgroups behind. They are recognised by their names: on v2 the
+// processes' groups are the "p-" children of podvisor's own cgroup,
+// which podvisor owns whole; on v1 each run's groups are in
+// "podvisor-PID", and a run is stale when no process PID exists (or
+// PID is podvisor's own: a podvisor restarted as PID 1 of a container).
+// Only empty groups are removed (rmdir refuses the others); a group that
+// still holds a process is named in Stale.Busy and left alone.
+
+// removeStale removes the empty groups in dir whose names pass match,
+// and dir itself when rmDir and nothing is left in it.
+func (h *Hierarchy) removeStale(dir string, match func(name string) bool, rmDir bool) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !match(e.Name()) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err == nil {
+			h.Stale.Removed++
+		} else if !errors.Is(err, os.ErrNotExist) {
+			h.Stale.Busy = append(h.Stale.Busy, p)
+		}
+	}
+	if rmDir {
+		_ = os.Remove(dir) // fails while a busy group is left in it
+	}
+}
+
+// staleRun reports whether a v1 run directory "podvisor-PID" is stale for
+// a podvisor of pid self.
+func staleRun(name string, self int) bool {
+	n, ok := strings.CutPrefix(name, "podvisor-")
+	if !ok {
+		return false
+	}
+	p, err := strconv.Atoi(n)
+	if err != nil || p <= 0 {
+		return false
+	}
+	return p == self || errors.Is(unix.Kill(p, 0), unix.ESRCH)
+}
+
 func openV2(own string) (*Hierarchy, error) {
 	h := &Hierarchy{v2: true, base: map[string]string{"": own}, Missing: map[string]string{}}
 	leaf := filepath.Join(own, "podvisor")
@@ -80,6 +137,7 @@ func openV2(own string) (*Hierarchy, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.removeStale(own, func(n string) bool { return strings.HasPrefix(n, "p-") }, false)
 	have := strings.Fields(string(b))
 	var enable []string
 	for _, c := range []string{"memory", "cpu", "pids"} {
@@ -99,9 +157,10 @@ func openV2(own string) (*Hierarchy, error) {
 }
 
 func openV1(root string, paths map[string]string, pid int) (*Hierarchy, error) {
-	h := &Hierarchy{base: map[string]string{}, own: map[string]string{}, Missing: map[string]string{}}
+	h := &Hierarchy{base: map[string]string{}, own: map[string]string{}, real: map[string]string{}, Missing: map[string]string{}}
 	run := "podvisor-" + strconv.Itoa(pid)
 	var firstErr error
+	swept := map[string]bool{}
 	for _, c := range v1Controllers {
 		p, ok := paths[c]
 		mount := filepath.Join(root, c)
@@ -109,7 +168,19 @@ func openV1(root string, paths map[string]string, pid int) (*Hierarchy, error) {
 			h.missing(c, "the "+c+" controller is not mounted under "+root)
 			continue
 		}
+		h.real[c] = mount
+		if r, err := filepath.EvalSymlinks(mount); err == nil {
+			h.real[c] = r // cpu and cpuacct are often one mount, two names
+		}
 		own := ownDir(mount, p)
+		if !swept[h.real[c]] {
+			swept[h.real[c]] = true
+			for _, e := range readDirNames(own) {
+				if staleRun(e, pid) {
+					h.removeStale(filepath.Join(own, e), func(string) bool { return true }, e != run)
+				}
+			}
+		}
 		base := filepath.Join(own, run)
 		if err := mkdir(base); err != nil {
 			firstErr = cmpOr(firstErr, err)
@@ -127,8 +198,19 @@ func openV1(root string, paths map[string]string, pid int) (*Hierarchy, error) {
 	return h, nil
 }
 
+func readDirNames(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
 // missing records that controller c is unusable: the limit it enforces is
-// not (cpuacct only costs the CPU accounting, freezer the tree kill).
+// not (cpuacct only costs the CPU accounting).
 func (h *Hierarchy) missing(c, why string) {
 	switch c {
 	case "memory", "cpu", "pids":

@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/podvisor/podvisor/internal/cgroup"
 	"github.com/podvisor/podvisor/internal/config"
@@ -17,18 +17,21 @@ import (
 )
 
 // Cgroups makes the cgroups of the processes that ask for resources
-// (docs/resources.md). Nothing is done until the first such start: a run
-// without resources never looks at a cgroup.
+// (docs/resources.md). Nothing is done until the config is planned (Plan)
+// or the first start, and only for a process with resources: a run
+// without resources never looks at a cgroup. The groups are made ahead
+// of their starts and removed after their exits by a goroutine of their
+// own (cgroupowner.go).
 type Cgroups struct {
 	Log              *slog.Logger
 	Root, SelfCgroup string // "": /sys/fs/cgroup and /proc/self/cgroup
 
 	mu     sync.Mutex
-	opened bool
+	opened bool // also once closed: nothing is opened after Close
 	h      *cgroup.Hierarchy
+	own    *groupOwner     // makes and removes the groups, once h is open
 	why    string          // why nothing is enforced, when h is nil
 	told   map[string]bool // processes told what is not enforced
-	left   []*cgroup.Group // groups not removed yet (not empty at their exit)
 	unenf  map[string]string
 	groups map[string]*cgroup.Group // the current incarnation's, by process
 }
@@ -52,8 +55,44 @@ func (c *Cgroups) open() {
 		return
 	}
 	c.h = h
+	c.own = newGroupOwner(h)
 	for _, k := range sortedKeys(h.Missing) {
 		c.log().Warn("resources are not enforced", "limit", k, "why", h.Missing[k])
+	}
+	if h.Stale.Removed > 0 {
+		c.log().Info("removed the empty cgroups an earlier podvisor left", "cgroups", h.Stale.Removed)
+	}
+	if len(h.Stale.Busy) > 0 {
+		c.log().Warn("cgroups an earlier podvisor left still hold processes; they are left alone", "cgroups", h.Stale.Busy)
+	}
+}
+
+// Plan makes, ahead of their starts, the cgroups of the first incarnation
+// of every process in procs that asks for resources, so that the start
+// only enters its group. Nothing is done when none asks.
+func (c *Cgroups) Plan(procs map[string]*config.Process) {
+	if c == nil {
+		return
+	}
+	var names []string
+	for name, p := range procs {
+		if p.Resources != nil {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	slices.Sort(names)
+	c.mu.Lock()
+	c.open()
+	own := c.own
+	c.mu.Unlock()
+	if own == nil {
+		return
+	}
+	for _, name := range names {
+		own.ahead(name, 1, limits(procs[name].Resources))
 	}
 }
 
@@ -104,7 +143,11 @@ func asked(r *config.Resources) []string {
 }
 
 // procGroup is a process's cgroup as the launcher uses it; nil is none.
-type procGroup struct{ *cgroup.Group }
+type procGroup struct {
+	*cgroup.Group
+	p   *config.Process
+	gen uint64
+}
 
 // child wraps c when it has a cgroup.
 func (g *procGroup) child(c supervisor.Child, name string, log *slog.Logger) supervisor.Child {
@@ -134,13 +177,16 @@ func (c *Cgroups) group(p *config.Process, gen uint64, spec *proc.Spec) *procGro
 			}
 		}
 	}
+	own := c.own
+	c.mu.Unlock()
 	var g *cgroup.Group
-	if c.h != nil {
+	if own != nil {
 		var err error
-		if g, err = c.h.New(p.Name+"."+strconv.FormatUint(gen, 10), limits(p.Resources)); err != nil {
+		if g, err = own.get(p.Name, gen, limits(p.Resources)); err != nil {
 			missing = append(missing, err.Error())
 		}
 	}
+	c.mu.Lock()
 	c.note(p.Name, strings.Join(missing, "; "))
 	if g == nil {
 		return nil
@@ -150,7 +196,7 @@ func (c *Cgroups) group(p *config.Process, gen uint64, spec *proc.Spec) *procGro
 	}
 	c.groups[p.Name] = g
 	spec.Cgroup = g
-	return &procGroup{g}
+	return &procGroup{Group: g, p: p, gen: gen}
 }
 
 // note records what is not enforced for a process and says it once.
@@ -202,7 +248,8 @@ func (c *Cgroups) Figures(name string) (cpuSeconds float64, memoryBytes uint64, 
 }
 
 // exited is called at the exit of g's process: its cgroup's OOM kills
-// and fork failures are named, and g is removed if empty.
+// and fork failures are named; g is removed, and the next incarnation's
+// group made, off the exit's path.
 func (c *Cgroups) exited(name string, pg *procGroup, ex *proc.Exit) {
 	if pg == nil {
 		return
@@ -214,33 +261,45 @@ func (c *Cgroups) exited(name string, pg *procGroup, ex *proc.Exit) {
 		c.log().Warn("forks refused at the process's pids limit", "process", name, "refused", ev.ForkFailures)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.groups[name] == g {
 		delete(c.groups, name)
 	}
-	if g.Remove() != nil {
-		c.left = append(c.left, g) // a daemon still in it: removed at Close
+	own := c.own
+	c.mu.Unlock()
+	own.remove(g) // a daemon still in it: kept, and killed at Close
+	if pg.p.Restart.Policy != config.Never {
+		own.ahead(name, pg.gen+1, limits(pg.p.Resources))
 	}
 }
 
+// closeWait bounds how long Close waits for the processes it killed in
+// the groups left to be gone, so that the groups can be removed.
+const closeWait = time.Second
+
 // Close kills what is left in the groups (the final sweep found it
-// already, normally) and removes them.
+// already, normally) and removes them, and the groups made ahead.
 func (c *Cgroups) Close() {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, g := range c.left {
+	c.opened = true
+	if c.own == nil {
+		return
+	}
+	left := c.own.stop()
+	deadline := time.Now().Add(closeWait)
+	for _, g := range left {
 		if n, _ := g.Kill(); n > 0 {
 			c.log().Warn("killed processes left in a cgroup at exit", "processes", n)
 		}
-		_ = g.Remove()
+		// The kernel says nothing when the last one is gone (v1): ask.
+		for g.Remove() != nil && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
 	}
-	c.left = nil
-	if c.h != nil {
-		_ = c.h.Close()
-	}
+	_ = c.h.Close()
 }
 
 // cgroupChild is a Child in a cgroup: its final SIGKILL kills the whole

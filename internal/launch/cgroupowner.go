@@ -1,0 +1,285 @@
+package launch
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/podvisor/podvisor/internal/cgroup"
+)
+
+// groupOwner makes the processes' cgroups ahead of their starts and
+// removes them after their exits, so that a start only enters its group
+// (v1: its spawner thread moves in and out; v2: the directory is named in
+// the clone) and an exit only reads its counters. One goroutine owns the
+// groups in between: the ones made ahead, and the ones being removed.
+//
+// A group made ahead is for one incarnation of one process (its name is
+// NAME.GEN): the first of each process when the config is loaded (Plan),
+// the next one when an incarnation exits. A start whose group is not
+// there yet (or was made with other limits) has it made at once, as
+// before; nothing is made twice.
+type groupOwner struct {
+	h     *cgroup.Hierarchy
+	take  chan takeReq
+	bg    chan ownerJob // ahead and remove requests, queued by the goroutine
+	close chan chan []*cgroup.Group
+	done  chan struct{} // closed when the goroutine has returned
+}
+
+// takeReq asks for the group of incarnation gen of name.
+type takeReq struct {
+	name  string
+	gen   uint64
+	lim   cgroup.Limits
+	reply chan takeRes
+}
+
+type takeRes struct {
+	g   *cgroup.Group
+	err error
+}
+
+// ownerJob is a request that needs no answer: make a group ahead (g nil)
+// or remove g.
+type ownerJob struct {
+	name string
+	gen  uint64
+	lim  cgroup.Limits
+	g    *cgroup.Group
+}
+
+// made is a group made ahead, with the limits it was made with.
+type made struct {
+	g   *cgroup.Group
+	lim cgroup.Limits
+}
+
+// removal is a group to remove, and when to try again.
+type removal struct {
+	g     *cgroup.Group
+	tries int
+	at    time.Time
+}
+
+// Removal retries: a v1 cgroup whose last task was just reaped can still
+// refuse rmdir (EBUSY) for a moment; a group that still holds a process
+// (a daemon that outlived its process) is kept for Close.
+const (
+	removeTries = 8
+	removeRetry = 2 * time.Millisecond // doubled at each try: about 0.5 s in all
+)
+
+// bgQueue is how many ahead and remove requests may wait to be read; a
+// sender never blocks on it for ahead (the start makes its own group).
+const bgQueue = 4096
+
+func newGroupOwner(h *cgroup.Hierarchy) *groupOwner {
+	o := &groupOwner{h: h, take: make(chan takeReq), bg: make(chan ownerJob, bgQueue),
+		close: make(chan chan []*cgroup.Group), done: make(chan struct{})}
+	go o.run()
+	return o
+}
+
+// get returns the group of incarnation gen of name, made ahead or now.
+func (o *groupOwner) get(name string, gen uint64, lim cgroup.Limits) (*cgroup.Group, error) {
+	r := takeReq{name: name, gen: gen, lim: lim, reply: make(chan takeRes, 1)}
+	select {
+	case o.take <- r:
+		res := <-r.reply
+		return res.g, res.err
+	case <-o.done: // closed: the run is over
+		return o.h.New(groupName(name, gen), lim)
+	}
+}
+
+// ahead asks for incarnation gen of name's group to be made ahead; dropped
+// when the queue is full.
+func (o *groupOwner) ahead(name string, gen uint64, lim cgroup.Limits) {
+	select {
+	case o.bg <- ownerJob{name: name, gen: gen, lim: lim}:
+	default:
+	}
+}
+
+// remove removes g off the caller's path.
+func (o *groupOwner) remove(g *cgroup.Group) {
+	select {
+	case o.bg <- ownerJob{g: g}:
+	case <-o.done:
+		_ = g.Remove()
+	}
+}
+
+// stop removes every group made ahead and every group it can, and returns
+// those it cannot (they still hold processes).
+func (o *groupOwner) stop() []*cgroup.Group {
+	reply := make(chan []*cgroup.Group)
+	select {
+	case o.close <- reply:
+		return <-reply
+	case <-o.done:
+		return nil
+	}
+}
+
+func groupName(name string, gen uint64) string { return name + "." + strconv.FormatUint(gen, 10) }
+
+// ownerState is what the owner's goroutine holds.
+type ownerState struct {
+	made     map[string]made   // by group name
+	last     map[string]uint64 // by process: the last incarnation taken
+	pending  []ownerJob        // ahead and remove requests not done yet
+	removing []removal         // removals waiting to be tried again
+	left     []*cgroup.Group   // groups that still hold processes
+}
+
+func (o *groupOwner) run() {
+	defer close(o.done)
+	s := &ownerState{made: map[string]made{}, last: map[string]uint64{}}
+	var retry *time.Timer
+	for {
+		// A start's request goes before any work of the owner's own.
+		select {
+		case r := <-o.take:
+			r.reply <- o.serve(s, r)
+			continue
+		default:
+		}
+		select {
+		case r := <-o.take:
+			r.reply <- o.serve(s, r)
+			continue
+		case j := <-o.bg:
+			s.pending = append(s.pending, j)
+			continue
+		case reply := <-o.close:
+			reply <- o.finish(s)
+			return
+		default:
+		}
+		if len(s.pending) > 0 {
+			j := s.pending[0]
+			s.pending = s.pending[1:]
+			o.do(s, j)
+			continue
+		}
+		if o.retryDue(s) {
+			continue
+		}
+		var wake <-chan time.Time
+		if len(s.removing) > 0 {
+			if retry == nil {
+				retry = time.NewTimer(time.Until(s.removing[0].at))
+			} else {
+				retry.Reset(time.Until(s.removing[0].at))
+			}
+			wake = retry.C
+		}
+		select {
+		case r := <-o.take:
+			r.reply <- o.serve(s, r)
+		case j := <-o.bg:
+			s.pending = append(s.pending, j)
+		case reply := <-o.close:
+			reply <- o.finish(s)
+			return
+		case <-wake:
+		}
+	}
+}
+
+// serve hands out the group of a start.
+func (o *groupOwner) serve(s *ownerState, r takeReq) takeRes {
+	s.last[r.name] = r.gen
+	key := groupName(r.name, r.gen)
+	if m, ok := s.made[key]; ok {
+		delete(s.made, key)
+		if m.lim == r.lim {
+			return takeRes{g: m.g}
+		}
+		_ = m.g.Remove() // made for other limits (a reload changed them)
+	}
+	g, err := o.h.New(key, r.lim)
+	return takeRes{g: g, err: err}
+}
+
+// do makes a group ahead or removes one.
+func (o *groupOwner) do(s *ownerState, j ownerJob) {
+	if j.g != nil {
+		o.tryRemove(s, removal{g: j.g})
+		return
+	}
+	key := groupName(j.name, j.gen)
+	if _, ok := s.made[key]; ok {
+		return
+	}
+	if last, ok := s.last[j.name]; ok && j.gen <= last {
+		return // its start came first and made it
+	}
+	if g, err := o.h.New(key, j.lim); err == nil {
+		s.made[key] = made{g: g, lim: j.lim}
+	}
+}
+
+// tryRemove removes r's group, or queues it to be tried again.
+func (o *groupOwner) tryRemove(s *ownerState, r removal) {
+	if r.g.Remove() == nil {
+		return
+	}
+	if !r.g.Empty() {
+		s.left = append(s.left, r.g)
+		return
+	}
+	r.tries++
+	if r.tries >= removeTries {
+		s.left = append(s.left, r.g)
+		return
+	}
+	r.at = time.Now().Add(removeRetry << r.tries)
+	i := len(s.removing)
+	for i > 0 && s.removing[i-1].at.After(r.at) {
+		i--
+	}
+	s.removing = append(s.removing, removal{})
+	copy(s.removing[i+1:], s.removing[i:])
+	s.removing[i] = r
+}
+
+// retryDue tries the first removal again if its time has come.
+func (o *groupOwner) retryDue(s *ownerState) bool {
+	if len(s.removing) == 0 || time.Now().Before(s.removing[0].at) {
+		return false
+	}
+	r := s.removing[0]
+	s.removing = s.removing[1:]
+	o.tryRemove(s, r)
+	return true
+}
+
+// finish removes what the owner holds and returns what it cannot remove.
+func (o *groupOwner) finish(s *ownerState) []*cgroup.Group {
+	for {
+		select {
+		case j := <-o.bg:
+			s.pending = append(s.pending, j)
+			continue
+		default:
+		}
+		break
+	}
+	for _, m := range s.made {
+		_ = m.g.Remove()
+	}
+	left := s.left
+	for _, j := range s.pending {
+		if j.g != nil && j.g.Remove() != nil {
+			left = append(left, j.g)
+		}
+	}
+	for _, r := range s.removing {
+		if r.g.Remove() != nil {
+			left = append(left, r.g)
+		}
+	}
+	return left
+}
