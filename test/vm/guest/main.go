@@ -8,7 +8,8 @@
 //	VMRESULT name=NAME ok=true|false ms=GUEST_MS detail=TEXT
 //
 // It exits 1 when a scenario failed. `guest hog FIFO` (allocate without
-// end once FIFO is written) is a helper the scenarios run.
+// end once FIFO is written) and `guest bomb ARG` (fork `sleep ARG`
+// without end) are helpers the scenarios run.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -108,7 +110,15 @@ func helper(args []string) int {
 			}
 		}
 	}
-	fmt.Fprintln(os.Stderr, "usage: guest [hog FIFO]")
+	if args[0] == "bomb" && len(args) == 2 {
+		// A fork bomb that goes on at its pids limit (a shell exits at
+		// its first refused fork): sleep children, never waited for.
+		attr := &syscall.ProcAttr{Files: []uintptr{0, 1, 2}}
+		for {
+			_, _ = syscall.ForkExec("/bin/sleep", []string{"sleep", args[1]}, attr)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "usage: guest [hog FIFO | bomb ARG]")
 	return 2
 }
 
