@@ -115,22 +115,12 @@ func staleRun(name string, self int) bool {
 
 func openV2(own string) (*Hierarchy, error) {
 	h := &Hierarchy{v2: true, base: map[string]string{"": own}, Missing: map[string]string{}}
-	leaf := filepath.Join(own, "podvisor")
-	if err := mkdir(leaf); err != nil {
-		return nil, errors.New(reason(err))
-	}
-	// No internal processes: everything in podvisor's cgroup (podvisor,
-	// children started before) moves to the leaf before the controllers
-	// are enabled for the children.
-	for range 10 {
-		pids, err := readPids(filepath.Join(own, "cgroup.procs"))
-		if err != nil || len(pids) == 0 {
-			break
-		}
-		for _, p := range pids {
-			if err := writeFile(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(p)); err != nil && !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "no such process") {
-				return nil, errors.New(reason(err))
-			}
+	// The root of the hierarchy (podvisor as a machine's init) has no
+	// cgroup.type: it is exempt from the no-internal-processes rule, and
+	// its kernel threads cannot be moved (EINVAL), so podvisor stays there.
+	if _, err := os.Stat(filepath.Join(own, "cgroup.type")); err == nil {
+		if err := intoLeaf(own); err != nil {
+			return nil, err
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(own, "cgroup.controllers"))
@@ -154,6 +144,28 @@ func openV2(own string) (*Hierarchy, error) {
 	}
 	h.PidsBudget = budget(filepath.Join(own, "pids.max"))
 	return h, nil
+}
+
+// intoLeaf moves everything in the v2 cgroup own (podvisor, children
+// started before) into its leaf "podvisor": no internal processes, so
+// this comes before the controllers are enabled for the children.
+func intoLeaf(own string) error {
+	leaf := filepath.Join(own, "podvisor")
+	if err := mkdir(leaf); err != nil {
+		return errors.New(reason(err))
+	}
+	for range 10 {
+		pids, err := readPids(filepath.Join(own, "cgroup.procs"))
+		if err != nil || len(pids) == 0 {
+			break
+		}
+		for _, p := range pids {
+			if err := writeFile(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(p)); err != nil && !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "no such process") {
+				return errors.New(reason(err))
+			}
+		}
+	}
+	return nil
 }
 
 func openV1(root string, paths map[string]string, pid int) (*Hierarchy, error) {

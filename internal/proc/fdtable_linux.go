@@ -150,7 +150,7 @@ type spawnReq struct {
 // forkExec runs q on the calling spawner thread, whose table is private if
 // private is set.
 func (p *Spawners) forkExec(q spawnReq, private bool) (int, error) {
-	files := q.files
+	files, sys := q.files, q.sys
 	if private {
 		local, done, err := p.importFDs(files)
 		if err != nil {
@@ -158,11 +158,24 @@ func (p *Spawners) forkExec(q spawnReq, private bool) (int, error) {
 		}
 		defer done()
 		files = local
+		// CLONE_INTO_CGROUP's directory fd is a main-table fd too
+		// (cgroup v2; opened after the spawners unshared): clone3 here
+		// would fail with EBADF.
+		if sys != nil && sys.UseCgroupFD {
+			c, err := unix.PidfdGetfd(p.fdt.self, sys.CgroupFD, 0)
+			if err != nil {
+				return 0, os.NewSyscallError("pidfd_getfd", err)
+			}
+			defer unix.Close(c)
+			cp := *sys
+			cp.CgroupFD = c
+			sys = &cp
+		}
 	}
 	if err := fdHeadroom(files); err != nil {
 		return 0, err
 	}
-	pid, _, err := syscall.StartProcess(q.path, q.argv, &syscall.ProcAttr{Dir: q.dir, Env: q.env, Files: files, Sys: q.sys})
+	pid, _, err := syscall.StartProcess(q.path, q.argv, &syscall.ProcAttr{Dir: q.dir, Env: q.env, Files: files, Sys: sys})
 	if err != nil {
 		return 0, &os.PathError{Op: "fork/exec", Path: q.path, Err: err}
 	}
