@@ -374,6 +374,12 @@ func conditional(body []string, at int) bool {
 	if strings.Contains(body[at], "&&") || strings.Contains(body[at], "||") {
 		return true
 	}
+	if w := strings.Fields(body[at]); len(w) > 0 {
+		switch w[0] {
+		case "if", "case", "while", "until", "for", "ifelse", "ifte", "ifthenelse", "ifnot", "test", "[", "eltest":
+			return true // the line itself tests: if ...; then exit 125; fi
+		}
+	}
 	depth := 0
 	for _, l := range body[:at] {
 		w := strings.Fields(l)

@@ -214,6 +214,29 @@ func TestS6OneLine(t *testing.T) {
 	}
 }
 
+// TestS6FinishConditional: a finish that halts or exits 125 only after
+// some exits is said, not taken for every exit.
+func TestS6FinishConditional(t *testing.T) {
+	for _, tc := range []struct {
+		finish string
+		rules  int
+		note   string
+	}{
+		{"#!/bin/sh\nexit 125\n", 2, ""},
+		{"#!/bin/sh\nif [ \"$1\" -ne 0 ]; then exit 125; fi\n", 0, "on some exits only"},
+		{"#!/bin/sh\n[ \"$1\" -eq 3 ] && exit 125\nexit 0\n", 0, "on some exits only"},
+		{"#!/command/execlineb -S1\nif { eltest ${1} -ne 0 -a ${1} -ne 256 }\n/run/s6/basedir/bin/halt\n", 2, "halts the container on some exits only"},
+		{"#!/command/execlineb -S0\nforeground { redirfd -w 1 /run/s6-linux-init-container-results/exitcode echo 0 }\n/run/s6/basedir/bin/halt\n", 2, "writes to the exitcode file"},
+	} {
+		c := &s6Conv{r: &Report{}, m: &Model{}, files: map[string]Source{"/s/finish": {Path: "/s/finish", Data: []byte(tc.finish)}}}
+		p := newProcess("x", "/s")
+		c.finish(p, "/s")
+		if len(p.Restart.Rules) != tc.rules || !strings.Contains(p.Written.Comments["restart"], tc.note) {
+			t.Errorf("%q: rules %+v comment %q, want %d rules and a comment with %q", tc.finish, p.Restart.Rules, p.Written.Comments["restart"], tc.rules, tc.note)
+		}
+	}
+}
+
 // TestS6RootStaysInside: with --root, a symbolic link out of the root is
 // not read (it counts by name only, as a dependencies.d entry does).
 func TestS6RootStaysInside(t *testing.T) {
