@@ -265,3 +265,22 @@ func TestS6RootStaysInside(t *testing.T) {
 		t.Errorf("files %v, want the link by the image's path, empty", files)
 	}
 }
+
+// TestS6LoadUnderRoot: import --root DIR /etc/s6-overlay finds the tree
+// under DIR (format detected there) and writes the image's paths.
+func TestS6LoadUnderRoot(t *testing.T) {
+	m, _, format, err := Load([]string{"/etc/s6-overlay"}, "", Options{Root: "testdata/s6-v3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if format != S6 {
+		t.Fatalf("format %s, want s6", format)
+	}
+	p := m.Process("svc-cron")
+	if p == nil || p.WorkingDir != "/etc/s6-overlay/s6-rc.d/svc-cron" || p.Command[1] != "/etc/s6-overlay/s6-rc.d/svc-cron/run" {
+		t.Fatalf("svc-cron %+v, want the image's paths", p)
+	}
+	if m.Process("nginx") != nil {
+		t.Errorf("/etc/services.d was read though only /etc/s6-overlay was named")
+	}
+}
