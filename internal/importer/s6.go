@@ -3,6 +3,7 @@ package importer
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,21 +14,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ConvertS6 converts an s6-overlay layout: v3 s6-rc.d service directories
-// (…/s6-rc.d/NAME/type, run, up, dependencies.d/, notification-fd,
-// timeout-up, timeout-down, contents.d/, and the user bundle) and v2
-// directories (…/services.d/NAME/run, …/cont-init.d/*, …/cont-finish.d/*).
-// files holds every regular file of the tree, by its path; scripts are
-// referenced by those paths.
+// ConvertS6 converts an s6-overlay layout: v3 s6-rc.d source definition
+// directories (…/s6-rc.d/NAME/type, run, up, finish, dependencies.d/,
+// notification-fd, timeout-*, producer-for, consumer-for, pipeline-name,
+// contents.d/), the user and user2 bundles (in s6-rc.d or user-bundles.d)
+// and the legacy directories (…/cont-init.d/*, …/services.d/NAME/run and
+// its log/ logger, …/cont-finish.d/*). files holds every regular file of
+// the tree, by its path; scripts and working directories are referenced by
+// those paths, so a tree read at the image's paths (import --root) gives
+// the image's paths.
+//
+// The order is s6-overlay's stage 2: the cont-init.d scripts one after the
+// other in name order, then the user bundle (following dependencies), then
+// services.d, then the user2 services that depend on legacy-services.
 func ConvertS6(files []Source, opt Options) (*Model, *Report, error) {
-	c := &s6Conv{r: &Report{}, m: &Model{}, opt: opt, files: map[string]Source{}}
+	c := &s6Conv{r: &Report{}, m: &Model{}, opt: opt, files: map[string]Source{}, dropped: map[string]bool{}, afterLegacy: map[*Process]bool{}}
 	for _, f := range files {
 		c.files[f.Path] = f
 	}
 	c.m.Header = []string{
 		"Converted by podvisor import from an s6-overlay tree.",
-		"Scripts run from where they were found; with-contenv is not needed: podvisor",
-		"passes its own environment (the container's) to every process.",
+		"Scripts run from where they were found, each service in its service directory;",
+		"with-contenv is not needed: podvisor passes its own environment (the",
+		"container's) to every process.",
 	}
 	if err := c.convert(files); err != nil {
 		return nil, nil, err
@@ -45,16 +54,28 @@ type s6Conv struct {
 	m     *Model
 	opt   Options
 	files map[string]Source
+	// dropped are the services left out (not started, or loggers whose
+	// input podvisor cannot pipe): dependencies on them are left out too.
+	dropped map[string]bool
+	// afterLegacy are the services that depend on legacy-services.
+	afterLegacy map[*Process]bool
+	// noKill: some service has neither timeout-kill nor timeout-down.
+	noKill bool
 }
 
 type s6Service struct {
 	name string
-	dir  string // the service directory
+	dir  string // the service (definition) directory
 	typ  string // longrun, oneshot, bundle
 	deps []string
 	// members of a bundle
 	contents []string
 	notify   bool
+	// pipelines: the consumer this service's stdout goes to, the
+	// producers whose stdout is its stdin, the bundle a last consumer names
+	producerFor  string
+	consumerFor  []string
+	pipelineName string
 }
 
 // segment finds ".../<marker>/NAME/rest" in p.
@@ -76,19 +97,48 @@ func (c *s6Conv) read(p string) (string, bool) {
 	return strings.TrimSpace(string(f.Data)), ok
 }
 
+// s6-overlay's own services: a dependency on them orders nothing podvisor
+// has (base and legacy-cont-init are the cont-init.d scripts, which every
+// converted s6-rc service waits for; legacy-services is handled apart).
+var s6Own = map[string]bool{"base": true, "legacy-cont-init": true, "fix-attrs": true, "s6rc-oneshot-runner": true, "s6rc-fdholder": true}
+
 func (c *s6Conv) convert(files []Source) error {
 	services := map[string]*s6Service{}
 	var order []string
+	get := func(name, dir string) *s6Service {
+		s := services[name]
+		if s == nil {
+			s = &s6Service{name: name, dir: dir}
+			services[name] = s
+			order = append(order, name)
+		}
+		return s
+	}
+	// user-bundles.d (s6-overlay 3.1's place for the user bundles) is
+	// ignored by s6-overlay when s6-rc.d/user exists.
+	userInRC := false
+	for _, f := range files {
+		if _, name, _, ok := segment(f.Path, "s6-rc.d"); ok && name == "user" {
+			userInRC = true
+		}
+	}
 	v2 := map[string]string{} // services.d name -> dir
 	var v2order, inits, finishes []string
 	for _, f := range files {
-		if dir, name, rest, ok := segment(f.Path, "s6-rc.d"); ok {
-			s := services[name]
-			if s == nil {
-				s = &s6Service{name: name, dir: dir}
-				services[name] = s
-				order = append(order, name)
+		if dir, name, rest, ok := segment(f.Path, "user-bundles.d"); ok {
+			if userInRC {
+				c.r.Drop(f.Path, "user-bundles.d/"+name, "s6-overlay ignores user-bundles.d when s6-rc.d/user exists")
+				continue
 			}
+			s := get(name, dir)
+			s.typ = "bundle"
+			if m, ok := strings.CutPrefix(rest, "contents.d/"); ok {
+				s.contents = append(s.contents, m)
+			}
+			continue
+		}
+		if dir, name, rest, ok := segment(f.Path, "s6-rc.d"); ok {
+			s := get(name, dir)
 			switch {
 			case rest == "type":
 				s.typ = strings.TrimSpace(string(f.Data))
@@ -102,6 +152,12 @@ func (c *s6Conv) convert(files []Source) error {
 				s.contents = append(s.contents, strings.Fields(string(f.Data))...)
 			case rest == "notification-fd":
 				s.notify = true
+			case rest == "producer-for":
+				s.producerFor = strings.TrimSpace(string(f.Data))
+			case rest == "consumer-for":
+				s.consumerFor = strings.Fields(string(f.Data))
+			case rest == "pipeline-name":
+				s.pipelineName = strings.TrimSpace(string(f.Data))
 			}
 			continue
 		}
@@ -120,9 +176,11 @@ func (c *s6Conv) convert(files []Source) error {
 			finishes = append(finishes, f.Path)
 		}
 	}
+	c.pipelineBundles(services, &order)
+	// s6-overlay runs cont-init.d in s6-sort order: bytewise, as sort.Strings.
 	sort.Strings(inits)
 	sort.Strings(finishes)
-	// v2 cont-init.d: oneshots, one after the other.
+	sort.Strings(v2order)
 	prev := ""
 	for _, p := range inits {
 		proc := newProcess(sanitizeName("init-"+strings.TrimPrefix(path.Base(p), "init-")), p)
@@ -133,33 +191,62 @@ func (c *s6Conv) convert(files []Source) error {
 		if prev != "" {
 			proc.DependsOn = []Dep{{Name: prev, Condition: graph.Completed}}
 		}
-		c.r.AsIs(p, "cont-init.d/"+path.Base(p)+" (a oneshot, in name order)")
+		c.r.AsIs(p, "cont-init.d/"+path.Base(p)+" (a oneshot, after the one before it in name order)")
 		c.m.Processes = append(c.m.Processes, proc)
 		prev = proc.Name
 	}
 	for _, p := range finishes {
 		c.r.Drop(p, "cont-finish.d/"+path.Base(p), "podvisor runs nothing after teardown; move it into a process's stop.command")
 	}
-	// v3 s6-rc.d
-	inUser := c.userBundle(services)
-	sort.SliceStable(order, func(i, j int) bool { return order[i] < order[j] })
+	// v3 s6-rc: what the user and user2 bundles start.
+	inUser, inUser2, hasBundles := c.userBundles(services)
 	for _, name := range order {
 		s := services[name]
 		switch {
-		case name == "user" || name == "user2" || name == "base":
+		case name == "user" || name == "user2" || s6Own[name] || s.typ == "bundle":
+		case hasBundles && !inUser[name] && !inUser2[name]:
+			c.r.Drop(s.dir, name, "in neither the user nor the user2 bundle: s6-overlay does not start it")
+			c.dropped[name] = true
+		case len(s.consumerFor) > 0:
+			c.dropped[name] = true // a logger: see pipelines
+		}
+	}
+	sort.Strings(order)
+	var user, user2 []*Process
+	var consumers []*s6Service
+	for _, name := range order {
+		s := services[name]
+		switch {
+		case name == "user" || name == "user2":
 			continue
 		case s.typ == "bundle":
 			c.r.AsIs(s.dir, "bundle "+name+" (dependencies on it become dependencies on its members)")
 			continue
-		case inUser != nil && !inUser[name]:
-			c.r.Drop(s.dir, name, "not in the user bundle: s6-overlay does not start it")
+		case c.dropped[name] && len(s.consumerFor) == 0:
+			continue
+		case len(s.consumerFor) > 0:
+			consumers = append(consumers, s)
 			continue
 		}
-		if err := c.rcService(s, services, prev); err != nil {
+		p, err := c.rcService(s, services, prev)
+		if err != nil {
 			return err
 		}
+		if p == nil {
+			continue
+		}
+		if hasBundles && !inUser[name] {
+			user2 = append(user2, p)
+		} else {
+			user = append(user, p)
+		}
 	}
-	// v2 services.d: longruns after every cont-init.d script.
+	for _, s := range consumers {
+		c.consumer(s, services)
+	}
+	// services.d: started by legacy-services, which depends on base (the
+	// cont-init.d scripts) and on the user bundle.
+	var legacy []*Process
 	for _, name := range v2order {
 		dir := v2[name]
 		if _, ok := c.files[dir+"/down"]; ok {
@@ -177,46 +264,129 @@ func (c *s6Conv) convert(files []Source) error {
 		if prev != "" {
 			p.DependsOn = []Dep{{Name: prev, Condition: graph.Completed}}
 		}
-		c.r.AsIs(dir+"/run", name+" (a service)")
-		c.finish(p, dir)
+		for _, u := range user {
+			p.DependsOn = append(p.DependsOn, Dep{Name: u.Name, Condition: upCondition(u)})
+		}
+		c.r.AsIs(dir+"/run", name+" (a service, after the cont-init.d scripts and the user bundle)")
+		c.servicedir(p, name, dir)
+		if !p.Written.StopTimeout {
+			c.noKill = true
+		}
+		if _, ok := c.files[dir+"/log/run"]; ok {
+			c.legacyLogger(p, name, dir+"/log")
+		}
 		c.m.Processes = append(c.m.Processes, p)
+		legacy = append(legacy, p)
+	}
+	// user2 services that depend on legacy-services start after them.
+	for _, p := range append(user, user2...) {
+		if !c.afterLegacy[p] {
+			continue
+		}
+		for _, l := range legacy {
+			p.DependsOn = append(p.DependsOn, Dep{Name: l.Name, Condition: graph.Started})
+		}
+	}
+	if c.noKill {
+		c.r.Approx("", "no timeout-kill", "s6 never sends SIGKILL to a service without timeout-kill (s6-overlay's shutdown kills what is left S6_KILL_GRACETIME, 3 s, after its end); podvisor sends it after stop.timeout, 10s by default")
+	}
+	if len(inits) > 0 || c.hasOneshot() {
+		c.r.Approx("", "S6_BEHAVIOUR_IF_STAGE2_FAILS", "a failing cont-init.d script or oneshot ends the run (as S6_BEHAVIOUR_IF_STAGE2_FAILS=2); s6-overlay's default 0 goes on without it")
 	}
 	return nil
 }
 
-// userBundle returns the services the user bundle (and bundles in it)
-// contains, or nil when the tree has no user bundle.
-func (c *s6Conv) userBundle(services map[string]*s6Service) map[string]bool {
-	u, ok := services["user"]
-	if !ok || u.typ != "bundle" {
-		return nil
-	}
-	in := map[string]bool{}
-	var add func(n string, depth int)
-	add = func(n string, depth int) {
-		if in[n] || depth > 64 {
-			return
-		}
-		in[n] = true
-		if s, ok := services[n]; ok {
-			if s.typ == "bundle" {
-				for _, m := range s.contents {
-					add(m, depth+1)
-				}
-			}
-			// what a started service depends on is started too
-			for _, d := range s.deps {
-				add(d, depth+1)
-			}
+func (c *s6Conv) hasOneshot() bool {
+	for _, p := range c.m.Processes {
+		if p.Type == config.Oneshot {
+			return true
 		}
 	}
-	for _, m := range u.contents {
-		add(m, 0)
-	}
-	return in
+	return false
 }
 
-// expand resolves a dependency name: a bundle's members, base dropped.
+// upCondition is when s6-rc deems a service up: a oneshot completed, a
+// longrun with notification-fd ready, another longrun started.
+func upCondition(p *Process) graph.Condition {
+	switch {
+	case p.Type == config.Oneshot:
+		return graph.Completed
+	case p.Ready != nil && p.Ready.Kind == config.ProbeNotifyFD:
+		return graph.Ready
+	}
+	return graph.Started
+}
+
+// pipelineBundles adds the bundle a last consumer's pipeline-name names:
+// every service of the pipeline that ends at it (s6-rc-compile).
+func (c *s6Conv) pipelineBundles(services map[string]*s6Service, order *[]string) {
+	for _, name := range append([]string{}, *order...) {
+		s := services[name]
+		if s.pipelineName == "" || len(s.consumerFor) == 0 || s.producerFor != "" {
+			continue
+		}
+		if _, taken := services[s.pipelineName]; taken {
+			continue
+		}
+		b := &s6Service{name: s.pipelineName, dir: s.dir + "/pipeline-name", typ: "bundle"}
+		seen := map[string]bool{}
+		var walk func(n string, depth int)
+		walk = func(n string, depth int) {
+			if seen[n] || depth > 64 {
+				return
+			}
+			seen[n] = true
+			b.contents = append(b.contents, n)
+			if m, ok := services[n]; ok {
+				for _, p := range m.consumerFor {
+					walk(p, depth+1)
+				}
+			}
+		}
+		walk(name, 0)
+		services[b.name] = b
+		*order = append(*order, b.name)
+	}
+}
+
+// userBundles returns the services the user and user2 bundles (and
+// bundles in them) contain, and whether the tree defines either.
+func (c *s6Conv) userBundles(services map[string]*s6Service) (user, user2 map[string]bool, ok bool) {
+	collect := func(bundle string) map[string]bool {
+		in := map[string]bool{}
+		u, found := services[bundle]
+		if !found || u.typ != "bundle" {
+			return in
+		}
+		ok = true
+		var add func(n string, depth int)
+		add = func(n string, depth int) {
+			if in[n] || depth > 64 {
+				return
+			}
+			in[n] = true
+			if s, found := services[n]; found {
+				if s.typ == "bundle" {
+					for _, m := range s.contents {
+						add(m, depth+1)
+					}
+				}
+				// what a started service depends on is started too
+				for _, d := range s.deps {
+					add(d, depth+1)
+				}
+			}
+		}
+		for _, m := range u.contents {
+			add(m, 0)
+		}
+		return in
+	}
+	user, user2 = collect("user"), collect("user2")
+	return user, user2, ok
+}
+
+// expandDep resolves a dependency name: a bundle's members.
 func expandDep(name string, services map[string]*s6Service, depth int) []string {
 	s, ok := services[name]
 	if !ok || depth > 64 {
@@ -232,25 +402,27 @@ func expandDep(name string, services map[string]*s6Service, depth int) []string 
 	return out
 }
 
-func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDone string) error {
+// rcService converts one s6-rc longrun or oneshot; nil when it could not
+// be (the report says why).
+func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDone string) (*Process, error) {
 	r := c.r
 	p := newProcess(sanitizeName(s.name), s.dir)
 	switch s.typ {
 	case "longrun":
 		if _, ok := c.files[s.dir+"/run"]; !ok {
 			r.Fail(s.dir, s.name, "longrun without a run script")
-			return nil
+			return nil, nil
 		}
 		if !c.script(p, s.dir+"/run") {
-			return nil
+			return nil, nil
 		}
 		r.AsIs(s.dir+"/type", s.name+": longrun (a service)")
-		c.finish(p, s.dir)
+		c.servicedir(p, s.name, s.dir)
 	case "oneshot":
 		up, ok := c.read(s.dir + "/up")
 		if !ok {
 			r.Fail(s.dir, s.name, "oneshot without an up file")
-			return nil
+			return nil, nil
 		}
 		p.Type = config.Oneshot
 		c.up(p, s.dir+"/up", up)
@@ -259,55 +431,54 @@ func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDon
 		}
 	case "":
 		r.Fail(s.dir, s.name, "no type file (want longrun, oneshot or bundle)")
-		return nil
+		return nil, nil
 	default:
-		return &ParseError{Pos: s.dir + "/type:1", Msg: fmt.Sprintf("unknown type %q (want longrun, oneshot or bundle)", s.typ)}
+		return nil, &ParseError{Pos: s.dir + "/type:1", Msg: fmt.Sprintf("unknown type %q (want longrun, oneshot or bundle)", s.typ)}
 	}
-	if v, ok := c.read(s.dir + "/notification-fd"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 3 || n > 1023 {
-			r.Fail(s.dir+"/notification-fd:1", s.name, fmt.Sprintf("notification-fd %q: want a number from 3 to 1023", v))
-		} else {
-			p.Ready = &Probe{Kind: config.ProbeNotifyFD, FD: n}
-			r.AsIs(s.dir+"/notification-fd", s.name+": notification-fd (ready: {notify: fd:"+v+"})")
-		}
+	c.rcTimeouts(p, s)
+	if p.Type == config.Service && !p.Written.StopTimeout {
+		c.noKill = true
 	}
-	if v, ok := c.read(s.dir + "/timeout-up"); ok {
-		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
-			p.StartTimeout = time.Duration(ms) * time.Millisecond
-			r.AsIs(s.dir+"/timeout-up", s.name+": timeout-up")
-		}
+	p.DependsOn = append(p.DependsOn, c.depList(s, services)...)
+	if slices.Contains(s.deps, "legacy-services") {
+		c.afterLegacy[p] = true
 	}
-	if v, ok := c.read(s.dir + "/timeout-down"); ok {
-		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
-			setStopTimeout(p, time.Duration(ms)*time.Millisecond)
-			r.AsIs(s.dir+"/timeout-down", s.name+": timeout-down")
-		}
+	if initDone != "" {
+		p.DependsOn = append(p.DependsOn, Dep{Name: initDone, Condition: graph.Completed})
 	}
-	if v, ok := c.read(s.dir + "/down-signal"); ok {
-		if sig := signalName(v); sig != "" && sig != "SIGKILL" {
-			p.Stop.Signal = unix.SignalNum(sig)
-			r.AsIs(s.dir+"/down-signal", s.name+": down-signal")
-		}
-	}
-	for _, x := range []string{"producer-for", "consumer-for", "pipeline-name"} {
-		if _, ok := c.files[s.dir+"/"+x]; ok {
-			r.Drop(s.dir+"/"+x, s.name+": "+x, "podvisor collects every process's output itself; a logger pipeline is not needed")
-		}
-	}
+	c.m.Processes = append(c.m.Processes, p)
+	return p, nil
+}
+
+// depList converts s's dependencies.d: on a oneshot `completed`, on a
+// longrun with notification-fd `ready`, on another longrun `started` (what
+// s6-rc waits for); a bundle stands for its members. s6-overlay's own
+// services are ordered otherwise (see convert).
+func (c *s6Conv) depList(s *s6Service, services map[string]*s6Service) []Dep {
+	r := c.r
+	var out []Dep
 	seen := map[string]bool{}
 	for _, d := range s.deps {
-		if d == "base" || d == "legacy-cont-init" || d == "legacy-services" || d == "fix-attrs" {
-			r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on "+d+" (s6-overlay's own; podvisor has nothing to wait for)")
+		switch {
+		case d == "legacy-services":
+			r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on legacy-services (started after every services.d service)")
+			continue
+		case s6Own[d]:
+			r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on "+d+" (s6-overlay's own: after the cont-init.d scripts)")
 			continue
 		}
 		for _, m := range expandDep(d, services, 0) {
 			dep, ok := services[m]
-			if !ok {
+			switch {
+			case s6Own[m] || m == "legacy-services":
+				continue
+			case !ok:
 				r.Fail(s.dir+"/dependencies.d/"+d, s.name+": dependency "+m, "no such service in the tree")
 				continue
-			}
-			if seen[m] {
+			case c.dropped[m]:
+				r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on "+m+" (left out, and this dependency with it)")
+				continue
+			case seen[m]:
 				continue
 			}
 			seen[m] = true
@@ -318,240 +489,98 @@ func (c *s6Conv) rcService(s *s6Service, services map[string]*s6Service, initDon
 			case dep.notify:
 				cond = graph.Ready
 			}
-			p.DependsOn = append(p.DependsOn, Dep{Name: sanitizeName(m), Condition: cond})
+			out = append(out, Dep{Name: sanitizeName(m), Condition: cond})
 			r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on "+m+" ("+cond.String()+")")
 		}
 	}
-	if initDone != "" {
-		p.DependsOn = append(p.DependsOn, Dep{Name: initDone, Condition: graph.Completed})
-	}
-	c.m.Processes = append(c.m.Processes, p)
-	return nil
+	return out
 }
 
-// finish reports a finish script: dropped, or, when it halts the
-// container, the process becomes a job.
-func (c *s6Conv) finish(p *Process, dir string) {
-	f, ok := c.read(dir + "/finish")
+// rcTimeouts converts s6-rc's timeout-up and timeout-down (milliseconds,
+// 0 or none: no limit) of a longrun or oneshot.
+func (c *s6Conv) rcTimeouts(p *Process, s *s6Service) {
+	r := c.r
+	if v, ok := c.read(s.dir + "/timeout-up"); ok {
+		ms, err := strconv.Atoi(v)
+		switch {
+		case err != nil || ms < 0:
+			r.Fail(s.dir+"/timeout-up:1", s.name+": timeout-up "+strconv.Quote(v), "want milliseconds (0: no limit)")
+		case p.Type == config.Oneshot && ms > 0:
+			r.Drop(s.dir+"/timeout-up", s.name+": timeout-up", "podvisor sets no time limit on a oneshot's run; s6-rc gives up on it after "+v+" ms")
+		case ms == 0:
+			r.AsIs(s.dir+"/timeout-up", s.name+": timeout-up 0 (no limit, podvisor's default)")
+		default:
+			p.StartTimeout = time.Duration(ms) * time.Millisecond
+			r.AsIs(s.dir+"/timeout-up", s.name+": timeout-up (start_timeout)")
+		}
+	}
+	v, ok := c.read(s.dir + "/timeout-down")
 	if !ok {
 		return
 	}
-	if strings.Contains(f, "s6-svscanctl -t") || strings.Contains(f, "/run/s6/basedir/bin/halt") {
-		p.Type = config.Job
-		note(p, c.r, dir+"/finish", "type", "the finish script stops the container when it exits: a job (podvisor tears everything down when it ends, with its exit code)")
-		return
+	ms, err := strconv.Atoi(v)
+	switch {
+	case err != nil || ms < 0:
+		r.Fail(s.dir+"/timeout-down:1", s.name+": timeout-down "+strconv.Quote(v), "want milliseconds (0: no limit)")
+	case p.Type == config.Oneshot:
+		r.Drop(s.dir+"/timeout-down", s.name+": timeout-down", "it bounds the down script, which podvisor does not run")
+	case p.Written.StopTimeout:
+		r.AsIs(s.dir+"/timeout-down", s.name+": timeout-down (s6-rc's wait; the stop ends with timeout-kill's SIGKILL)")
+	case ms == 0:
+		setStopTimeout(p, maxDuration)
+		note(p, r, s.dir+"/timeout-down", "stop", "timeout-down 0: s6-rc waits for the stop without limit, and no timeout-kill sends SIGKILL; podvisor's longest stop.timeout, 24h (shutdown_timeout still bounds a teardown)")
+	default:
+		setStopTimeout(p, time.Duration(ms)*time.Millisecond)
+		note(p, r, s.dir+"/timeout-down", "stop", "timeout-down "+v+" ms: s6-rc gives up waiting for the stop then; podvisor sends SIGKILL then")
 	}
-	c.r.Drop(dir+"/finish", p.Name+": finish", "podvisor runs nothing after a process exits; put the clean-up in the run script (trap) or stop.command")
 }
 
-// up converts a oneshot's up file: one execline command line. A plain
-// command line (words only) becomes the argv; anything using execline
-// syntax runs under execlineb -Pc.
-func (c *s6Conv) up(p *Process, file, text string) {
-	var body []string
-	for _, l := range strings.Split(text, "\n") {
-		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
-			body = append(body, t)
-		}
-	}
-	line := strings.Join(body, " ")
-	words, err := splitWords(line)
-	if err == nil && len(words) > 0 && !strings.ContainsAny(line, "{}$;|&<>") && len(body) == 1 {
-		script := words[0]
-		if found := c.inTree(words[0]); found != "" {
-			script = found
-			note(p, c.r, file, "command", "up names "+words[0]+", found in the tree at "+found+"; run the import inside the image to keep the image's path")
-		}
-		if _, ok := c.files[script]; ok && len(words) == 1 {
-			// A script of the tree: converted like a run script, so that
-			// its with-contenv #! line is not needed.
-			c.r.AsIs(file, p.Name+": up runs "+words[0]+" (a oneshot)")
-			c.script(p, script)
-			return
-		}
-		words[0] = script
-		c.r.AsIs(file, p.Name+": up (a oneshot)")
-		setArgv(&p.Command, &p.Shell, escapeAll(words))
-		return
-	}
-	setArgv(&p.Command, &p.Shell, []string{"execlineb", "-Pc", config.Literal(text)})
-	c.noteExecline(p, file, "up")
-}
-
-func (c *s6Conv) noteExecline(p *Process, file, what string) {
-	if c.opt.HasExecline {
-		c.r.AsIs(file, p.Name+": "+what+" (an execline script, run by execlineb as it is)")
-		return
-	}
-	note(p, c.r, file, "command", what+" is an execline script and execlineb is not on this machine: the image that runs this file needs execline")
-}
-
-// script converts a run (or cont-init.d) script. A script whose body is a
-// single "exec [s6-setuidgid USER] COMMAND" line becomes that command (and
-// user); any other script is run by its interpreter from where it is, with
-// with-contenv left out.
-func (c *s6Conv) script(p *Process, file string) bool {
-	text, _ := c.read(file)
-	ls := strings.Split(text, "\n")
-	var interp []string
-	if len(ls) > 0 && strings.HasPrefix(ls[0], "#!") {
-		interp = strings.Fields(strings.TrimPrefix(ls[0], "#!"))
-		ls = ls[1:]
-	}
-	if len(interp) > 0 && path.Base(interp[0]) == "with-contenv" {
-		interp = interp[1:]
-		c.r.AsIs(file, p.Name+": with-contenv (podvisor passes the container's environment)")
-	}
-	if len(interp) == 0 {
-		interp = []string{"/bin/sh"}
-	}
-	execline := strings.HasPrefix(path.Base(interp[0]), "execlineb")
-	// The logical lines of the body: comments and blank lines left out,
-	// backslash continuations joined.
-	var body []string
-	cur := ""
-	for _, l := range ls {
-		t := strings.TrimSpace(l)
-		if cur == "" && (t == "" || strings.HasPrefix(t, "#")) {
-			continue
-		}
-		if strings.HasSuffix(t, "\\") {
-			cur += strings.TrimSuffix(t, "\\") + " "
-			continue
-		}
-		body = append(body, strings.TrimSpace(cur+t))
-		cur = ""
-	}
-	if cur != "" {
-		body = append(body, strings.TrimSpace(cur))
-	}
-	shellish := map[string]bool{"sh": true, "bash": true, "ash": true, "dash": true}[path.Base(interp[0])]
-	if shellish && len(body) == 1 {
-		line := strings.TrimSpace(strings.TrimPrefix(body[0], "exec "))
-		if strings.HasPrefix(line, "s6-notifyoncheck ") && !strings.ContainsAny(line, "$`") {
-			if words, err := splitWords(line); err == nil {
-				if rest, probe, timeout, ok := notifyOnCheck(words[1:], path.Dir(file)); ok && len(rest) > 0 {
-					p.Ready = probe
-					if p.StartTimeout == 0 {
-						p.StartTimeout = timeout
-					}
-					note(p, c.r, file, "ready", "s6-notifyoncheck: its check became an exec readiness probe with the same timings")
-					line = strings.Join(shellQuoteAll(rest), " ")
-				}
-			}
-		}
-		words, err := splitWords(line)
-		if err == nil && len(words) >= 3 && words[0] == "s6-setuidgid" {
-			p.User = user(words[1])
-			after := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "s6-setuidgid"))
-			line = strings.TrimSpace(after[strings.Index(after, words[1])+len(words[1]):])
-			c.r.AsIs(file, p.Name+": s6-setuidgid "+words[1]+" (user: "+words[1]+")")
-		}
-		setShell(&p.Command, &p.Shell, "exec "+config.Literal(line))
-		if path.Base(interp[0]) == "bash" {
-			note(p, c.r, file, "command", "the one-line bash script runs under /bin/sh -c")
-		} else {
-			c.r.AsIs(file, p.Name+": run script (its one command)")
-		}
-		return true
-	}
-	if strings.Contains(text, "s6-setuidgid") && shellish {
-		note(p, c.r, file, "command", "the script calls s6-setuidgid itself; the image needs s6-setuidgid (or set user: and remove it)")
-	}
-	setArgv(&p.Command, &p.Shell, escapeAll(append(append([]string{}, interp...), file)))
-	if execline {
-		c.noteExecline(p, file, "run script")
-	} else {
-		c.r.AsIs(file, p.Name+": script run by "+strings.Join(interp, " "))
-	}
-	return true
-}
-
-// inTree returns where an absolute path an up file names is in the
-// imported tree, when the tree is not at / (a repository's root/ copied
-// into the image): the one file whose path ends with it. "" when the path
-// is there as it is, or not found, or ambiguous.
-func (c *s6Conv) inTree(p string) string {
-	if !path.IsAbs(p) {
-		return ""
-	}
-	if _, ok := c.files[p]; ok {
-		return ""
-	}
-	found := ""
-	for f := range c.files {
-		if strings.HasSuffix(f, p) {
-			if found != "" {
-				return ""
-			}
-			found = f
-		}
-	}
-	return found
-}
-
-// notifyOnCheck reads s6-notifyoncheck's options (times in ms) and returns
-// the program it runs and the readiness probe its check amounts to. With
-// no -c, the check is the service's data/check script.
-//
-// The start timeout is -T, else -s plus -n tries of -w (1 s when not
-// given), else 0.
-func notifyOnCheck(args []string, dir string) ([]string, *Probe, time.Duration, bool) {
-	pr := &Probe{Kind: config.ProbeExec, Command: []string{path.Join(dir, "data", "check")}}
-	ms := func(v string) (time.Duration, bool) {
+// servicedir converts what s6-supervise reads in a service directory
+// (s6-rc longruns and services.d alike): the working directory, timeout-
+// kill, down-signal, notification-fd, and the finish script.
+func (c *s6Conv) servicedir(p *Process, name, dir string) {
+	r := c.r
+	p.WorkingDir = dir
+	r.AsIs(dir, name+": working_dir "+dir+" (s6-supervise runs ./run in its service directory; s6-overlay's live copy under /run holds the same files)")
+	if v, ok := c.read(dir + "/notification-fd"); ok {
 		n, err := strconv.Atoi(v)
-		return time.Duration(n) * time.Millisecond, err == nil && n >= 0 && n < 1e9
-	}
-	tries := 0
-	var global time.Duration
-	i := 0
-	for ; i < len(args) && strings.HasPrefix(args[i], "-") && len(args[i]) > 1; i++ {
-		opt := args[i]
-		if opt == "--" {
-			i++
-			break
-		}
-		if opt == "-d" {
-			continue
-		}
-		if i+1 >= len(args) {
-			return nil, nil, 0, false
-		}
-		v := args[i+1]
-		i++
-		var ok bool
-		switch opt {
-		case "-s":
-			pr.InitialDelay, ok = ms(v)
-		case "-t":
-			pr.Timeout, ok = ms(v)
-		case "-w":
-			pr.StartInterval, ok = ms(v)
-		case "-T":
-			global, ok = ms(v)
-		case "-n":
-			var err error
-			tries, err = strconv.Atoi(v)
-			ok = err == nil && tries >= 0
-		case "-3":
-			ok = true // the notification fd: podvisor needs none for an exec probe
-		case "-c":
-			pr.Command, pr.Shell, ok = shellForm(config.Literal(v)), true, v != ""
-		}
-		if !ok {
-			return nil, nil, 0, false
+		if err != nil || n < 3 || n > 1023 {
+			r.Fail(dir+"/notification-fd:1", name, fmt.Sprintf("notification-fd %q: want a number from 3 to 1023 (podvisor keeps 0, 1 and 2 for stdin and the log)", v))
+		} else {
+			p.Ready = &Probe{Kind: config.ProbeNotifyFD, FD: n}
+			r.AsIs(dir+"/notification-fd", name+": notification-fd (ready: {notify: fd:"+v+"}, ready at the first newline)")
 		}
 	}
-	if pr.StartInterval > 0 && pr.StartInterval < 10*time.Millisecond {
-		pr.StartInterval = 10 * time.Millisecond
-	}
-	timeout := global
-	if timeout == 0 && tries > 0 {
-		w := pr.StartInterval
-		if w == 0 {
-			w = time.Second
+	if v, ok := c.read(dir + "/timeout-kill"); ok {
+		ms, err := strconv.Atoi(v)
+		switch {
+		case err != nil || ms < 0:
+			r.Fail(dir+"/timeout-kill:1", name+": timeout-kill "+strconv.Quote(v), "want milliseconds (0: never SIGKILL)")
+		case ms == 0:
+			setStopTimeout(p, maxDuration)
+			note(p, r, dir+"/timeout-kill", "stop", "timeout-kill 0: s6 never sends SIGKILL; podvisor's longest stop.timeout, 24h (shutdown_timeout still bounds a teardown)")
+		default:
+			setStopTimeout(p, time.Duration(ms)*time.Millisecond)
+			r.AsIs(dir+"/timeout-kill", name+": timeout-kill (stop.timeout: SIGKILL that long after the stop signal)")
 		}
-		timeout = pr.InitialDelay + time.Duration(tries)*w
 	}
-	return args[i:], pr, timeout, true
+	if _, ok := c.files[dir+"/flag-timeout-killpg"]; ok {
+		r.AsIs(dir+"/flag-timeout-killpg", name+": flag-timeout-killpg (podvisor kills the process group)")
+	}
+	if v, ok := c.read(dir + "/down-signal"); ok {
+		switch sig := signalName(v); {
+		case sig == "SIGKILL":
+			setStopTimeout(p, 0)
+			note(p, r, dir+"/down-signal", "stop", "down-signal SIGKILL: stop.timeout 0s (podvisor refuses SIGKILL as the stop signal)")
+		case sig != "":
+			p.Stop.Signal = unix.SignalNum(sig)
+			r.AsIs(dir+"/down-signal", name+": down-signal (stop.signal)")
+		default:
+			r.Fail(dir+"/down-signal:1", name+": down-signal "+strconv.Quote(v), "not a signal podvisor knows; write its name (TERM, HUP, INT, QUIT, USR1...)")
+		}
+	}
+	if _, ok := c.files[dir+"/timeout-finish"]; ok {
+		r.Drop(dir+"/timeout-finish", name+": timeout-finish", "it bounds the finish script, which podvisor does not run")
+	}
+	c.finish(p, dir)
 }

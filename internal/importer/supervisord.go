@@ -35,6 +35,9 @@ type Options struct {
 	// DotEnv (process-compose) is the .env file beside the file, which
 	// process-compose loads into its environment; nil: none.
 	DotEnv *Source
+	// Root is import --root: the directory holding the image's root file
+	// system. The s6 tree is read under it and named by the image's paths.
+	Root string
 }
 
 // IncludeFunc returns the files matching a glob pattern (an absolute or

@@ -27,7 +27,7 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 		return nil, nil, "", &ParseError{Msg: "no input: give a file or directory"}
 	}
 	if from == "" {
-		f, err := Detect(paths)
+		f, err := Detect(s6DetectPaths(paths, opt.Root))
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -80,19 +80,7 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 		}
 	case S6:
 		var files []Source
-		for _, p := range paths {
-			// The scripts an s6-rc.d tree's up files name live beside it
-			// (/etc/s6-overlay/scripts): read the whole s6-overlay directory.
-			if filepath.Base(filepath.Clean(p)) == "s6-rc.d" {
-				p = filepath.Dir(filepath.Clean(p))
-			}
-			var more []Source
-			if more, err = readTree(p); err != nil {
-				break
-			}
-			files = append(files, more...)
-		}
-		if err == nil {
+		if files, err = readS6(paths, opt.Root); err == nil {
 			m, r, err = ConvertS6(files, opt)
 		}
 	case Systemd:
