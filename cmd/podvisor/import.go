@@ -104,6 +104,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		opt.ReadFile = importer.RootReader(*o.root)
+		opt.Root = *o.root
 	}
 	m, rep, format, err := importer.Load(paths, from, opt)
 	if err != nil {

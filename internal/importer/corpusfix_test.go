@@ -11,6 +11,11 @@ import (
 // wrong; each is written for its bug, not copied from the corpus.
 func corpusFixtures() []fixture {
 	return []fixture{
+		{"corpus-supervisord-rootinclude", func(t *testing.T) (*Model, *Report, error) {
+			root := "testdata/corpus-fix/supervisord-rootinclude/root"
+			opt := Options{Root: root, ReadFile: RootReader(root)}
+			return ConvertSupervisord(readSource(t, root+"/etc/supervisord.conf"), supervisordInclude(opt), opt)
+		}},
 		{"corpus-systemd-envcomment", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertSystemd([]Source{readSource(t, "testdata/corpus-fix/systemd-envcomment/relay.service")}, Options{})
 		}},

@@ -2,8 +2,11 @@ package importer
 
 import (
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -32,6 +35,10 @@ type Options struct {
 	// EnvironmentFile=), as the image sees it (import --root); nil: none
 	// is read.
 	ReadFile func(path string) (Source, error)
+	// Root is import --root: the image's root file system, under which a
+	// supervisord [include] of an absolute path is globbed; "": this
+	// machine's.
+	Root string
 	// DotEnv (process-compose) is the .env file beside the file, which
 	// process-compose loads into its environment; nil: none.
 	DotEnv *Source
@@ -40,6 +47,50 @@ type Options struct {
 // IncludeFunc returns the files matching a glob pattern (an absolute or
 // clean relative path), sorted by path; supervisord's [include] uses it.
 type IncludeFunc func(pattern string) ([]Source, error)
+
+// supervisordInclude is the IncludeFunc of import: an absolute pattern is
+// globbed under opt.Root when one is given (a supervisord.conf written for
+// the image names /etc/supervisor/conf.d/*.conf), else on this machine.
+func supervisordInclude(opt Options) IncludeFunc {
+	if opt.Root == "" || opt.ReadFile == nil {
+		return includeGlob
+	}
+	top, err := filepath.Abs(opt.Root)
+	if err != nil {
+		return includeGlob
+	}
+	return func(pattern string) ([]Source, error) {
+		if !path.IsAbs(pattern) || strings.HasPrefix(pattern, top+"/") {
+			return includeGlob(pattern) // relative to the main file, which is read from here
+		}
+		rel, err := underRoot(top, pattern)
+		if err != nil {
+			return nil, err
+		}
+		root, err := os.OpenRoot(top)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		matches, err := fs.Glob(root.FS(), rel)
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(matches)
+		var out []Source
+		for _, m := range matches {
+			if st, err := fs.Stat(root.FS(), m); err == nil && st.IsDir() {
+				continue
+			}
+			src, err := opt.ReadFile("/" + m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, src)
+		}
+		return out, nil
+	}
+}
 
 // ConvertSupervisord converts a supervisord configuration: main, and the
 // files its [include] section names, read through include.
