@@ -1,6 +1,9 @@
 package importer
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -40,5 +43,40 @@ func TestCorpusGolden(t *testing.T) {
 			compareGolden(t, "testdata/golden/"+fx.name+".yaml", out)
 			compareGolden(t, "testdata/golden/"+fx.name+".report", []byte(reportText(r)))
 		})
+	}
+}
+
+// TestSupervisordIncludeOutsideRoot: an [include] under --root whose
+// symbolic link leads out of the root is not converted (named, with the
+// root), and nothing outside is read.
+func TestSupervisordIncludeOutsideRoot(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(filepath.Join(root, "etc", "conf.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(root, "etc", "supervisord.conf")
+	if err := os.WriteFile(main, []byte("[include]\nfiles = /etc/conf.d/*.conf\n\n[program:ok]\ncommand=/bin/true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "outside.conf"), []byte("[program:secret]\ncommand=/bin/false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../../outside.conf", filepath.Join(root, "etc", "conf.d", "a.conf")); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Root: root, ReadFile: RootReader(root)}
+	m, r, err := ConvertSupervisord(readSource(t, main), supervisordInclude(opt), opt)
+	if err != nil {
+		t.Fatalf("want a report line, not a parse error: %v", err)
+	}
+	text := reportText(r)
+	if !r.Failed() || !strings.Contains(text, "leads outside --root") || !strings.Contains(text, root) {
+		t.Errorf("report does not refuse the include naming the root:\n%s", text)
+	}
+	for _, p := range m.Processes {
+		if p.Name == "secret" {
+			t.Errorf("a program outside --root was read")
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -122,6 +123,11 @@ func ConvertSupervisord(main Source, include IncludeFunc, opt Options) (*Model, 
 				continue
 			}
 			srcs, err := include(pat)
+			if errors.Is(err, ErrOutsideRoot) {
+				// as an EnvironmentFile= outside --root: not converted (exit 1)
+				r.Fail(at(s.File, k.Line), "[include] files="+pat, err.Error())
+				continue
+			}
 			if err != nil {
 				return nil, nil, perr(s.File, k.Line, "include %s: %v", pat, err)
 			}
