@@ -1,9 +1,13 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -36,13 +40,59 @@ type Options struct {
 	// process-compose loads into its environment; nil: none.
 	DotEnv *Source
 	// Root is import --root: the directory holding the image's root file
-	// system. The s6 tree is read under it and named by the image's paths.
+	// system; "": this machine's. The s6 tree is read under it and named by
+	// the image's paths, and a supervisord [include] of an absolute path is
+	// globbed under it.
 	Root string
 }
 
 // IncludeFunc returns the files matching a glob pattern (an absolute or
 // clean relative path), sorted by path; supervisord's [include] uses it.
 type IncludeFunc func(pattern string) ([]Source, error)
+
+// supervisordInclude is the IncludeFunc of import: an absolute pattern is
+// globbed under opt.Root when one is given (a supervisord.conf written for
+// the image names /etc/supervisor/conf.d/*.conf), else on this machine.
+func supervisordInclude(opt Options) IncludeFunc {
+	if opt.Root == "" || opt.ReadFile == nil {
+		return includeGlob
+	}
+	top, err := filepath.Abs(opt.Root)
+	if err != nil {
+		return includeGlob
+	}
+	return func(pattern string) ([]Source, error) {
+		if !path.IsAbs(pattern) || strings.HasPrefix(pattern, top+"/") {
+			return includeGlob(pattern) // relative to the main file, which is read from here
+		}
+		rel, err := underRoot(top, pattern)
+		if err != nil {
+			return nil, err
+		}
+		root, err := os.OpenRoot(top)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		matches, err := fs.Glob(root.FS(), rel)
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(matches)
+		var out []Source
+		for _, m := range matches {
+			if st, err := fs.Stat(root.FS(), m); err == nil && st.IsDir() {
+				continue
+			}
+			src, err := opt.ReadFile("/" + m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, src)
+		}
+		return out, nil
+	}
+}
 
 // ConvertSupervisord converts a supervisord configuration: main, and the
 // files its [include] section names, read through include.
@@ -74,6 +124,11 @@ func ConvertSupervisord(main Source, include IncludeFunc, opt Options) (*Model, 
 				continue
 			}
 			srcs, err := include(pat)
+			if errors.Is(err, ErrOutsideRoot) {
+				// as an EnvironmentFile= outside --root: not converted (exit 1)
+				r.Fail(at(s.File, k.Line), "[include] files="+pat, err.Error())
+				continue
+			}
 			if err != nil {
 				return nil, nil, perr(s.File, k.Line, "include %s: %v", pat, err)
 			}

@@ -844,20 +844,31 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 func (c *sdConv) serviceEnv(f *unitFile, p *Process, k iniKey, spec func(iniKey, string) string) {
 	r := c.r
 	pos, what := kpos(f, k), f.name+": "+k.Name
-	words, err := splitWords(k.Value)
-	if err != nil {
-		r.Fail(pos, what, err.Error())
-		return
-	}
+	// systemd sets each valid assignment, ignores (with a warning) a word
+	// that is not one, and ignores the rest of the line after a syntax
+	// error: a "# comment" after the value is such words. The import does
+	// the same and says so.
+	words, err := splitWordsPartial(k.Value)
+	var ignored []string
+	set := 0
 	for _, w := range words {
 		kk, vv, ok := strings.Cut(w, "=")
 		if !ok || !config.ValidEnvName(kk) {
-			r.Fail(pos, what, fmt.Sprintf("%q is not KEY=value", w))
+			ignored = append(ignored, strconv.Quote(w))
 			continue
 		}
 		p.Env = append(p.Env, envEntry(kk, config.Literal(spec(k, vv))))
+		set++
 	}
-	r.AsIs(pos, what)
+	if len(ignored) > 0 {
+		r.Drop(pos, what+" "+strings.Join(ignored, " "), "not KEY=value: systemd ignores these words too")
+	}
+	if err != nil {
+		r.Drop(pos, what+" (the rest of the line)", err.Error()+": systemd ignores the rest of the line too")
+	}
+	if set > 0 {
+		r.AsIs(pos, what)
+	}
 }
 
 // serviceEnvFile converts a non-empty EnvironmentFile=.

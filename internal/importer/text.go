@@ -12,6 +12,17 @@ import (
 // literal, double quotes allow \" \\ \$ \`, a backslash outside quotes
 // escapes the next character. It reports an unterminated quote.
 func splitWords(s string) ([]string, error) {
+	words, err := splitWordsPartial(s)
+	if err != nil {
+		return nil, err
+	}
+	return words, nil
+}
+
+// splitWordsPartial is splitWords, but on an unterminated quote it also
+// returns the words before it: systemd keeps the assignments of an
+// Environment= line up to a syntax error and ignores the rest.
+func splitWordsPartial(s string) ([]string, error) {
 	var (
 		words []string
 		cur   strings.Builder
@@ -38,7 +49,7 @@ func splitWords(s string) ([]string, error) {
 			in = true
 			end := strings.IndexByte(s[i+1:], '\'')
 			if end < 0 {
-				return nil, errors.New("unterminated single quote")
+				return words, errors.New("unterminated single quote")
 			}
 			cur.WriteString(s[i+1 : i+1+end])
 			i += end + 1
@@ -52,7 +63,7 @@ func splitWords(s string) ([]string, error) {
 				cur.WriteByte(s[i])
 			}
 			if i >= len(s) {
-				return nil, errors.New("unterminated double quote")
+				return words, errors.New("unterminated double quote")
 			}
 		default:
 			in = true

@@ -54,7 +54,7 @@ func Load(paths []string, from Format, opt Options) (*Model, *Report, Format, er
 		// computes it.
 		mainPath, _ := filepath.Abs(mainFile(paths[0], "supervisord.conf"))
 		if src, err = readFile(mainPath); err == nil {
-			m, r, err = ConvertSupervisord(src, includeGlob, opt)
+			m, r, err = ConvertSupervisord(src, supervisordInclude(opt), opt)
 		}
 	case ProcessCompose:
 		var src Source
