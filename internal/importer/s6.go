@@ -28,7 +28,7 @@ import (
 // other in name order, then the user bundle (following dependencies), then
 // services.d, then the user2 services that depend on legacy-services.
 func ConvertS6(files []Source, opt Options) (*Model, *Report, error) {
-	c := &s6Conv{r: &Report{}, m: &Model{}, opt: opt, files: map[string]Source{}, dropped: map[string]bool{}, afterLegacy: map[*Process]bool{}}
+	c := &s6Conv{r: &Report{}, m: &Model{}, opt: opt, files: map[string]Source{}, dropped: map[string]bool{}, baseExt: map[string]bool{}, afterLegacy: map[*Process]bool{}}
 	for _, f := range files {
 		c.files[f.Path] = f
 	}
@@ -57,6 +57,9 @@ type s6Conv struct {
 	// dropped are the services left out (not started, or loggers whose
 	// input podvisor cannot pipe): dependencies on them are left out too.
 	dropped map[string]bool
+	// baseExt are the base image's services the tree only adds
+	// dependencies to (baseExtension): a dependency on one is one on those.
+	baseExt map[string]bool
 	// afterLegacy are the services that depend on legacy-services.
 	afterLegacy map[*Process]bool
 	// noKill: some service has neither timeout-kill nor timeout-down.
@@ -204,6 +207,13 @@ func (c *s6Conv) convert(files []Source) error {
 		s := services[name]
 		switch {
 		case name == "user" || name == "user2" || s6Own[name] || s.typ == "bundle":
+		case c.baseExtension(s):
+			// An image built FROM an s6-overlay base (linuxserver's, say)
+			// adds to the dependencies of the base's services: their type
+			// and scripts are in the base image, not in this tree.
+			c.r.Approx(s.dir, name, "no type, run or up file: a service of the base image this tree only adds dependencies to; left out: what depends on it waits for what this tree adds to it instead (import the whole image's root with --root to keep the base's own steps)")
+			c.dropped[name] = true
+			c.baseExt[name] = true
 		case hasBundles && !inUser[name] && !inUser2[name]:
 			c.r.Drop(s.dir, name, "in neither the user nor the user2 bundle: s6-overlay does not start it")
 			c.dropped[name] = true
@@ -467,13 +477,15 @@ func (c *s6Conv) depList(s *s6Service, services map[string]*s6Service) []Dep {
 			r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on "+d+" (s6-overlay's own: after the cont-init.d scripts)")
 			continue
 		}
-		for _, m := range expandDep(d, services, 0) {
+		for _, m := range c.expandExt(expandDep(d, services, 0), services, 0) {
 			dep, ok := services[m]
 			switch {
 			case s6Own[m] || m == "legacy-services":
 				continue
 			case !ok:
-				r.Fail(s.dir+"/dependencies.d/"+d, s.name+": dependency "+m, "no such service in the tree")
+				// A service of the base image the tree is built on (its
+				// own services are not in a checkout of the image's repo).
+				r.Approx(s.dir+"/dependencies.d/"+d, s.name+": depends on "+m, "no such service in this tree (one of the base image's?): left out, so "+s.name+" does not wait for it; import the whole image's root with --root to keep it")
 				continue
 			case c.dropped[m]:
 				r.AsIs(s.dir+"/dependencies.d/"+d, s.name+": depends on "+m+" (left out, and this dependency with it)")
@@ -583,4 +595,36 @@ func (c *s6Conv) servicedir(p *Process, name, dir string) {
 		r.Drop(dir+"/timeout-finish", name+": timeout-finish", "it bounds the finish script, which podvisor does not run")
 	}
 	c.finish(p, dir)
+}
+
+// baseExtension reports whether s is a directory with neither a type file
+// nor a script: how an image adds dependencies to its base image's service.
+func (c *s6Conv) baseExtension(s *s6Service) bool {
+	if s.typ != "" {
+		return false
+	}
+	for _, f := range []string{"/run", "/up", "/finish"} {
+		if _, ok := c.files[s.dir+f]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// expandExt replaces each base-image service in names that the tree only
+// adds dependencies to (baseExtension) by those dependencies, so that
+// what waited for it still waits for the tree's services it would have
+// waited for (init-config-end for the image's own init-* oneshots).
+func (c *s6Conv) expandExt(names []string, services map[string]*s6Service, depth int) []string {
+	var out []string
+	for _, m := range names {
+		if !c.baseExt[m] || depth > 64 {
+			out = append(out, m)
+			continue
+		}
+		for _, d := range services[m].deps {
+			out = append(out, c.expandExt(expandDep(d, services, 0), services, depth+1)...)
+		}
+	}
+	return out
 }
