@@ -210,12 +210,13 @@ func (l *Launcher) Exec(ctx context.Context, p *config.Process, argv []string, s
 			_, _ = io.Copy(dst, src)
 		}()
 	}
+	// Started first: its pid reaches the client before any output.
+	if sio.Started != nil {
+		sio.Started(c.Pid(), w.input)
+	}
 	copyOut(sio.Stdout, w.outR)
 	if w.errR != nil {
 		copyOut(sio.Stderr, w.errR)
-	}
-	if sio.Started != nil {
-		sio.Started(c.Pid(), w.input)
 	}
 
 	var ex proc.Exit
