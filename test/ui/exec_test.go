@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ func TestExecTTY(t *testing.T) {
 	tools := need(t, "tmux")
 	p := start(t, "")
 	x := newTmux(t, tools["tmux"], 80, 24, nil, podvisorBin, "exec", "--control", p.Control, "-it", "api", "--", "sh")
-	x.waitFor(10*time.Second, "the shell's prompt", func(s string) bool { return strings.Contains(s, "# ") || strings.Contains(s, "$ ") })
+	// capture-pane drops the prompt's trailing space.
+	prompt := regexp.MustCompile(`(?m)^[#$]$`)
+	x.waitFor(10*time.Second, "the shell's prompt", prompt.MatchString)
 	x.keys("echo typed-$((6*7))", "Enter")
 	x.waitFor(10*time.Second, "the typed line and its output", func(s string) bool {
 		return strings.Contains(s, "echo typed-$((6*7))") && strings.Contains(s, "\ntyped-42")
