@@ -35,10 +35,13 @@ func TestExecTTY(t *testing.T) {
 		t.Fatalf("Ctrl-C ended podvisor exec:\n%s", x.screen())
 	}
 	x.keys("exit 7", "Enter")
-	x.waitFor(10*time.Second, "podvisor exec's end", func(string) bool {
-		return strings.TrimSpace(x.run("display-message", "-p", "-t", "ui", "#{pane_dead}")) == "1"
+	// tmux may see the pane's end (EOF) before it has the exit status.
+	var code string
+	x.waitFor(10*time.Second, "podvisor exec's exit status", func(string) bool {
+		code = strings.TrimSpace(x.run("display-message", "-p", "-t", "ui", "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}"))
+		return strings.HasPrefix(code, "1:") && code != "1::"
 	})
-	if code := strings.TrimSpace(x.run("display-message", "-p", "-t", "ui", "#{pane_dead_status}")); code != "7" {
-		t.Errorf("podvisor exec -it exited %s, want the shell's 7:\n%s", code, x.screen())
+	if code != "1:7:" {
+		t.Errorf("podvisor exec -it ended as %q (dead:status:signal), want the shell's 7:\n%s", code, x.screen())
 	}
 }
