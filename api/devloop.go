@@ -1,10 +1,16 @@
 package api
 
 // ExecRequest is the body of POST /v1/exec on the control socket: run
-// Command in the context of process Name (podvisor exec).
+// Command in the context of process Name (podvisor exec). TTY and Stdin
+// (podvisor exec -t, -i) need the request upgraded to podvisor-exec
+// frames (docs/operate.md); Rows and Cols are the terminal's first size.
 type ExecRequest struct {
 	Name    string   `json:"name"`
 	Command []string `json:"command"`
+	TTY     bool     `json:"tty,omitempty"`
+	Stdin   bool     `json:"stdin,omitempty"`
+	Rows    uint16   `json:"rows,omitempty"`
+	Cols    uint16   `json:"cols,omitempty"`
 }
 
 // ExecFrame is one line of POST /v1/exec's answer (JSON lines): first the

@@ -91,15 +91,28 @@ func (c *Client) refusal(res *http.Response) error {
 // protocol (an HTTP/1.1 upgrade, as podvisor attach does) and returns the
 // connection taken over.
 func (c *Client) Upgrade(ctx context.Context, path, protocol string) (io.ReadWriteCloser, error) {
+	return c.UpgradeRequest(ctx, http.MethodGet, path, protocol, nil)
+}
+
+// UpgradeRequest is Upgrade with a method and a body (nil: none): POST
+// /v1/exec sends its request so for podvisor exec -i/-t.
+func (c *Client) UpgradeRequest(ctx context.Context, method, path, protocol string, body []byte) (io.ReadWriteCloser, error) {
 	if c.sock == nil {
 		return nil, errNoSocket
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podvisor"+path, nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, "http://podvisor"+path, rd)
 	if err != nil {
 		return nil, err
 	}
 	hr.Header.Set("Connection", "Upgrade")
 	hr.Header.Set("Upgrade", protocol)
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
 	res, err := c.sock.Do(hr)
 	if err != nil {
 		return nil, c.socketError(err)

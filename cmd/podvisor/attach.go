@@ -7,12 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/podvisor/podvisor/internal/control"
 )
@@ -118,13 +114,7 @@ func (a *attacher) run(in *os.File, name string, hello control.Hello) int {
 }
 
 // notice prints a line of podvisor's own on stderr (CR LF in raw mode).
-func (a *attacher) notice(msg string, raw bool) {
-	nl := "\n"
-	if raw {
-		nl = "\r\n"
-	}
-	fmt.Fprint(a.errOut, nl+"["+msg+"]"+nl)
-}
+func (a *attacher) notice(msg string, raw bool) { printNotice(a.errOut, msg, raw) }
 
 // input sends what is typed until the detach keys (true) or the end of
 // input (false).
@@ -169,51 +159,9 @@ func (a *attacher) output(raw bool) {
 
 // forwardSize sends the terminal's size now and at every SIGWINCH.
 func (a *attacher) forwardSize(fd int) (stop func()) {
-	send := func() {
-		if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil {
-			_ = control.WriteFrame(a.conn, control.FrameResize, control.ResizePayload(ws.Row, ws.Col))
-		}
-	}
-	send()
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-winch:
-				send()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { signal.Stop(winch); close(done) }
-}
-
-func isTerminal(fd int) bool {
-	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	return err == nil
-}
-
-// makeRaw puts the terminal in raw mode (as cfmakeraw(3)): keys reach the
-// process as typed, Ctrl-C included; it returns the restore.
-func makeRaw(fd int) (restore func(), err error) {
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return nil, fmt.Errorf("terminal: %w", err)
-	}
-	t := *old
-	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-	t.Oflag &^= unix.OPOST
-	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	t.Cflag &^= unix.CSIZE | unix.PARENB
-	t.Cflag |= unix.CS8
-	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &t); err != nil {
-		return nil, fmt.Errorf("terminal raw mode: %w", err)
-	}
-	return func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
+	return forwardSize(fd, func(rows, cols uint16) {
+		_ = control.WriteFrame(a.conn, control.FrameResize, control.ResizePayload(rows, cols))
+	})
 }
 
 // parseDetachKeys reads docker's --detach-keys syntax: comma-separated

@@ -286,18 +286,23 @@ var commands = []command{
 	},
 	{
 		name:    "exec",
-		summary: "run a command as a process runs: its environment, user and working directory",
+		summary: "run a command as a process runs: its environment, user, directory, cgroup and limits",
 		args:    "NAME -- CMD [ARG...]",
 		about: "The running podvisor spawns the command with the process's environment (env:,\n" +
-			"env_file, podvisor's own, as the process gets them), user, groups and working\n" +
-			"directory; stdin is /dev/null. Output comes back as it is written.",
+			"env_file, podvisor's own, as the process gets them), user, groups, working\n" +
+			"directory, cgroup and limits. Output comes back as it is written; stdin is\n" +
+			"/dev/null unless -i forwards it. -t gives it a terminal; -it connects this\n" +
+			"terminal to it in raw mode, its size forwarded, until the command exits.",
 		argsLast: true,
 		flags:    func(fs *flag.FlagSet) { execFlags(fs) },
 		run:      cmdExec,
 		procArgs: true,
+		flagArgs: execFlagArgs,
 		examples: []example{
 			{"podvisor exec web -- env", "print web's environment"},
 			{"podvisor exec db -- psql -c 'select 1'", "run psql as db's user, in its directory"},
+			{"podvisor exec -it web -- sh", "a shell in web's context, on this terminal"},
+			{"pg_dump app | podvisor exec -i db -- psql", "feed a command's stdin"},
 		},
 		exits: []exitCode{{-1, "the command's exit code (127 not found, 126 not executable)"}, {1, "unknown process, or no podvisor on the socket"}, {2, "usage error"}},
 	},

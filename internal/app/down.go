@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/podvisor/podvisor/internal/control"
+	"github.com/podvisor/podvisor/internal/launch"
 	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
@@ -41,13 +42,14 @@ type execBackend struct {
 	run *run
 }
 
-func (b execBackend) Exec(ctx context.Context, name string, command []string, stdout, stderr io.Writer, started func(int)) (int, error) {
+func (b execBackend) Exec(ctx context.Context, req control.ExecRequest, stdout, stderr io.Writer, started func(int, control.ExecInput)) (int, error) {
 	cfg := b.run.current.Load()
-	p := cfg.Processes[name]
+	p := cfg.Processes[req.Name]
 	if p == nil {
-		return 1, fmt.Errorf("no process named %q in %s", name, cfg.File)
+		return 1, fmt.Errorf("no process named %q in %s", req.Name, cfg.File)
 	}
-	return b.run.launcher.Exec(ctx, p, command, stdout, stderr, started)
+	return b.run.launcher.Exec(ctx, p, req.Command, launch.ExecIO{Stdout: stdout, Stderr: stderr, Stdin: req.Stdin, TTY: req.TTY,
+		Rows: req.Rows, Cols: req.Cols, Started: func(pid int, in *launch.ExecInput) { started(pid, in) }})
 }
 
 // endWith gives podvisor down its answer: the exit code, the cause and

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -31,12 +32,22 @@ import (
 // AttachProtocol is the Upgrade token of an attach.
 const AttachProtocol = "podvisor-attach"
 
-// Frame types.
+// Frame types (attach uses 1-4; exec -i/-t all of them).
 const (
 	FrameData   byte = 1
 	FrameResize byte = 2
 	FrameHello  byte = 3
 	FrameNotice byte = 4
+	// FrameStderr server to client: the command's stderr (no terminal).
+	FrameStderr byte = 5
+	// FrameExit server to client, last: JSON ExecFrame {"exit_code": N}
+	// (with "error" when the command did not start).
+	FrameExit byte = 6
+	// FrameEOF client to server, empty: the end of input (the command's
+	// stdin pipe is closed).
+	FrameEOF byte = 7
+
+	lastFrame = FrameEOF
 )
 
 // MaxFrame bounds a frame's payload.
@@ -48,24 +59,25 @@ type Frame struct {
 	Payload []byte
 }
 
-// Hello is the server's first frame.
+// Hello is the server's first frame. Pid is an exec'd command's.
 type Hello struct {
 	TTY    bool `json:"tty"`
 	Writer bool `json:"writer"`
+	Pid    int  `json:"pid,omitempty"`
 }
 
-// WriteFrame writes one frame.
+// WriteFrame writes one frame, in one Write: on a connection, frames
+// written by several goroutines (keys, window sizes) never interleave, and
+// a keystroke costs one system call.
 func WriteFrame(w io.Writer, typ byte, payload []byte) error {
 	if len(payload) > MaxFrame {
 		return fmt.Errorf("attach frame of %d bytes exceeds %d", len(payload), MaxFrame)
 	}
-	var h [5]byte
-	h[0] = typ
-	binary.BigEndian.PutUint32(h[1:], uint32(len(payload)))
-	if _, err := w.Write(h[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(payload)
+	b := make([]byte, 5+len(payload))
+	b[0] = typ
+	binary.BigEndian.PutUint32(b[1:5], uint32(len(payload)))
+	copy(b[5:], payload)
+	_, err := w.Write(b)
 	return err
 }
 
@@ -76,7 +88,7 @@ func ReadFrame(r io.Reader) (Frame, error) {
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return Frame{}, err
 	}
-	if h[0] < FrameData || h[0] > FrameNotice {
+	if h[0] < FrameData || h[0] > lastFrame {
 		return Frame{}, fmt.Errorf("attach frame: unknown type %d", h[0])
 	}
 	n := binary.BigEndian.Uint32(h[1:])
@@ -90,6 +102,9 @@ func ReadFrame(r io.Reader) (Frame, error) {
 	if f.Type == FrameResize && n != 4 {
 		return Frame{}, fmt.Errorf("attach frame: resize of %d bytes, want 4", n)
 	}
+	if f.Type == FrameEOF && n != 0 {
+		return Frame{}, fmt.Errorf("attach frame: end of input with %d bytes, want none", n)
+	}
 	return f, nil
 }
 
@@ -98,6 +113,11 @@ func noEOF(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// ResizeOf decodes a resize frame's payload (ReadFrame checked its size).
+func ResizeOf(f Frame) (rows, cols uint16) {
+	return binary.BigEndian.Uint16(f.Payload[:2]), binary.BigEndian.Uint16(f.Payload[2:])
 }
 
 // ResizePayload encodes a window size.
@@ -144,16 +164,13 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer a.Close()
-	conn, brw, err := http.NewResponseController(w).Hijack()
+	conn, brw, err := upgrade(w, AttachProtocol)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, Response{Error: "attach: " + err.Error()})
 		return
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Time{}) // the header timeout does not apply to the stream
 	s.log.Info("attached", "name", name, "writer", a.Writer())
 	defer s.log.Info("detached", "name", name)
-	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + AttachProtocol + "\r\n\r\n")
 	hello, _ := json.Marshal(Hello{TTY: a.TTY(), Writer: a.Writer()})
 	if WriteFrame(brw, FrameHello, hello) != nil || brw.Flush() != nil {
 		return
@@ -196,12 +213,37 @@ func (s *Server) serveAttach(ctx context.Context, w *bufio.Writer, a Attachment,
 func attachInput(ctx context.Context, cancel context.CancelFunc, r *bufio.Reader, a Attachment, notes chan<- string) {
 	defer cancel()
 	told := false
-	note := func(msg string) {
+	note := func(err error) {
+		if told && !a.Writer() {
+			return // a reader is told once that its keys go nowhere
+		}
+		told = true
 		select {
-		case notes <- msg:
+		case notes <- err.Error():
 		default:
 		}
 	}
+	readInput(ctx, r, a.Input, a.Resize, nil, note)
+}
+
+// upgrade takes the connection over from the HTTP server and answers 101
+// Switching Protocols to protocol. On an error the client has been
+// answered.
+func upgrade(w http.ResponseWriter, protocol string) (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, Response{Error: "upgrade: " + err.Error()})
+		return nil, nil, err
+	}
+	_ = conn.SetDeadline(time.Time{}) // the header timeout does not apply to the stream
+	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + protocol + "\r\n\r\n")
+	return conn, brw, nil
+}
+
+// readInput reads a client's frames until ctx ends or the stream does:
+// data goes to input, window sizes to resize, the end of input to eof
+// (nil: ignored). A refusal of data or a size is given to note.
+func readInput(ctx context.Context, r io.Reader, input func([]byte) error, resize func(rows, cols uint16) error, eof func() error, note func(error)) {
 	for ctx.Err() == nil {
 		f, err := ReadFrame(r)
 		if err != nil {
@@ -209,22 +251,25 @@ func attachInput(ctx context.Context, cancel context.CancelFunc, r *bufio.Reader
 		}
 		switch f.Type {
 		case FrameData:
-			if err := a.Input(f.Payload); err != nil && (!told || a.Writer()) {
-				note(err.Error())
-				told = true
-			}
+			err = input(f.Payload)
 		case FrameResize:
-			if err := a.Resize(binary.BigEndian.Uint16(f.Payload[:2]), binary.BigEndian.Uint16(f.Payload[2:])); err != nil {
-				note(err.Error())
+			err = resize(ResizeOf(f))
+		case FrameEOF:
+			if eof != nil {
+				err = eof()
 			}
+		}
+		if err != nil {
+			note(err)
 		}
 	}
 }
 
 // Upgrader opens an upgraded connection on the control socket (the
-// client package's Client).
+// client package's Client): method path with body (nil: none), asking
+// to switch to protocol.
 type Upgrader interface {
-	Upgrade(ctx context.Context, path, protocol string) (io.ReadWriteCloser, error)
+	UpgradeRequest(ctx context.Context, method, path, protocol string, body []byte) (io.ReadWriteCloser, error)
 }
 
 // Attach connects to name's terminal through the socket up reaches. The
@@ -235,18 +280,27 @@ func Attach(ctx context.Context, up Upgrader, name string, readOnly bool) (io.Re
 	if readOnly {
 		v.Set("read_only", "1")
 	}
-	rw, err := up.Upgrade(ctx, "/v1/attach?"+v.Encode(), AttachProtocol)
+	rw, err := up.UpgradeRequest(ctx, http.MethodGet, "/v1/attach?"+v.Encode(), AttachProtocol, nil)
 	if err != nil {
 		return nil, Hello{}, err
 	}
-	f, err := ReadFrame(rw)
-	var h Hello
-	if err == nil && (f.Type != FrameHello || json.Unmarshal(f.Payload, &h) != nil) {
-		err = fmt.Errorf("attach: expected a hello frame, got type %d", f.Type)
-	}
+	h, err := readHello(rw)
 	if err != nil {
 		rw.Close()
 		return nil, Hello{}, err
 	}
 	return rw, h, nil
+}
+
+// readHello reads the server's first frame.
+func readHello(r io.Reader) (Hello, error) {
+	f, err := ReadFrame(r)
+	if err != nil {
+		return Hello{}, err
+	}
+	var h Hello
+	if f.Type != FrameHello || json.Unmarshal(f.Payload, &h) != nil {
+		return Hello{}, fmt.Errorf("attach: expected a hello frame, got type %d", f.Type)
+	}
+	return h, nil
 }

@@ -62,6 +62,27 @@ func openPty(rows, cols uint16, owner *proc.Cred) (master, slave *os.File, err e
 	return os.NewFile(uintptr(m), "ptmx"), os.NewFile(uintptr(s), name), nil
 }
 
+// setWinsize sets the window size of the terminal whose master is m; the
+// kernel sends its foreground process group SIGWINCH when the size
+// changes. With redraw the group gets SIGWINCH even when it does not, so
+// that a full-screen program redraws for a new attacher.
+func setWinsize(m *os.File, rows, cols uint16, redraw bool) error {
+	// Not Fd(): it would put the master in blocking mode, and a read
+	// that Close cannot end.
+	rc, err := m.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioctlErr error
+	err = rc.Control(func(fd uintptr) {
+		ioctlErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+		if pgrp, perr := unix.IoctlGetInt(int(fd), unix.TIOCGPGRP); redraw && ioctlErr == nil && perr == nil && pgrp > 0 {
+			_ = unix.Kill(-pgrp, unix.SIGWINCH)
+		}
+	})
+	return errors.Join(err, ioctlErr)
+}
+
 // stdio is how an incarnation's fds 0, 1 and 2 are wired: two pipes to the
 // log (the default), one terminal (tty:), or the pipes plus a stdin pipe
 // (stdin:).

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // Terminals are the attachable processes' terminals (tty:) and stdin pipes
@@ -229,20 +227,7 @@ func (a *Attachment) Resize(rows, cols uint16) error {
 	if t.input == nil {
 		return nil
 	}
-	// Not Fd(): it would put the master in blocking mode, and a read
-	// that Close cannot end.
-	rc, err := t.input.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ioctlErr error
-	err = rc.Control(func(fd uintptr) {
-		ioctlErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
-		if pgrp, perr := unix.IoctlGetInt(int(fd), unix.TIOCGPGRP); same && ioctlErr == nil && perr == nil && pgrp > 0 {
-			_ = unix.Kill(-pgrp, unix.SIGWINCH)
-		}
-	})
-	if err = errors.Join(err, ioctlErr); err != nil {
+	if err := setWinsize(t.input, rows, cols, same); err != nil {
 		return fmt.Errorf("window size: %w", err)
 	}
 	return nil

@@ -309,3 +309,157 @@ func TestExec_RunsInTheProcessContext(t *testing.T) {
 		t.Errorf("podvisor's log shows a secret:\n%s", r.Stdout)
 	}
 }
+
+// execCgroupYAML: t has a cgroup of its own (resources), limits, a umask
+// and no_new_privs (the exec shim, podvisor's own binary, sets them; run as
+// root here: the test binary's directory is not reachable for another
+// user); idle has resources too but is stopped when exec runs in its
+// context.
+const execCgroupYAML = `
+control: "{{dir}}/c.sock"
+processes:
+  t:
+    command: [sleep, "1000"]
+    resources: {memory: {max: 64Mi}, pids: {max: 64}}
+    limits: {nofile: "1000:2000", core: 0, nproc: "500:600"}
+    umask: "0027"
+    no_new_privs: true
+  idle:
+    command: [sleep, "1000"]
+    resources: {memory: {max: 32Mi}}
+`
+
+// privLines returns the lines of a /proc/PID/status text that the
+// process's privileges set.
+func privLines(status string) []string {
+	var out []string
+	for _, l := range strings.Split(status, "\n") {
+		for _, k := range []string{"Umask:", "NoNewPrivs:", "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:", "Uid:", "Gid:"} {
+			if strings.HasPrefix(l, k) {
+				out = append(out, strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
+	return out
+}
+
+// cgroupOf returns a /proc/PID/cgroup text's lines of the controllers
+// podvisor limits (v1: memory, pids; v2: the one line).
+func cgroupOf(text string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.SplitN(l, ":", 3)
+		if len(f) == 3 && (f[0] == "0" || strings.Contains(","+f[1]+",", ",memory,") || strings.Contains(","+f[1]+",", ",pids,")) {
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// podvisor exec enters the process's cgroup and gets its limits, umask,
+// no_new_privs and capabilities, seen from outside in /proc.
+func TestExec_EntersTheCgroupAndLimits(t *testing.T) {
+	needCgroups(t)
+	r := startPodvisor(t, execCgroupYAML, withHTTP())
+	endRun(t, r)
+	var pid int
+	eventually(t, 10*time.Second, func() bool {
+		if r.Exited() {
+			t.Fatalf("podvisor exited:\n%s\n%s", r.Stdout, r.Stderr)
+		}
+		st, _, p, _ := statusOf(t, r, "t")
+		pid = p
+		return st == "running"
+	}, "t not running:\n%s", r.Stdout)
+
+	own, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cgroupOf(string(own))
+	if len(want) == 0 || !strings.Contains(strings.Join(want, "\n"), "t.") {
+		t.Fatalf("t's cgroups %q: not a group of its own", own)
+	}
+	if got := cgroupOf(mustCtl(t, r, 0, "exec", "t", "--", "cat", "/proc/self/cgroup")); !slices.Equal(got, want) {
+		t.Errorf("exec's cgroups %q, the process's %q", got, want)
+	}
+	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustCtl(t, r, 0, "exec", "t", "--", "cat", "/proc/self/limits"); got != string(limits) || !strings.Contains(got, "Max open files            1000                 2000") {
+		t.Errorf("exec's limits:\n%s\nthe process's:\n%s", got, limits)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPriv := privLines(string(status))
+	if got := privLines(mustCtl(t, r, 0, "exec", "t", "--", "cat", "/proc/self/status")); !slices.Equal(got, wantPriv) ||
+		!slices.Contains(wantPriv, "Umask: 0027") || !slices.Contains(wantPriv, "NoNewPrivs: 1") {
+		t.Errorf("exec's privileges %q, the process's %q", got, wantPriv)
+	}
+	// With -i as well (the stream path spawns the same way).
+	code, out, errOut := ctlIn(t, r, "", "exec", "-i", "t", "--", "cat", "/proc/self/cgroup")
+	if got := cgroupOf(out); code != 0 || !slices.Equal(got, want) {
+		t.Errorf("exec -i: exit %d, cgroups %q (stderr %q), the process's %q", code, got, errOut, want)
+	}
+
+	// A stopped process has no cgroup: the command gets one of its own
+	// with the process's limits, removed after it.
+	mustCtl(t, r, 0, "stop", "idle")
+	out = mustCtl(t, r, 0, "exec", "idle", "--", "sh", "-c", `p=$(grep -E '^[0-9]+:([^:]*,)?memory(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3); echo "$p"; cat /sys/fs/cgroup/memory$p/memory.limit_in_bytes`)
+	lines := strings.Fields(out)
+	if len(lines) != 2 || !strings.Contains(lines[0], "idle@exec-") || lines[1] != strconv.Itoa(32<<20) {
+		t.Fatalf("exec into stopped idle: %q, want its own cgroup idle@exec-... with memory 32Mi", out)
+	}
+	eventually(t, 10*time.Second, func() bool {
+		_, err := os.Stat("/sys/fs/cgroup/memory" + lines[0])
+		return os.IsNotExist(err)
+	}, "the exec's cgroup %s still there after it ended", lines[0])
+}
+
+// ctlIn runs podvisor ARGS on r's socket with input as stdin.
+func ctlIn(t *testing.T, r *Run, input string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(60*time.Second))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, podvisorBin, args...)
+	cmd.Env = append(environWithout("PODVISOR_CONTROL"), "PODVISOR_CONTROL="+filepath.Join(r.Dir, "c.sock"))
+	cmd.Stdin = strings.NewReader(input)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	_ = cmd.Run()
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// exec -i forwards stdin over pipes (its end is the command's EOF),
+// stdout and stderr stay apart, and the exit code is the command's (128+N
+// for a signal); -t alone gives a terminal without input; -it needs a
+// terminal.
+func TestExec_StdinAndTerminal(t *testing.T) {
+	r := startPodvisor(t, "control: \"{{dir}}/c.sock\"\nprocesses:\n  t: {command: [sleep, \"1000\"]}\n", withHTTP())
+	eventually(t, 10*time.Second, func() bool { st, _, _, _ := statusOf(t, r, "t"); return st == "running" }, "t not running:\n%s", r.Stdout)
+	big := strings.Repeat("0123456789abcdef", 20000) // beyond a pipe's and a frame's size
+	code, out, errOut := ctlIn(t, r, "one\ntwo\n"+big, "exec", "-i", "t", "--", "sh", "-c", "cat; echo to-err >&2; exit 3")
+	if code != 3 || out != "one\ntwo\n"+big || errOut != "to-err\n" {
+		t.Errorf("exec -i: exit %d, stdout %d bytes (%.40q), stderr %q; want 3, the input back, to-err", code, len(out), out, errOut)
+	}
+	if code, _, errOut := ctlIn(t, r, "", "exec", "--stdin", "t", "--", "sh", "-c", "kill -TERM $$"); code != 128+15 {
+		t.Errorf("exec -i of a command killed by SIGTERM: exit %d (%s), want 143", code, errOut)
+	}
+	code, out, errOut = ctlIn(t, r, "", "exec", "-t", "t", "--", "sh", "-c", "tty; stty size; echo $TERM; exit 5")
+	if f := strings.Fields(out); code != 5 || len(f) != 4 || !strings.HasPrefix(f[0], "/dev/pts/") || f[1] != "24" || f[2] != "80" || f[3] != "xterm" {
+		t.Errorf("exec -t: exit %d, output %q (stderr %q); want 5, a /dev/pts terminal of 24x80, TERM=xterm", code, out, errOut)
+	}
+	if code, _, errOut := ctlIn(t, r, "x", "exec", "-it", "t", "--", "cat"); code != 1 || !strings.Contains(errOut, "needs a terminal as input") {
+		t.Errorf("exec -it without a terminal: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := ctlIn(t, r, "", "exec", "-i", "nosuch", "--", "true"); code != 1 || !strings.Contains(errOut, `no process named "nosuch"`) {
+		t.Errorf("exec -i into an unknown process: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := ctlIn(t, r, "", "exec", "-i", "t", "--", "no-such-command-here"); code != 127 || !strings.Contains(errOut, "no-such-command-here") {
+		t.Errorf("exec -i of a missing command: exit %d, stderr %q; want 127", code, errOut)
+	}
+}

@@ -155,6 +155,7 @@ func TestOpenAPI_EveryEndpoint(t *testing.T) {
 		{"GET", u("/v1/status"), "", "", 200, "GET /v1/status"},
 		{"POST", u("/v1/exec"), `{"name": "a", "command": ["true"]}`, "", 200, "POST /v1/exec"},
 		{"POST", u("/v1/exec"), `{"nosuch": 1}`, "", 400, "POST /v1/exec"},
+		{"POST", u("/v1/exec"), `{"name": "a", "command": ["true"], "tty": true}`, "", 400, "POST /v1/exec"}, // without the upgrade; the stream: devloop_test.go, test/ui/exec_test.go
 	}
 	done := map[string]bool{}
 	for _, c := range append(httpCalls, ctlCalls...) {

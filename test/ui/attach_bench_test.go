@@ -23,25 +23,9 @@ const echoer = "stty raw -echo; echo ready; exec cat"
 // BenchmarkAttachEcho is a keystroke's round trip (a byte written, the
 // same byte read back) to a process that echoes it: through a plain pty
 // of its own, and through podvisor attach (the control socket, the
-// frames, podvisor's terminal). docs/BENCHMARKS.md section 24.
+// frames, podvisor's terminal). docs/BENCHMARKS.md section 25.
 func BenchmarkAttachEcho(b *testing.B) {
-	b.Run("plain-pty", func(b *testing.B) {
-		master, slave, err := testharness.OpenPTY()
-		if err != nil {
-			b.Skipf("no pty: %v", err)
-		}
-		defer master.Close()
-		cmd := exec.Command("sh", "-c", echoer)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		slave.Close()
-		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-		readUntil(b, master, []byte("ready"))
-		roundTrips(b, func(p []byte) error { _, err := master.Write(p); return err }, func(buf []byte) (int, error) { return master.Read(buf) })
-	})
+	b.Run("plain-pty", benchPlainPTY)
 	b.Run("attach", func(b *testing.B) {
 		p := startBench(b)
 		rw, _, err := control.Attach(context.Background(), mustClient(b, p.Control), "echo", false)
@@ -49,21 +33,66 @@ func BenchmarkAttachEcho(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer rw.Close()
-		read := func(buf []byte) (int, error) {
-			for {
-				f, err := control.ReadFrame(rw)
-				if err != nil {
-					return 0, err
-				}
-				if f.Type == control.FrameData {
-					return copy(buf, f.Payload), nil
-				}
-			}
-		}
+		read := dataFrames(rw)
 		write := func(p []byte) error { return control.WriteFrame(rw, control.FrameData, p) }
 		readUntilFunc(b, read, []byte("ready"))
 		roundTrips(b, write, read)
 	})
+}
+
+// benchPlainPTY is the floor: the echoer on a pty of its own, no podvisor.
+func benchPlainPTY(b *testing.B) {
+	master, slave, err := testharness.OpenPTY()
+	if err != nil {
+		b.Skipf("no pty: %v", err)
+	}
+	defer master.Close()
+	cmd := exec.Command("sh", "-c", echoer)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	slave.Close()
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	readUntil(b, master, []byte("ready"))
+	roundTrips(b, func(p []byte) error { _, err := master.Write(p); return err }, func(buf []byte) (int, error) { return master.Read(buf) })
+}
+
+// BenchmarkExecEcho is BenchmarkAttachEcho for podvisor exec -it: the
+// same echoer exec'd with a terminal in a process's context, keys and
+// echo through POST /v1/exec's frames (the client side of podvisor exec
+// -it without the caller's terminal). docs/BENCHMARKS.md, "exec -it
+// keystroke echo".
+func BenchmarkExecEcho(b *testing.B) {
+	b.Run("plain-pty", benchPlainPTY)
+	b.Run("exec-it", func(b *testing.B) {
+		p := startBench(b)
+		rw, _, _, err := control.ExecStream(context.Background(), mustClient(b, p.Control),
+			control.ExecRequest{Name: "echo", Command: []string{"sh", "-c", echoer}, TTY: true, Stdin: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rw.Close()
+		read := dataFrames(rw)
+		readUntilFunc(b, read, []byte("ready"))
+		roundTrips(b, func(p []byte) error { return control.WriteFrame(rw, control.FrameData, p) }, read)
+	})
+}
+
+// dataFrames reads the data frames of an attach or exec stream.
+func dataFrames(r io.Reader) func([]byte) (int, error) {
+	return func(buf []byte) (int, error) {
+		for {
+			f, err := control.ReadFrame(r)
+			if err != nil {
+				return 0, err
+			}
+			if f.Type == control.FrameData {
+				return copy(buf, f.Payload), nil
+			}
+		}
+	}
 }
 
 func roundTrips(b *testing.B, write func([]byte) error, read func([]byte) (int, error)) {
