@@ -66,7 +66,7 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 	f := &playFlags{imageCmds: &listFlag{}}
 	f.dryRun = fs.Bool("dry-run", false, "print the procs.yaml that would run, and exit")
 	f.ordered = fs.Bool("ordered", false, "podvisor's order: each container gated on the readiness of those before it, stopped in reverse")
-	f.pace = fs.String("pace", "", "`node` (default: the kubelet's, a start or exit acted on at the next relist, 0-1 s later) or fast (at once; --ordered's)")
+	f.pace = fs.String("pace", "", "node (default: the kubelet's, a start or exit acted on at the next relist, 0-1 s later) or fast (at once; --ordered's)")
 	f.restartDuringTermination = fs.Bool("restart-container-during-termination", false, "KEP-4438's alpha feature gate RestartContainerDuringTermination: sidecars are probed and restarted while a regular container stops")
 	f.name = fs.String("name", "", "the workload `NAME` to run when the file holds several")
 	fs.Var(f.imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
