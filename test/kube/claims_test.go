@@ -178,7 +178,7 @@ spec:
   restartPolicy: Never
   containers:
   - name: c
-    command: [sh, -c, 'if echo x > /data/f 2> "$E2E_DIR/err"; then echo wrote > "$E2E_DIR/result"; else echo refused > "$E2E_DIR/result"; fi']
+    command: [sh, -c, 'if echo x 2> "$E2E_DIR/err" > /data/f; then echo wrote > "$E2E_DIR/result"; else echo refused > "$E2E_DIR/result"; fi']
     volumeMounts: [{name: data, mountPath: /data}]
   volumes:
   - name: data
