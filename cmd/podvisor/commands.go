@@ -382,7 +382,7 @@ var commands = []command{
 			"the field table: docs/kubernetes.md.",
 		flags:     func(fs *flag.FlagSet) { kubePlayFlags(fs) },
 		run:       cmdKubePlay,
-		flagWords: map[string][]string{"log-format": {"text", "json"}},
+		flagWords: map[string][]string{"log-format": {"text", "json"}, "pace": {paceNode, paceFast}},
 		examples: []example{
 			{"podvisor kube play pod.yaml", "run the pod's containers in the kubelet's order"},
 			{"podvisor kube play --ordered --dry-run deploy.yaml", "print the procs.yaml podvisor's own order would run"},

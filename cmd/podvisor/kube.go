@@ -17,10 +17,11 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/kube"
 	"github.com/podvisor/podvisor/internal/server"
+	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
 const kubeUsage = `usage:
-  podvisor kube play [--dry-run] [--ordered] [--restart-container-during-termination] [--name NAME] [--image-command IMAGE=CMD]...
+  podvisor kube play [--dry-run] [--ordered] [--pace node|fast] [--restart-container-during-termination] [--name NAME] [--image-command IMAGE=CMD]...
                      [--from-dir DIR] [--ca-file FILE] [--volume-root DIR] [--listen ADDR] [--log-format text|json] FILE|-
   podvisor kube generate [-c FILE] [--shape fat|sidecars] [--kind Pod|Deployment|Job] [--image IMAGE] [--name NAME]
 `
@@ -56,6 +57,7 @@ type playFlags struct {
 	name, fromDir, volumeRoot, listen, logFormat             *string
 	caFile                                                   *string
 	imageCmds                                                *listFlag
+	pace                                                     *string // kube_pace.go
 }
 
 // kubePlayFlags defines kube play's flags (one definition for the command
@@ -64,6 +66,7 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 	f := &playFlags{imageCmds: &listFlag{}}
 	f.dryRun = fs.Bool("dry-run", false, "print the procs.yaml that would run, and exit")
 	f.ordered = fs.Bool("ordered", false, "podvisor's order: each container gated on the readiness of those before it, stopped in reverse")
+	f.pace = fs.String("pace", "", "node (default: the kubelet's, a start or exit acted on at the next relist, 0-1 s later) or fast (at once; --ordered's)")
 	f.restartDuringTermination = fs.Bool("restart-container-during-termination", false, "KEP-4438's alpha feature gate RestartContainerDuringTermination: sidecars are probed and restarted while a regular container stops")
 	f.name = fs.String("name", "", "the workload `NAME` to run when the file holds several")
 	fs.Var(f.imageCmds, "image-command", "`IMAGE=CMD`: shell command standing for IMAGE's entrypoint (repeatable)")
@@ -150,6 +153,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	pod, err := newPlayPod(f, file, w, res)
 	if err == nil {
 		pod.Hostname, err = podHostname(w)
+		pod.Pace = podPace(*f.pace, *f.ordered, pod.Roles, pcfg)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", m.File, err)
@@ -202,6 +206,10 @@ func loadPlay(f *playFlags, file string, stderr io.Writer) (m *kube.Manifest, w 
 		return nil, nil, opts, exitUsage
 	}
 	opts.RestartContainerDuringTermination = *f.restartDuringTermination
+	if err := checkPace(*f.pace, *f.ordered); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		return nil, nil, opts, exitUsage
+	}
 	return m, w, opts, exitOK
 }
 
@@ -281,7 +289,7 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 		fmt.Fprintf(stderr, "podvisor kube play: warning: the pod's hostname stays this machine's: a UTS namespace of its own needs root and no --volume-root\n")
 	}
 	if len(res.Mounts) == 0 && (!opts.Root || opts.VolumeRoot != "") {
-		return runPod(runArgs, &run.pod.Roles, stdout, stderr)
+		return runPod(runArgs, &run.pod.Roles, run.pod.Pace, stdout, stderr)
 	}
 	if opts.VolumeRoot != "" {
 		b, err := kube.Link(res.Mounts)
@@ -290,7 +298,7 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 			return exitFail
 		}
-		return runPod(runArgs, &run.pod.Roles, stdout, stderr)
+		return runPod(runArgs, &run.pod.Roles, run.pod.Pace, stdout, stderr)
 	}
 	// The run continues in a private mount namespace and UTS namespace
 	// (the pod's hostname): this process execs itself there (same pid),
@@ -509,10 +517,11 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	var roles *server.PodRoles
+	var pace supervisor.Pace
 	if st.Pod != nil {
-		roles = &st.Pod.Roles
+		roles, pace = &st.Pod.Roles, st.Pod.Pace
 	}
-	return runPod(st.RunArgs, roles, stdout, stderr)
+	return runPod(st.RunArgs, roles, pace, stdout, stderr)
 }
 
 // controlFlag is the --control of the run's arguments, or "".

@@ -12,6 +12,7 @@ import (
 	"github.com/podvisor/podvisor/internal/control"
 	"github.com/podvisor/podvisor/internal/kube"
 	"github.com/podvisor/podvisor/internal/server"
+	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // Several pods at once (docs/kubernetes.md, "Several pods at once"): each
@@ -35,6 +36,8 @@ type playPod struct {
 	Record   kube.PodRecord
 	Roles    server.PodRoles
 	Hostname string // the pod's, in its UTS namespace (as root)
+	// Pace is the kubelet's pace, or zero (kube_pace.go).
+	Pace supervisor.Pace
 }
 
 // newPlayPod describes the pod w's run: its control socket is the pod's

@@ -8,6 +8,7 @@ import (
 	"github.com/podvisor/podvisor/internal/app"
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/server"
+	"github.com/podvisor/podvisor/internal/supervisor"
 )
 
 // runOpts are run's flags.
@@ -32,12 +33,13 @@ func runFlags(fs *flag.FlagSet) runOpts {
 // config, and internal/app composes and runs the rest. Names after the
 // flags run those processes and their dependencies only.
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	return runPod(args, nil, stdout, stderr)
+	return runPod(args, nil, supervisor.Pace{}, stdout, stderr)
 }
 
 // runPod is cmdRun for a pod's processes (kube play): pod names its
-// containers, for the pod's phase and conditions in /status.
-func runPod(args []string, pod *server.PodRoles, stdout, stderr io.Writer) int {
+// containers, for the pod's phase and conditions in /status; pace is the
+// kubelet's pace, or zero.
+func runPod(args []string, pod *server.PodRoles, pace supervisor.Pace, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr)
 	o := runFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -64,6 +66,7 @@ func runPod(args []string, pod *server.PodRoles, stdout, stderr io.Writer) int {
 		LogFormat: *o.logFormat,
 		Control:   *o.control,
 		Pod:       pod,
+		Pace:      pace,
 		Stdout:    stdout,
 		Stderr:    stderr,
 	}

@@ -67,6 +67,8 @@ type Options struct {
 	// Pod names the processes that are a pod's containers (kube play),
 	// for the pod's phase and conditions in /status; nil otherwise.
 	Pod *server.PodRoles
+	// Pace is the kubelet's pace (kube play's default); zero: full speed.
+	Pace supervisor.Pace
 	// Outside names the processes of a config this run does not start
 	// (profiles, names after the config: supervisor.Options.Outside).
 	Outside func(*config.Config) []string

@@ -45,6 +45,7 @@ func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
 		OnReload: r.reload,
 		Tails:    r.tails,
 		Outside:  r.opts.Outside,
+		Pace:     r.opts.Pace,
 		OnRunning: func() {
 			if r.opts.OnReady != nil {
 				r.opts.OnReady()

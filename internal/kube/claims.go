@@ -117,6 +117,15 @@ func (t *translator) claimPlan(p *VolumePlan, v Volume, where place) bool {
 		return false
 	}
 	p.Kind, p.Source, p.Claim = "persistentVolumeClaim", src, claim.Value
+	// readOnly forces every mount of the claim read-only, as the kubelet
+	// mounts it (a write gets EROFS).
+	if ro := mapValue(&v.PersistentVolumeClaim, "readOnly"); ro != nil {
+		if ro.ShortTag() != "!!bool" {
+			t.errorAt(where, ": persistentVolumeClaim.readOnly %q: want true or false", ro.Value)
+			return false
+		}
+		p.ReadOnly = ro.Value == "true"
+	}
 	return true
 }
 

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -300,6 +302,9 @@ func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {
 		}
 	}
 	w.Spec = tmpl.Spec
+	if kind == "StatefulSet" {
+		statefulSetPod(w)
+	}
 	if kind == "CronJob" {
 		w.SpecNode = mapValue(mapValue(mapValue(mapValue(&obj.Spec, "jobTemplate"), "spec"), "template"), "spec")
 	} else {
@@ -404,4 +409,19 @@ func (m *Manifest) Pick(name string) (*Workload, error) {
 		return nil, &Error{File: m.File, Msg: fmt.Sprintf("%d workloads (%s): pick one with --name NAME", len(names), strings.Join(names, ", "))}
 	}
 	return nil, &Error{File: m.File, Msg: fmt.Sprintf("no workload named %q (have %s)", name, strings.Join(names, ", "))}
+}
+
+// statefulSetPod names the pod played as the StatefulSet controller names
+// its pods: SET-ORDINAL (the first ordinal), with the pod-name and
+// pod-index labels, and that name as its hostname, whatever the template
+// says (the controller's initIdentity sets spec.hostname to the pod's
+// name). The claims keep the set's name (claims.go).
+func statefulSetPod(w *Workload) {
+	w.Meta.Name = fmt.Sprintf("%s-%d", w.Name, w.Ordinal)
+	w.Spec.Hostname = yaml.Node{} // the pod's name: kube play's default hostname
+	labels := make(map[string]string, len(w.Meta.Labels)+2)
+	maps.Copy(labels, w.Meta.Labels)
+	labels["statefulset.kubernetes.io/pod-name"] = w.Meta.Name
+	labels["apps.kubernetes.io/pod-index"] = strconv.Itoa(w.Ordinal)
+	w.Meta.Labels = labels
 }

@@ -17,6 +17,8 @@ type VolumePlan struct {
 	Files    map[string]File
 	HostType string // hostPath type
 	Claim    string // persistentVolumeClaim: the claim's name
+	// ReadOnly: every mount of it is read-only (persistentVolumeClaim.readOnly).
+	ReadOnly bool `json:",omitempty"`
 }
 
 // outside reports whether the volume's directory is not the run's: a
@@ -192,7 +194,7 @@ func (t *translator) volumeMounts(plans map[string]*VolumePlan) (used map[string
 					}
 				}
 				target := path.Clean(vm.MountPath)
-				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly, Volume: vm.Name, HostPath: p.outside()}
+				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly || p.ReadOnly, Volume: vm.Name, HostPath: p.outside()}
 				if prev, dup := byTarget[target]; dup {
 					if prev.Source != m.Source || prev.SubPath != m.SubPath {
 						t.errorAt(where, ": %s is already the mount point of volume %q in another container; "+

@@ -4,13 +4,20 @@
 package supervisor
 
 import (
+	"time"
+
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/graph"
 )
 
-func (s *Supervisor) depsHold(r *record) bool {
+// depsHold reports whether r's dependencies hold at now, each noticed by
+// now at the kubelet's pace (pace.go).
+func (s *Supervisor) depsHold(r *record, now time.Time) bool {
 	for _, d := range r.deps {
 		if !s.holds(s.recs[d.idx], d.cond) {
+			return false
+		}
+		if due := s.paceDue(d); !due.IsZero() && now.Before(due) {
 			return false
 		}
 	}

@@ -23,4 +23,11 @@
 // observe of it goes out through Options.OnEvent (internal/observe) or the
 // Snapshot (publish.go). Effects (a syscall, a file, a socket) go behind an
 // interface of types.go, implemented in internal/launch.
+//
+// The kubelet's pace (pace.go, Options.Pace, set by kube play): the start or
+// exit of a process named in Pace.Noticed holds for its dependents, its own
+// restart and the end of a job run only from the next tick of a per-run
+// relist schedule, as a node's kubelet notices a container at its next
+// relist. The schedule is a pure function of times; a waiting step is one
+// more deadline for nextWake (paceWake, jobsDoneAt, backoffEnd).
 package supervisor

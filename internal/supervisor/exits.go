@@ -77,7 +77,11 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 			s.log.Info("completed", "process", r.p.Name, "after", ran.Round(time.Millisecond).String())
 			s.awaitReadyAfterCompletion(r, now) // completion.go
 			if r.p.Type == config.Job && s.allJobsDone() {
-				s.teardown(Outcome{Reason: ReasonJobsDone, Detail: "all jobs completed"}, now)
+				if at := s.exitNoticed(r); !at.IsZero() {
+					s.jobsDoneAt = at // pace.go: the pod ends at the next relist
+				} else {
+					s.teardown(Outcome{Reason: ReasonJobsDone, Detail: "all jobs completed"}, now)
+				}
 			}
 			return
 		case r.p.Restart.Policy != config.Always && r.p.RemainAfterExit:

@@ -56,7 +56,7 @@ func (c *chaos) checkStep(now time.Time) {
 		}
 		// A full wave (maxWave) leaves the rest to the next step.
 		// A restart-all holds every start until its stops are over.
-		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r) && !s.moreStarts && !awaitsStops(r) && !s.restartingAll && scheduleAllows(r) {
+		if r.state == Pending && r.wantStop == intentNone && s.depsHold(r, time.Now()) && !s.moreStarts && !awaitsStops(r) && !s.restartingAll && scheduleAllows(r) {
 			c.violate("%s pending although its dependencies hold", r.p.Name)
 		}
 		c.checkHeld(r)

@@ -30,6 +30,7 @@ func (s *Supervisor) Run(ctx context.Context, signals <-chan os.Signal) Outcome 
 	defer close(s.done)
 	s.probeCtx, s.cancelAll = context.WithCancel(context.Background())
 	defer s.cancelAll()
+	s.relist = newRelist(s.pace, time.Now())
 	s.startWatchers(s.probeCtx)
 
 	// Signals are stamped on arrival, before the loop gets to them, so a

@@ -20,6 +20,10 @@ func (s *Supervisor) step(now time.Time) {
 		s.stepTeardown(now)
 		return
 	}
+	if s.stepJobsDone(now); s.phase == PhaseStopping {
+		s.stepTeardown(now)
+		return
+	}
 	s.stepWantedStops(now)
 	s.stepSidecarHold(now) // sidecarhold.go: after stops begin their stop.command
 	s.stepSchedules(now)
@@ -33,7 +37,7 @@ func (s *Supervisor) step(now time.Time) {
 		for _, r := range s.recs {
 			switch r.state {
 			case Pending:
-				if r.wantStop == intentNone && !s.restartingAll && scheduleAllows(r) && s.depsHold(r) && s.afterGone(r) {
+				if r.wantStop == intentNone && !s.restartingAll && scheduleAllows(r) && s.depsHold(r, now) && s.afterGone(r) {
 					if r.relaunch {
 						r.relaunch = false
 						r.count.restarts++
@@ -47,7 +51,7 @@ func (s *Supervisor) step(now time.Time) {
 				if !reached(s.backoffEnd(r), now) || !s.afterGone(r) {
 					break
 				}
-				if !s.depsHold(r) {
+				if !s.depsHold(r, now) {
 					// Its dependency is itself down: restarting now would
 					// start it against nothing. It waits like a new start.
 					s.setState(r, Pending)

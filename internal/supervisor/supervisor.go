@@ -88,6 +88,13 @@ type Supervisor struct {
 	// sorted is recs by name, for publish (perf: no sort per snapshot).
 	sorted      []*record
 	publishedAt time.Time // last publish by Run's loop
+
+	// The kubelet's pace (pace.go): Options.Pace, its relist schedule from
+	// Run's start, and the run's end deferred to a relist.
+	pace       Pace
+	relist     relist
+	noticed    map[string]bool
+	jobsDoneAt time.Time
 }
 
 // New builds a supervisor. It does not start anything.
@@ -116,6 +123,11 @@ func New(o Options) (*Supervisor, error) {
 		byName:    make(map[string]*record, len(o.Config.Processes)),
 		ops:       operator{generation: 1, load: o.Load, onReload: o.OnReload, tails: o.Tails},
 		outsideOf: o.Outside,
+		pace:      o.Pace,
+		noticed:   map[string]bool{},
+	}
+	for _, name := range o.Pace.Noticed {
+		s.noticed[name] = true
 	}
 	for _, level := range o.Config.Graph.Levels() {
 		for _, name := range level {

@@ -104,6 +104,10 @@ type Options struct {
 	// at New and for the processes a reload adds (subset.go).
 	Outside func(*config.Config) []string
 
+	// Pace, if its Period is set, is the kubelet's pace (pace.go): kube
+	// play's default.
+	Pace Pace
+
 	// OnRunning is called by the loop once, when every process is first
 	// ready (the phase turns Running); must not block.
 	OnRunning func()

@@ -41,10 +41,10 @@ func (s *Supervisor) nextWake() time.Time {
 	if s.phase == PhaseStopping {
 		w = earliest(w, s.abandonAt())
 	}
-	w = earliest(w, s.restartAllWake())
+	w = earliest(w, s.restartAllWake(), s.jobsDoneAt)
 	now := time.Now()
 	for _, r := range s.recs {
-		w = earliest(w, s.scheduleWake(r, now), s.oldStopDeadline(r), s.recordWake(r))
+		w = earliest(w, s.scheduleWake(r, now), s.oldStopDeadline(r), s.recordWake(r), s.paceWake(r, now))
 	}
 	return w
 }
@@ -71,7 +71,7 @@ func (s *Supervisor) backoffEnd(r *record) time.Time {
 	if r.state != Backoff || s.phase == PhaseStopping || s.restartDependentsAlive(r) || awaitsStops(r) || s.sidecarHeld(r) {
 		return time.Time{}
 	}
-	return r.backoff.until
+	return later(r.backoff.until, s.exitNoticed(r)) // pace.go: the restart waits for the relist
 }
 
 // startDeadline is when a starting service's start_timeout runs out. A start

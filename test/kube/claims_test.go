@@ -32,9 +32,14 @@ spec:
     metadata: {labels: {app: db}}
     spec:
       terminationGracePeriodSeconds: 5
+      hostname: not-this-one
       containers:
       - name: db
-        command: [sh, -c, 'trap "exit 0" TERM; echo run >> /data/runs; wc -l < /data/runs > "$E2E_DIR/runs.tmp"; mv "$E2E_DIR/runs.tmp" "$E2E_DIR/runs"; while :; do sleep 0.1; done']
+        command: [sh, -c, 'trap "exit 0" TERM; echo "$POD $POD_LABEL $INDEX $(cat /proc/sys/kernel/hostname)" > "$E2E_DIR/identity"; echo run >> /data/runs; wc -l < /data/runs > "$E2E_DIR/runs.tmp"; mv "$E2E_DIR/runs.tmp" "$E2E_DIR/runs"; while :; do sleep 0.1; done']
+        env:
+        - {name: POD, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+        - {name: POD_LABEL, valueFrom: {fieldRef: {fieldPath: "metadata.labels['statefulset.kubernetes.io/pod-name']"}}}
+        - {name: INDEX, valueFrom: {fieldRef: {fieldPath: "metadata.labels['apps.kubernetes.io/pod-index']"}}}
         volumeMounts: [{name: data, mountPath: /data}]
 `
 
@@ -64,8 +69,13 @@ func TestClaimOutlivesThePod(t *testing.T) {
 		if !ok || got != string(rune('0'+want)) {
 			t.Fatalf("run %d: the claim holds %q runs, want %d\n%s", want, got, want, r.stderr)
 		}
-		if _, e, code := podvisorCmd(t, env, "kube", "down", "db"); code != 0 {
-			t.Fatalf("kube down db: exit %d: %s", code, e)
+		// The StatefulSet controller's pod: named SET-ORDINAL, labelled so,
+		// and that is its hostname, whatever the template's.
+		if b, _ := os.ReadFile(filepath.Join(r.dir, "identity")); strings.TrimSpace(string(b)) != "db-0 db-0 0 db-0" {
+			t.Errorf("the pod's name, pod-name label, pod-index label and hostname: %q, want all db-0 (index 0)", b)
+		}
+		if _, e, code := podvisorCmd(t, env, "kube", "down", "db-0"); code != 0 {
+			t.Fatalf("kube down db-0: exit %d: %s", code, e)
 		}
 		r.wait(time.Minute)
 		if _, err := os.Stat(filepath.Join(claim, "runs")); err != nil {
@@ -152,3 +162,49 @@ func TestUnsupportedVolumeNamed(t *testing.T) {
 
 // waitFor polls cond for up to a minute.
 func waitFor(cond func() bool) bool { return testharness.Poll(time.Minute, 20*time.Millisecond, cond) }
+
+// A persistentVolumeClaim volume with readOnly: true is mounted read-only
+// in every container, as the kubelet mounts it: a write gets EROFS, though
+// the volumeMount itself is not readOnly. The claim's own directory stays
+// writable, so a second pod without readOnly writes there.
+func TestClaimReadOnly(t *testing.T) {
+	needRoot(t)
+	env := podsEnv(t)
+	manifest := func(ro string) string {
+		return `apiVersion: v1
+kind: Pod
+metadata: {name: ro-` + ro + `}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    command: [sh, -c, 'if echo x 2> "$E2E_DIR/err" > /data/f; then echo wrote > "$E2E_DIR/result"; else echo refused > "$E2E_DIR/result"; fi']
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: shared, readOnly: ` + ro + `}
+`
+	}
+	for _, tc := range []struct{ ro, want string }{{"true", "refused"}, {"false", "wrote"}} {
+		t.Run("readOnly="+tc.ro, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "pod.yaml")
+			if err := os.WriteFile(file, []byte(manifest(tc.ro)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := startEnv(t, env, "kube", "play", file)
+			if code := r.wait(time.Minute); code != 0 {
+				t.Fatalf("exit %d\n%s", code, r.stderr)
+			}
+			b, _ := os.ReadFile(filepath.Join(r.dir, "result"))
+			if got := strings.TrimSpace(string(b)); got != tc.want {
+				e, _ := os.ReadFile(filepath.Join(r.dir, "err"))
+				t.Errorf("write into the claim: %q, want %q (%s)", got, tc.want, e)
+			}
+			if tc.ro == "true" {
+				if e, _ := os.ReadFile(filepath.Join(r.dir, "err")); !strings.Contains(string(e), "Read-only file system") {
+					t.Errorf("the refused write said %q, want EROFS (Read-only file system)", e)
+				}
+			}
+		})
+	}
+}

@@ -36,7 +36,7 @@ type syncBuffer = testharness.Buffer
 
 // run is one podvisor process.
 type run struct {
-	t              *testing.T
+	t              testing.TB
 	dir, events    string
 	cmd            *exec.Cmd
 	stdout, stderr *syncBuffer
@@ -45,24 +45,24 @@ type run struct {
 }
 
 // start runs `podvisor ARGS...` with E2E_DIR and E2E_EVENTS set.
-func start(t *testing.T, args ...string) *run {
+func start(t testing.TB, args ...string) *run {
 	t.Helper()
 	return startProg(t, podvisorBin, args...)
 }
 
 // startEnv is start with extra environment entries (which win).
-func startEnv(t *testing.T, env []string, args ...string) *run {
+func startEnv(t testing.TB, env []string, args ...string) *run {
 	t.Helper()
 	return startProgEnv(t, env, podvisorBin, args...)
 }
 
 // startProg runs PROG ARGS... (a wrapper that execs podvisor) the same way.
-func startProg(t *testing.T, prog string, args ...string) *run {
+func startProg(t testing.TB, prog string, args ...string) *run {
 	t.Helper()
 	return startProgEnv(t, nil, prog, args...)
 }
 
-func startProgEnv(t *testing.T, env []string, prog string, args ...string) *run {
+func startProgEnv(t testing.TB, env []string, prog string, args ...string) *run {
 	t.Helper()
 	r := &run{t: t, dir: t.TempDir(), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	r.events = filepath.Join(r.dir, "events")

@@ -11,10 +11,13 @@ import (
 	"time"
 )
 
+// modes are kube play's: the kubelet's order at a node's pace (the
+// default), the same at full speed (--pace fast), and podvisor's order.
 var modes = []struct {
-	name string
-	args []string
-}{{"kubelet", nil}, {"ordered", []string{"--ordered"}}}
+	name    string
+	args    []string
+	kubelet bool // the kubelet's order
+}{{"kubelet", nil, true}, {"kubelet-fast", []string{"--pace", "fast"}, true}, {"ordered", []string{"--ordered"}, false}}
 
 func play(t *testing.T, manifest string, extra ...string) *run {
 	args := append([]string{"kube", "play", "--listen", "off"}, extra...)
@@ -35,7 +38,7 @@ func TestPostStartSidecar(t *testing.T) {
 			}
 			evs := r.readEvents()
 			before(t, evs, "proxy ready", "app start")
-			if m.name == "kubelet" {
+			if m.kubelet {
 				before(t, evs, "proxy stop", "app stop")
 			} else {
 				before(t, evs, "app stop", "proxy stop")
