@@ -98,6 +98,5 @@ func (c *pcConv) withDotenv(s string) string {
 	}
 }
 
-// str and shell are pcString and pcShell with the .env's defaults.
-func (c *pcConv) str(s string) string   { return c.withDotenv(pcString(s)) }
-func (c *pcConv) shell(s string) string { return c.withDotenv(pcShell(s)) }
+// str is pcString with the .env's defaults.
+func (c *pcConv) str(s string) string { return c.withDotenv(pcString(s)) }

@@ -354,6 +354,9 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 			return err
 		}
 	}
+	if b, _ := parseBool(scalar(get(body, "is_daemon"))); b {
+		c.daemon(p, body, get(body, "is_daemon"))
+	}
 	if logLine != "" {
 		lp := &Probe{Kind: config.ProbeLog, Target: regexp.QuoteMeta(logLine)}
 		if p.Ready != nil {
@@ -369,7 +372,7 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 	}
 	// A completed process does not hold the project back: a success exit
 	// that is not restarted leaves it completed and ready.
-	p.RemainAfterExit = true
+	p.RemainAfterExit = p.Daemon == nil
 	if p.Command == nil {
 		r.Fail(c.pos(key), key.Value, "has no command; add command:")
 		return nil
@@ -385,7 +388,13 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 	what := key.Value + "." + k.Value
 	switch k.Value {
 	case "command":
-		setShell(&p.Command, &p.Shell, c.shell(c.render(v, what)))
+		// $VAR is expanded at load, as process-compose expands it over the
+		// whole file: a variable only environment: sets is empty here
+		setShell(&p.Command, &p.Shell, c.str(c.render(v, what)))
+		if s := scalar(v); pcUnbracedVar().MatchString(strings.ReplaceAll(s, "$$", "")) {
+			r.AsIs(c.pos(k), what+" ($NAME put in when the file is loaded, from podvisor's environment and the .env, as process-compose does: a variable that only environment: sets is empty there, where a shell would have seen it; $$NAME leaves it to the shell)")
+			break
+		}
 		r.AsIs(c.pos(k), what)
 	case "entrypoint":
 		if v.Kind == yaml.SequenceNode {
@@ -439,10 +448,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 			return err
 		}
 	case "is_daemon":
-		if b, _ := parseBool(scalar(v)); b {
-			p.Type = config.Oneshot
-			note(p, r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
-		}
+		// process() converts it once every key is read (pcdaemon.go)
 	case "disabled", "replicas", "vars":
 	case "namespace":
 		r.Drop(c.pos(k), what, "podvisor has no namespaces; the process keeps its name")
@@ -619,7 +625,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		switch k.Value {
 		case "exec":
 			pr.Kind, kind = config.ProbeExec, true
-			sh := c.shell(c.render(get(v, "command"), what+".exec.command"))
+			sh := c.str(c.render(get(v, "command"), what+".exec.command"))
 			if wd := scalar(get(v, "working_dir")); wd != "" {
 				sh = "cd " + c.str(wd) + " && " + sh
 			}
@@ -908,6 +914,10 @@ func (c *pcConv) render(n *yaml.Node, what string) string {
 	}
 	return out
 }
+
+// pcUnbracedVar matches a $NAME that process-compose expands at load and a
+// shell would expand at run time, from a different environment.
+var pcUnbracedVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$[A-Za-z_]`) })
 
 // pcShell is pcString for a command string: its $VAR is left to the shell,
 // which reads it from the process's environment at run time (env:

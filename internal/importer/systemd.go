@@ -188,6 +188,7 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	}
 	uniqueNames(m, r)
 	finish(m, r)
+	sdShutdownTimeout(m, r)
 	return m, r, nil
 }
 
