@@ -158,8 +158,8 @@ processes:
 func TestImportSystemdStopBudget(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
-		"bin/loop": "#!/bin/sh\n" + ev("$1", "start") + "\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
-		"units/db.service": fmt.Sprintf("[Service]\nExecStart=%s/bin/loop db\n", dir),
+		"bin/loop":          "#!/bin/sh\n" + ev("$1", "start") + "\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+		"units/db.service":  fmt.Sprintf("[Service]\nExecStart=%s/bin/loop db\n", dir),
 		"units/app.service": fmt.Sprintf("[Unit]\nAfter=db.service\nRequires=db.service\n\n[Service]\nExecStart=%s/bin/loop app\n", dir),
 	})
 	yaml, report := runImport(t, filepath.Join(dir, "units"))
@@ -201,9 +201,9 @@ func TestImportSystemdReloadAndSignalStatuses(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, func(dir string) map[string]string {
 		return map[string]string{
-			"bin/hup":  "#!/bin/sh\ntrap 'echo hup >> \"$E2E_DIR/hup.out\"' HUP\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
-			"bin/usr1": "#!/bin/sh\necho run >> \"$E2E_DIR/usr1.runs\"\n[ \"$(wc -l < \"$E2E_DIR/usr1.runs\")\" -ge 2 ] || kill -USR1 $$\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
-			"units/hup.service": fmt.Sprintf("[Service]\nExecStart=%s/bin/hup\nExecReload=/bin/kill -HUP $MAINPID\nTimeoutStopSec=5\n", dir),
+			"bin/hup":            "#!/bin/sh\ntrap 'echo hup >> \"$E2E_DIR/hup.out\"' HUP\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"bin/usr1":           "#!/bin/sh\necho run >> \"$E2E_DIR/usr1.runs\"\n[ \"$(wc -l < \"$E2E_DIR/usr1.runs\")\" -ge 2 ] || kill -USR1 $$\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+			"units/hup.service":  fmt.Sprintf("[Service]\nExecStart=%s/bin/hup\nExecReload=/bin/kill -HUP $MAINPID\nTimeoutStopSec=5\n", dir),
 			"units/usr1.service": fmt.Sprintf("[Service]\nExecStart=%s/bin/usr1\nRestart=no\nRestartSec=100ms\nRestartForceExitStatus=SIGUSR1\nTimeoutStopSec=5\n", dir),
 		}
 	}(dir))
