@@ -902,7 +902,9 @@ processes:
 	yaml, _ := runImport(t, filepath.Join(src, "process-compose.yaml"))
 	r := startPodvisor(t, yaml, withEnv("APP_MODE=prod"))
 	want := map[string]string{
-		"worker": "arg=--queue\narg=mail\narg=jobs\narg=--level\narg=file\nmode=prod\n",
+		// MODE=${APP_MODE}: the .env's dev, which process-compose's
+		// loader takes before its environment's prod
+		"worker": "arg=--queue\narg=mail\narg=jobs\narg=--level\narg=file\nmode=dev\n",
 		"shell":  "mode=prod-mail jobs\n",
 	}
 	for name, w := range want {
