@@ -15,6 +15,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/graph"
+	"github.com/robfig/cron/v3"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
 )
@@ -940,10 +941,14 @@ func (c *pcConv) schedule(p *Process, n *yaml.Node, what string) {
 		switch k.Value {
 		case "cron":
 			s.Cron = scalar(v)
+			if sc, err := cron.ParseStandard(s.Cron); err != nil || sc.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
+				c.r.Fail(c.pos(v), what+".cron", fmt.Sprintf("%q is not a cron expression that fires (five fields, or @daily, @every 10m)", s.Cron))
+				return
+			}
 		case "interval":
 			d, err := time.ParseDuration(scalar(v))
-			if err != nil || d <= 0 {
-				c.r.Fail(c.pos(v), what+".interval", fmt.Sprintf("%q is not a duration such as 30m", scalar(v)))
+			if err != nil || d <= 0 || d > config.MaxDuration {
+				c.r.Fail(c.pos(v), what+".interval", fmt.Sprintf("%q is not a duration such as 30m (at most 24h)", scalar(v)))
 				return
 			}
 			s.Every = d
