@@ -31,8 +31,20 @@ import (
 // process on it is killed without its signal: no warning (kube play's pods,
 // docs/kubernetes.md).
 func (c *Config) TeardownWarning() string {
-	if c.Graph == nil {
+	path, total := c.TeardownChain()
+	if total <= c.ShutdownTimeout || c.sharesBudget(path) {
 		return ""
+	}
+	return fmt.Sprintf("stop timeouts along the longest teardown chain %s add up to %s, more than shutdown_timeout %s",
+		strings.Join(path, " -> "), formatDuration(total), formatDuration(c.ShutdownTimeout))
+}
+
+// TeardownChain returns the longest teardown chain (from the first process
+// stopped to the last) and the sum of its stop timeouts, counted as
+// TeardownWarning counts them; nil and 0 without a graph.
+func (c *Config) TeardownChain() ([]string, time.Duration) {
+	if c.Graph == nil {
+		return nil, 0
 	}
 	g := c.Graph
 	names := g.Names()
@@ -52,7 +64,7 @@ func (c *Config) TeardownWarning() string {
 		// acyclic too.
 		var err error
 		if g, err = graph.New(names, edges); err != nil {
-			return ""
+			return nil, 0
 		}
 	}
 	weight := func(name string) int64 {
@@ -63,11 +75,7 @@ func (c *Config) TeardownWarning() string {
 		return int64(p.Stop.Timeout)
 	}
 	path, total := g.LongestPath(weight)
-	if total <= int64(c.ShutdownTimeout) || c.sharesBudget(path) {
-		return ""
-	}
-	return fmt.Sprintf("stop timeouts along the longest teardown chain %s add up to %s, more than shutdown_timeout %s",
-		strings.Join(path, " -> "), formatDuration(time.Duration(total)), formatDuration(c.ShutdownTimeout))
+	return path, time.Duration(total)
 }
 
 // sharesBudget reports whether every process on path has stop.min_grace.

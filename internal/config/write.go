@@ -188,6 +188,15 @@ func (w *writer) rest(p *Process, c func(string) string) {
 			w.line(3, "- "+socketFlow(so))
 		}
 	}
+	if p.FDStoreMax > 0 {
+		w.kv(2, "fd_store_max", strconv.Itoa(p.FDStoreMax), c("fd_store_max"))
+	}
+	if p.Daemon != nil {
+		w.kv(2, "daemon", "{pid_file: "+quote(p.Daemon.PidFile)+"}", c("daemon"))
+	}
+	w.reload(p.Reload, c)
+	w.watch(p.Watch, c)
+	w.schedule(p.Schedule, c)
 	if len(p.SecretEnv) > 0 {
 		w.kv(2, "secret_env", list(p.SecretEnv), c("secret_env"))
 	}
@@ -203,7 +212,7 @@ func (w *writer) log(l Output, c func(string) string) {
 		return
 	}
 	w.kv(2, "log", "", c("log"))
-	for _, f := range []struct{ k, v string }{{"stdout", string(l.Stdout)}, {"stderr", string(l.Stderr)}, {"file", l.File}, {"stderr_file", l.StderrFile}} {
+	for _, f := range []struct{ k, v string }{{"stdout", string(l.Stdout)}, {"stderr", string(l.Stderr)}, {"file", l.File}, {"stderr_file", l.StderrFile}, {"format", l.Format}} {
 		if f.v != "" {
 			w.kv(3, f.k, quote(f.v), "")
 		}
@@ -214,10 +223,16 @@ func (w *writer) log(l Output, c func(string) string) {
 	if l.MaxFiles > 0 {
 		w.kv(3, "max_files", strconv.Itoa(l.MaxFiles), "")
 	}
+	if l.Compress {
+		w.kv(3, "compress", "true", "")
+	}
+	if l.Timestamps {
+		w.kv(3, "timestamps", "true", "")
+	}
 }
 
 func (w *writer) restart(r Restart, c string) {
-	if r.Backoff == 0 && r.MaxBackoff == 0 && r.Limit == 0 && len(r.Rules) == 0 && !r.DuringTermination {
+	if r.Backoff == 0 && r.MaxBackoff == 0 && r.Limit == 0 && len(r.Rules) == 0 && !r.DuringTermination && !r.Overlap {
 		w.kv(2, "restart", r.Policy.String(), c)
 		return
 	}
@@ -232,17 +247,16 @@ func (w *writer) restart(r Restart, c string) {
 	if r.Limit > 0 {
 		w.kv(3, "limit", strconv.Itoa(r.Limit), "")
 	}
+	if r.Overlap {
+		w.kv(3, "overlap", "true", "")
+	}
 	if r.DuringTermination {
 		w.kv(3, "during_termination", "true", "")
 	}
 	if len(r.Rules) > 0 {
 		w.kv(3, "rules", "", "")
 		for _, x := range r.Rules {
-			op, codes := "in", x.In
-			if x.NotIn != nil {
-				op, codes = "not_in", x.NotIn
-			}
-			w.line(4, "- {exit_codes: {"+op+": "+ints(codes)+"}, action: "+quote(x.Action.String())+"}")
+			w.line(4, "- "+ruleFlow(x))
 		}
 	}
 }
@@ -416,8 +430,11 @@ func socketFlow(so Socket) string {
 	if so.Backlog > 0 {
 		f = append(f, "backlog: "+strconv.Itoa(so.Backlog))
 	}
-	if so.Mode != 0 {
+	if so.Mode != 0 && strings.HasPrefix(so.Listen, "unix:") { // the loader gives other kinds 0666
 		f = append(f, fmt.Sprintf("mode: \"%04o\"", so.Mode))
+	}
+	if so.Owner != nil {
+		f = append(f, "owner: "+quote(so.Owner.Spec))
 	}
 	if so.ReusePort {
 		f = append(f, "reuse_port: true")
@@ -446,4 +463,78 @@ func (w *writer) privileges(p *Process, c func(string) string) {
 	if len(p.AmbientCaps) > 0 {
 		w.kv(2, "capabilities", "{ambient: "+list(p.AmbientCaps)+"}", c("capabilities"))
 	}
+}
+
+// ruleFlow writes one restart.rules entry as a flow mapping.
+func ruleFlow(x ExitRule) string {
+	var f []string
+	var codes []string
+	if x.In != nil {
+		codes = append(codes, "in: "+ints(x.In))
+	}
+	if x.NotIn != nil {
+		codes = append(codes, "not_in: "+ints(x.NotIn))
+	}
+	if len(codes) > 0 {
+		f = append(f, "exit_codes: {"+strings.Join(codes, ", ")+"}")
+	}
+	if len(x.Signals) > 0 {
+		names := make([]string, len(x.Signals))
+		for i, s := range x.Signals {
+			names[i] = unix.SignalName(s)
+		}
+		f = append(f, "signals: "+list(names))
+	}
+	f = append(f, "action: "+quote(x.Action.String()))
+	return "{" + strings.Join(f, ", ") + "}"
+}
+
+// reload writes the reload block: a signal or a command.
+func (w *writer) reload(r *Reload, c func(string) string) {
+	if r == nil {
+		return
+	}
+	if r.Signal != 0 {
+		w.kv(2, "reload", "{signal: "+unix.SignalName(r.Signal)+"}", c("reload"))
+		return
+	}
+	w.kv(2, "reload", "", c("reload"))
+	w.kv(3, "command", command(r.Command, r.Shell), "")
+}
+
+// watch writes the watch block.
+func (w *writer) watch(x *Watch, c func(string) string) {
+	if x == nil {
+		return
+	}
+	w.kv(2, "watch", "", c("watch"))
+	w.kv(3, "paths", list(x.Paths), "")
+	if len(x.Ignore) > 0 {
+		w.kv(3, "ignore", list(x.Ignore), "")
+	}
+	w.kv(3, "debounce", FormatDuration(x.Debounce), "")
+	w.kv(3, "cascade", strconv.FormatBool(x.Cascade), "")
+	if x.Signal != 0 {
+		w.kv(3, "action", quote("signal "+strings.TrimPrefix(unix.SignalName(x.Signal), "SIG")), "")
+	}
+}
+
+// schedule writes the schedule block (a oneshot's).
+func (w *writer) schedule(s *Schedule, c func(string) string) {
+	if s == nil {
+		return
+	}
+	w.kv(2, "schedule", "", c("schedule"))
+	if s.Cron != "" {
+		w.kv(3, "cron", quote(s.Cron), "")
+		if s.Location != nil && s.Location != time.Local {
+			w.kv(3, "timezone", quote(s.Location.String()), "")
+		}
+	} else {
+		w.kv(3, "every", FormatDuration(s.Every), "")
+	}
+	if s.Jitter > 0 {
+		w.kv(3, "jitter", FormatDuration(s.Jitter), "")
+	}
+	w.kv(3, "concurrency", concurrencyWords[s.Concurrency], "")
 }

@@ -6,14 +6,14 @@ import (
 	"github.com/podvisor/podvisor/internal/config"
 )
 
-// process-compose loads the .env file of its directory into its own
-// environment before it expands $VAR and ${VAR} in the file, without
-// overriding variables already set (godotenv), and its processes inherit
-// that environment. The import keeps that meaning with podvisor's own
-// interpolation: a variable the .env defines is read as ${VAR:-value} (the
-// environment's value when set, else the file's), in the file's strings and
-// in a global env entry that hands it to every process; the file's own
-// environment: entries come later and win, as they do in process-compose.
+// process-compose reads the .env file of its directory (godotenv.Read) and
+// expands $VAR and ${VAR} in the file from it first, then from its
+// environment (src/loader/loader.go); its processes get the .env's
+// variables under its environment, then the file's environment: entries
+// (src/app/environment.go). The import keeps both: a variable the .env
+// defines is put in the file's strings with the .env's value, and a global
+// env entry ${VAR:-value} (podvisor's environment when set, else the
+// .env's) hands it to every process, before the file's own entries.
 
 // readDotenv parses the .env beside a process-compose file into c.dotenv
 // and its global env entries (in file order). A value that cannot be an
@@ -62,8 +62,11 @@ func (c *pcConv) globalEnv() {
 	c.m.Env = append(env, c.m.Env...)
 }
 
-// withDotenv gives every ${VAR} and ${VAR:-} of s (podvisor's interpolation,
-// as pcString and pcShell write it) the .env's value of VAR as its default.
+// withDotenv puts the .env's value of VAR in place of every ${VAR} and
+// ${VAR:-...} of s (podvisor's interpolation, as pcString writes it), as
+// process-compose's loader expands the file: the .env first, then its
+// environment. (Its processes' environment is the other way round: the
+// global env entries keep ${VAR:-value}.)
 func (c *pcConv) withDotenv(s string) string {
 	if len(c.dotenv) == 0 || !strings.Contains(s, "${") {
 		return s
@@ -89,8 +92,10 @@ func (c *pcConv) withDotenv(s string) string {
 			continue
 		}
 		name, def, _ := strings.Cut(s[2:end], ":-")
-		if v, ok := c.dotenv[name]; ok && def == "" {
-			b.WriteString("${" + name + ":-" + v + "}")
+		if v, ok := c.dotenv[name]; ok && (def == "" || v != "") {
+			// process-compose's expander takes the .env's value first,
+			// before its environment (src/loader/loader.go)
+			b.WriteString(v)
 		} else {
 			b.WriteString(s[:end+1])
 		}
@@ -98,6 +103,5 @@ func (c *pcConv) withDotenv(s string) string {
 	}
 }
 
-// str and shell are pcString and pcShell with the .env's defaults.
-func (c *pcConv) str(s string) string   { return c.withDotenv(pcString(s)) }
-func (c *pcConv) shell(s string) string { return c.withDotenv(pcShell(s)) }
+// str is pcString with the .env's defaults.
+func (c *pcConv) str(s string) string { return c.withDotenv(pcString(s)) }

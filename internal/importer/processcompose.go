@@ -15,6 +15,7 @@ import (
 
 	"github.com/podvisor/podvisor/internal/config"
 	"github.com/podvisor/podvisor/internal/graph"
+	"github.com/robfig/cron/v3"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
 )
@@ -88,6 +89,8 @@ type pcConv struct {
 	// entries (pcdotenv.go)
 	dotenv    map[string]string
 	dotenvEnv []string
+	// processes with a schedule: made oneshots once converted
+	pendingSchedule []*Process
 }
 
 func (c *pcConv) pos(n *yaml.Node) string { return at(c.src.Path, n.Line) }
@@ -191,13 +194,28 @@ func (c *pcConv) convert(root *yaml.Node) error {
 			c.globalVars = map[string]string{}
 			pcVars(v, c.globalVars)
 			c.r.AsIs(c.pos(k), "vars (rendered in each process's templates)")
+		case "ordered_shutdown":
+			if b, _ := parseBool(scalar(v)); b {
+				c.r.AsIs(c.pos(k), "ordered_shutdown (podvisor stops in reverse dependency order)")
+			}
 		default:
 			if strings.HasPrefix(k.Value, "x-") {
 				c.r.AsIs(c.pos(k), k.Value+" (an extension block; its settings are used where aliases name them)")
 				continue
 			}
-			c.r.Drop(c.pos(k), k.Value, "no podvisor equivalent")
+			if why, ok := pcTopDropped[k.Value]; ok {
+				if why == "" {
+					c.r.Fail(c.pos(k), k.Value, "extends names another file whose processes this one builds on; it is not read: import the merged result (process-compose config) or copy its processes in")
+					continue
+				}
+				c.r.Drop(c.pos(k), k.Value, why)
+				continue
+			}
+			c.r.Drop(c.pos(k), k.Value, "not a process-compose setting: process-compose ignores it (or refuses it with is_strict)")
 		}
+	}
+	if b, _ := parseBool(scalar(get(root, "ordered_shutdown"))); !b && pcHasDependencies(get(root, "processes")) {
+		c.r.Approx(c.pos(root), "shutdown order", "process-compose stops every process at once (without ordered_shutdown); podvisor stops them in reverse dependency order, each after its dependents")
 	}
 	c.replicas = map[string][]string{}
 	c.procs = map[string]*yaml.Node{}
@@ -213,11 +231,9 @@ func (c *pcConv) convert(root *yaml.Node) error {
 			}
 			n = v
 		}
-		if d := get(body, "disabled"); d != nil {
-			if b, _ := parseBool(scalar(d)); b {
-				c.r.Drop(c.pos(kv[0]), name, "disabled: true; podvisor starts every process it lists, so it is left out")
-				continue
-			}
+		if why := pcLeftOut(body); why != "" {
+			c.r.Drop(c.pos(kv[0]), name, why+"; podvisor starts every process it lists, so it is left out")
+			continue
 		}
 		if n == 1 {
 			c.replicas[name] = []string{sanitizeName(name)}
@@ -240,8 +256,43 @@ func (c *pcConv) convert(root *yaml.Node) error {
 			setOneshot(p, c.r, pos)
 		}
 	}
+	for _, p := range c.pendingSchedule {
+		// podvisor schedules oneshots: a run that ends is not restarted
+		// until the next tick, as process-compose's scheduled process.
+		p.Type = config.Oneshot
+		if p.Restart.Policy == config.Always {
+			setRestart(p, config.OnFailure)
+			note(p, c.r, p.Written.Origin, "restart", "restart always is not allowed on a scheduled oneshot; on-failure")
+		}
+	}
 	uniqueNames(c.m, c.r)
 	return nil
+}
+
+// pcLeftOut says why process-compose does not start a process by itself
+// ("" when it does): disabled (or is_disabled, its templated form), or a
+// foreground process, which is started only by hand from its terminal UI.
+func pcLeftOut(body *yaml.Node) string {
+	for _, k := range []string{"disabled", "is_disabled"} {
+		if b, _ := parseBool(strings.TrimSpace(scalar(get(body, k)))); b {
+			return k + ": true"
+		}
+	}
+	if b, _ := parseBool(scalar(get(body, "is_foreground"))); b {
+		return "is_foreground: true (process-compose starts it only by hand, from its terminal UI)"
+	}
+	return ""
+}
+
+// pcHasDependencies reports whether a process of procs has depends_on:
+// only then does the order of a stop differ.
+func pcHasDependencies(procs *yaml.Node) bool {
+	for _, kv := range pairs(procs) {
+		if len(pairs(get(kv[1], "depends_on"))) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // environment reads a list of "K=V" strings, or a mapping.
@@ -292,11 +343,20 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 	pcVars(get(body, "vars"), c.vars)
 	c.vars["PC_REPLICA_NUM"] = strconv.Itoa(replica)
 	defer func() { c.vars = nil }()
+	if b, _ := parseBool(scalar(get(body, "is_template_disabled"))); b {
+		c.vars = nil // process-compose renders none of its templates
+		if replica == 0 {
+			r.AsIs(c.pos(get(body, "is_template_disabled")), key.Value+".is_template_disabled ({{...}} kept as written)")
+		}
+	}
 	var logLine string
 	for _, kv := range pairs(body) {
 		if err := c.processKey(p, key, kv[0], kv[1], replica, &logLine); err != nil {
 			return err
 		}
+	}
+	if b, _ := parseBool(scalar(get(body, "is_daemon"))); b {
+		c.daemon(p, body, get(body, "is_daemon"))
 	}
 	if logLine != "" {
 		lp := &Probe{Kind: config.ProbeLog, Target: regexp.QuoteMeta(logLine)}
@@ -313,7 +373,7 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 	}
 	// A completed process does not hold the project back: a success exit
 	// that is not restarted leaves it completed and ready.
-	p.RemainAfterExit = true
+	p.RemainAfterExit = p.Daemon == nil
 	if p.Command == nil {
 		r.Fail(c.pos(key), key.Value, "has no command; add command:")
 		return nil
@@ -329,7 +389,13 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 	what := key.Value + "." + k.Value
 	switch k.Value {
 	case "command":
-		setShell(&p.Command, &p.Shell, c.shell(c.render(v, what)))
+		// $VAR is expanded at load, as process-compose expands it over the
+		// whole file: a variable only environment: sets is empty here
+		setShell(&p.Command, &p.Shell, c.str(c.render(v, what)))
+		if s := scalar(v); pcUnbracedVar().MatchString(strings.ReplaceAll(s, "$$", "")) {
+			r.AsIs(c.pos(k), what+" ($NAME put in when the file is loaded, from podvisor's environment and the .env, as process-compose does: a variable that only environment: sets is empty there, where a shell would have seen it; $$NAME leaves it to the shell)")
+			break
+		}
 		r.AsIs(c.pos(k), what)
 	case "entrypoint":
 		if v.Kind == yaml.SequenceNode {
@@ -383,10 +449,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 			return err
 		}
 	case "is_daemon":
-		if b, _ := parseBool(scalar(v)); b {
-			p.Type = config.Oneshot
-			note(p, r, c.pos(k), "type", "is_daemon: the command forks a daemon and returns; podvisor runs it as a oneshot and cannot restart the daemon (run it in the foreground if you can); the daemon is killed when podvisor exits")
-		}
+		// process() converts it once every key is read (pcdaemon.go)
 	case "disabled", "replicas", "vars":
 	case "namespace":
 		r.Drop(c.pos(k), what, "podvisor has no namespaces; the process keeps its name")
@@ -418,10 +481,62 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 		r.AsIs(c.pos(k), what+" (log: {stdout: file, stderr: file, file: ...})")
 	case "log_configuration":
 		note(p, r, c.pos(k), "log", "log_configuration: podvisor's log files are rotated by its own max_size and max_files (10MiB, 5 files); the lines are written as they are")
+	case "is_tty", "is_interactive":
+		if b, _ := parseBool(scalar(v)); b {
+			p.TTY = true
+			r.AsIs(c.pos(k), what+" (tty: true: a pseudo-terminal, reached with podvisor attach)")
+		}
+	case "schedule":
+		c.schedule(p, v, what)
+	case "truncate_log":
+		if b, _ := parseBool(scalar(v)); b {
+			note(p, r, c.pos(k), "log", "truncate_log: process-compose empties the log at each start; podvisor appends to the file and rotates it by size")
+		}
+	case "is_template_disabled", "is_disabled":
+		// read before the other keys (process, pcDisabled)
 	default:
-		r.Drop(c.pos(k), what, "no podvisor equivalent")
+		if why, ok := pcProcessDropped[k.Value]; ok {
+			r.Drop(c.pos(k), what, why)
+			return nil
+		}
+		r.Drop(c.pos(k), what, "not a process-compose setting: process-compose ignores it (or refuses it with is_strict)")
 	}
 	return nil
+}
+
+// pcTopDropped says why each top-level process-compose setting that has
+// no counterpart in procs.yaml is dropped ("" : not converted).
+var pcTopDropped = map[string]string{
+	"name":            "the project's name: podvisor has no project name, the processes keep theirs",
+	"log_format":      "the format of process-compose's own log file; podvisor's own messages follow --log-format",
+	"is_strict":       "makes process-compose refuse unknown keys; the import reports every key it does not convert instead",
+	"is_tui_disabled": "podvisor run has no terminal UI (podvisor ui is a separate command)",
+	"mcp_server":      "process-compose's MCP server (host, port, transport); podvisor mcp speaks over stdio and its actions are procs.yaml's mcp: key",
+	"file_names":      "filled in by process-compose itself when it loads; not a setting",
+	"env_file_names":  "filled in by process-compose itself when it loads; not a setting",
+	"dot_env_vars":    "filled in by process-compose itself when it loads; not a setting",
+	"extends":         "",
+}
+
+// pcProcessDropped says why each process setting of process-compose that
+// has no counterpart in procs.yaml is dropped.
+var pcProcessDropped = map[string]string{
+	"name":                      "the process's name is its key",
+	"extends":                   "process-compose merges the project file it names; the import reads only this file: copy the settings it inherits",
+	"disable_ansi_colors":       "process-compose strips colour codes from the output; podvisor passes the lines as they are",
+	"is_elevated":               "process-compose runs it through sudo (asking for a password); podvisor runs it as podvisor's user or user: (set user: root, or run podvisor as root)",
+	"launch_timeout_seconds":    "how long process-compose waits for a daemon's starter to close its output; podvisor waits for the starter's exit only",
+	"is_dotenv_disabled":        "process-compose keeps the .env's variables from this process; podvisor cannot take a variable out of one process's environment, so they still reach it",
+	"original_config":           "filled in by process-compose itself when it loads; not a setting",
+	"replica_num":               "filled in by process-compose itself when it loads (PC_REPLICA_NUM is set per replica)",
+	"replica_name":              "filled in by process-compose itself when it loads; replicas are named NAME-N",
+	"executable":                "process-compose overwrites it from command or entrypoint when it loads",
+	"args":                      "process-compose overwrites it from command or entrypoint when it loads",
+	"watch":                     "process-compose watches whole directory trees (with include and exclude filters and default excludes); podvisor's watch: matches globs in named directories only, without recursion: write watch: {paths: [DIR/*.EXT, ...]} for the directories that matter",
+	"mcp":                       "process-compose exposes the process as an MCP tool; podvisor mcp exposes podvisor's own operations (status, logs, restart), not processes as tools",
+	"monitor_for":               "process-compose alerts on output activity or silence; podvisor has no such alert (its /metrics and logs show the output)",
+	"monitor_silence_threshold": "process-compose alerts on output silence; podvisor has no such alert",
+	"is_foreground":             "",
 }
 
 var pcConditions = map[string]graph.Condition{
@@ -511,7 +626,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		switch k.Value {
 		case "exec":
 			pr.Kind, kind = config.ProbeExec, true
-			sh := c.shell(c.render(get(v, "command"), what+".exec.command"))
+			sh := c.str(c.render(get(v, "command"), what+".exec.command"))
 			if wd := scalar(get(v, "working_dir")); wd != "" {
 				sh = "cd " + c.str(wd) + " && " + sh
 			}
@@ -527,12 +642,21 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 				host = "127.0.0.1"
 			}
 			port := c.render(get(v, "port"), what)
+			if port == "" {
+				port = scalar(get(v, "num_port")) // process-compose's numeric form
+			}
 			u := scheme + "://" + host
 			if port != "" {
 				if n, err := strconv.Atoi(port); err == nil && (n < 1 || n > 65535) {
 					return nil, perr(c.src.Path, v.Line, "%s.http_get.port: %d is out of range 1-65535", what, n)
 				}
 				u += ":" + port
+			}
+			if hs := get(v, "headers"); hs != nil && len(pairs(hs)) > 0 {
+				c.r.Drop(c.pos(hs), what+".http_get.headers", "podvisor's http check sends no headers of its own choosing (User-Agent: podvisor/probe only); a check that needs them can be an exec check with curl -H")
+			}
+			if sc := scalar(get(v, "status_code")); sc != "" {
+				c.r.Approx(c.pos(get(v, "status_code")), what+".http_get.status_code", "process-compose wants exactly "+sc+"; podvisor's http check passes on any status from 200 to 399")
 			}
 			p := c.render(get(v, "path"), what)
 			if !strings.HasPrefix(p, "/") {
@@ -557,7 +681,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		case "failure_threshold":
 			pr.FailureThreshold, _ = strconv.Atoi(scalar(v))
 		default:
-			c.r.Drop(c.pos(k), what+"."+k.Value, "no podvisor equivalent")
+			c.r.Drop(c.pos(k), what+"."+k.Value, "not a probe setting of process-compose: process-compose ignores it")
 			continue
 		}
 		if err != nil {
@@ -614,7 +738,7 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 		case "exit_on_skipped":
 			c.r.Drop(c.pos(k), what+".exit_on_skipped", "podvisor never skips a process")
 		default:
-			c.r.Drop(c.pos(k), what+"."+k.Value, "no podvisor equivalent")
+			c.r.Drop(c.pos(k), what+"."+k.Value, "not an availability setting of process-compose: process-compose ignores it")
 		}
 	}
 	if p.Type == config.Job && rs.Policy == config.Always {
@@ -658,8 +782,14 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 			if b, _ := parseBool(scalar(v)); b {
 				note(p, c.r, c.pos(k), "stop", "parent_only: podvisor signals the whole process group")
 			}
+		case "send_keys":
+			if scalar(get(n, "command")) == "" {
+				c.r.Drop(c.pos(k), what+".send_keys", "process-compose stops the process by typing these keys on its terminal; podvisor stops it with the stop signal only: a program that quits only on a key needs a stop.command that makes it quit")
+			} else {
+				c.r.Drop(c.pos(k), what+".send_keys", "process-compose ignores it when shutdown.command is set")
+			}
 		default:
-			c.r.Drop(c.pos(k), what+"."+k.Value, "no podvisor equivalent")
+			c.r.Drop(c.pos(k), what+"."+k.Value, "not a shutdown setting of process-compose: process-compose ignores it")
 		}
 	}
 	return nil
@@ -786,6 +916,10 @@ func (c *pcConv) render(n *yaml.Node, what string) string {
 	return out
 }
 
+// pcUnbracedVar matches a $NAME that process-compose expands at load and a
+// shell would expand at run time, from a different environment.
+var pcUnbracedVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$[A-Za-z_]`) })
+
 // pcShell is pcString for a command string: its $VAR is left to the shell,
 // which reads it from the process's environment at run time (env:
 // included, where process-compose's load-time expansion reads only its own
@@ -795,4 +929,57 @@ func pcShell(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, "$", "$$")
+}
+
+// schedule converts a process's schedule: (cron or interval, timezone):
+// podvisor runs a scheduled oneshot at each tick, as process-compose runs a
+// scheduled process.
+func (c *pcConv) schedule(p *Process, n *yaml.Node, what string) {
+	s := &config.Schedule{Location: time.Local}
+	for _, kv := range pairs(n) {
+		k, v := kv[0], kv[1]
+		switch k.Value {
+		case "cron":
+			s.Cron = scalar(v)
+			if sc, err := cron.ParseStandard(s.Cron); err != nil || sc.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
+				c.r.Fail(c.pos(v), what+".cron", fmt.Sprintf("%q is not a cron expression that fires (five fields, or @daily, @every 10m)", s.Cron))
+				return
+			}
+		case "interval":
+			d, err := time.ParseDuration(scalar(v))
+			if err != nil || d <= 0 || d > config.MaxDuration {
+				c.r.Fail(c.pos(v), what+".interval", fmt.Sprintf("%q is not a duration such as 30m (at most 24h)", scalar(v)))
+				return
+			}
+			s.Every = d
+		case "timezone":
+			loc, err := time.LoadLocation(scalar(v))
+			if err != nil {
+				c.r.Fail(c.pos(v), what+".timezone", fmt.Sprintf("%q is not a time zone such as UTC or Europe/Paris", scalar(v)))
+				return
+			}
+			s.Location = loc
+		case "run_on_start":
+			if b, _ := parseBool(scalar(v)); b {
+				c.r.Approx(c.pos(k), what+".run_on_start", "process-compose also runs it at once when it starts; podvisor runs a scheduled oneshot at the ticks only")
+			}
+		case "max_concurrent":
+			if m, _ := strconv.Atoi(scalar(v)); m > 1 {
+				c.r.Approx(c.pos(k), what+".max_concurrent", "process-compose may run "+scalar(v)+" at once; podvisor runs one at a time and skips a tick while a run goes on (concurrency: forbid)")
+			}
+		default:
+			c.r.Drop(c.pos(k), what+"."+k.Value, "not a schedule setting of process-compose: process-compose ignores it")
+		}
+	}
+	if (s.Cron == "") == (s.Every == 0) {
+		c.r.Fail(c.pos(n), what, "give cron or interval, exactly one")
+		return
+	}
+	if s.Cron == "" && s.Location != time.Local {
+		s.Location = time.Local // podvisor reads timezone with cron only
+		c.r.Drop(c.pos(n), what+".timezone", "an interval does not depend on the time zone")
+	}
+	p.Schedule = s
+	c.pendingSchedule = append(c.pendingSchedule, p)
+	c.r.AsIs(c.pos(n), what+" (schedule: on a oneshot)")
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -187,6 +188,7 @@ func ConvertSystemd(units []Source, opt Options) (*Model, *Report, error) {
 	}
 	uniqueNames(m, r)
 	finish(m, r)
+	sdShutdownTimeout(m, r)
 	return m, r, nil
 }
 
@@ -485,7 +487,8 @@ func (c *sdConv) dropSections(f *unitFile) {
 		case "Description", "Documentation":
 			r.Drop(kpos(f, k), f.name+": "+k.Name, "kept only in the report")
 		default:
-			r.Drop(kpos(f, k), f.name+": [Unit] "+k.Name, "no podvisor equivalent")
+			why := sdUnitDropped(k.Name)
+			r.Drop(kpos(f, k), f.name+": [Unit] "+k.Name, why)
 		}
 	}
 }
@@ -668,6 +671,8 @@ type svcKeys struct {
 	startGiven, stopGiven        bool
 	startKey, stopKey            iniKey
 	forceRestart, preventRestart []int
+	// the signal names of those lists: restart.rules signals
+	forceSignals, preventSignals []syscall.Signal
 	forceKey, preventKey         iniKey
 }
 
@@ -759,7 +764,15 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 			r.AsIs(pos, what)
 		}
 	case "ExecReload":
-		r.Drop(pos, what, "podvisor reloads only itself; send the process a signal with podvisor signal NAME HUP")
+		c.serviceReload(f, p, k, cmdSpec)
+	case "FileDescriptorStoreMax":
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n > config.MaxFDStore {
+			r.Fail(pos, what, fmt.Sprintf("%q is not a number 0-%d", v, config.MaxFDStore))
+			return
+		}
+		p.FDStoreMax = n
+		r.AsIs(pos, what+" (fd_store_max: FDSTORE=1 over NOTIFY_SOCKET)")
 	case "Restart":
 		st.restart = v
 	case "RestartSec":
@@ -803,11 +816,21 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 		codes := []int{0}
 		for _, w := range strings.Fields(v) {
 			n, err := strconv.Atoi(w)
-			if err != nil {
-				note(p, r, pos, "success_exit_codes", "SuccessExitStatus "+w+" (a signal) has no podvisor equivalent")
-				continue
+			switch {
+			case err == nil && n >= 0 && n <= 255:
+				codes = append(codes, n)
+			case err != nil && sdSignal(w) != 0:
+				// podvisor's exit code of a death by signal N is 128+N
+				sig := sdSignal(w)
+				code := 128 + int(sig)
+				codes = append(codes, code)
+				note(p, r, pos, "success_exit_codes", fmt.Sprintf("SuccessExitStatus %s: podvisor's success_exit_codes are exit codes, and a death by %s is exit code %d, so %d is a success; an exit with code %d is a success too, which under systemd it is not", w, unix.SignalName(sig), code, code, code))
+			default:
+				r.Fail(pos, what, fmt.Sprintf("%q is not an exit code 0-255 or a signal name", w))
 			}
-			codes = append(codes, n)
+		}
+		if strings.TrimSpace(v) == "" { // an empty assignment resets the list
+			codes = nil
 		}
 		p.SuccessExitCodes = codes
 		r.AsIs(pos, what)
@@ -834,8 +857,10 @@ func (c *sdConv) serviceKey(f *unitFile, p *Process, k iniKey, st *svcKeys, spec
 			r.Drop(pos, what, "sandboxing: podvisor relies on the container's own isolation")
 		case sdResource().MatchString(k.Name):
 			r.Drop(pos, what, "resource control: set limits on the container (resources in Kubernetes)")
+		case sdServiceDropped[k.Name] != "":
+			r.Drop(pos, what, sdServiceDropped[k.Name])
 		default:
-			r.Drop(pos, what, "no podvisor equivalent")
+			r.Drop(pos, what, "not a [Service] setting the import knows: look it up in systemd.service(5), systemd.exec(5) or systemd.kill(5) and write what it does into the command")
 		}
 	}
 }
@@ -985,13 +1010,13 @@ func (c *sdConv) serviceWatchdog(f *unitFile, p *Process, k iniKey) {
 // RestartPreventExitStatus= (an empty one resets the list); signal names
 // in them are reported.
 func (c *sdConv) serviceExitStatus(f *unitFile, p *Process, k iniKey, st *svcKeys) {
-	list, key := &st.forceRestart, &st.forceKey
+	list, sigs, key := &st.forceRestart, &st.forceSignals, &st.forceKey
 	if k.Name == "RestartPreventExitStatus" {
-		list, key = &st.preventRestart, &st.preventKey
+		list, sigs, key = &st.preventRestart, &st.preventSignals, &st.preventKey
 	}
 	*key = k
 	if strings.TrimSpace(k.Value) == "" {
-		*list = nil
+		*list, *sigs = nil, nil
 		return
 	}
 	for _, w := range strings.Fields(k.Value) {
@@ -999,10 +1024,10 @@ func (c *sdConv) serviceExitStatus(f *unitFile, p *Process, k iniKey, st *svcKey
 		switch {
 		case err == nil && n >= 0 && n <= 255:
 			*list = append(*list, n)
-		case signalName(w) != "":
-			n := signalNumbers[signalName(w)]
-			*list = append(*list, 128+n)
-			note(p, c.r, kpos(f, k), "restart", k.Name+" "+w+": podvisor matches a death by signal as exit code "+strconv.Itoa(128+n))
+		case err != nil && sdSignal(w) != 0:
+			// a rule's signals match a death by that signal only, as
+			// systemd's signal names do
+			*sigs = append(*sigs, sdSignal(w))
 		default:
 			c.r.Fail(kpos(f, k), f.name+": "+k.Name, fmt.Sprintf("%q is not an exit code 0-255 or a signal name", w))
 		}
@@ -1013,14 +1038,20 @@ func (c *sdConv) serviceExitStatus(f *unitFile, p *Process, k iniKey, st *svcKey
 // as systemd's RestartPreventExitStatus= wins over the policy and over
 // RestartForceExitStatus=.
 func (c *sdConv) serviceRules(f *unitFile, p *Process, st svcKeys) {
-	add := func(codes []int, action config.RuleAction, k iniKey) {
+	add := func(codes []int, signals []syscall.Signal, action config.RuleAction, k iniKey) {
 		var in []int
 		for _, n := range codes {
 			if !slices.Contains(in, n) && !slices.ContainsFunc(p.Restart.Rules, func(x config.ExitRule) bool { return slices.Contains(x.In, n) }) {
 				in = append(in, n)
 			}
 		}
-		if len(in) == 0 {
+		var sigs []syscall.Signal
+		for _, sg := range signals {
+			if !slices.Contains(sigs, sg) && !slices.ContainsFunc(p.Restart.Rules, func(x config.ExitRule) bool { return slices.Contains(x.Signals, sg) }) {
+				sigs = append(sigs, sg)
+			}
+		}
+		if len(in) == 0 && len(sigs) == 0 {
 			return
 		}
 		if !p.Written.Restart {
@@ -1029,11 +1060,11 @@ func (c *sdConv) serviceRules(f *unitFile, p *Process, st svcKeys) {
 		if p.Type == config.Oneshot && action == config.RuleRestart && p.Restart.Policy == config.Never {
 			p.Restart.Policy = config.OnFailure
 		}
-		p.Restart.Rules = append(p.Restart.Rules, config.ExitRule{In: in, Action: action})
+		p.Restart.Rules = append(p.Restart.Rules, config.ExitRule{In: in, Signals: sigs, Action: action})
 		c.r.AsIs(kpos(f, k), f.name+": "+k.Name+" (restart.rules, action "+action.String()+")")
 	}
-	add(st.preventRestart, config.RuleStop, st.preventKey)
-	add(st.forceRestart, config.RuleRestart, st.forceKey)
+	add(st.preventRestart, st.preventSignals, config.RuleStop, st.preventKey)
+	add(st.forceRestart, st.forceSignals, config.RuleRestart, st.forceKey)
 }
 
 // serviceOutput converts StandardOutput= and StandardError=.

@@ -282,7 +282,7 @@ processes:
   seed:
     command: "echo seeded"
   app:
-    command: "%s; echo \"$GREETING, app ready\"; trap 'exit 0' TERM; while :; do sleep 0.1; done"
+    command: "%s; echo \"[$GREETING]\"; echo \"$$GREETING, app ready\"; trap 'exit 0' TERM; while :; do sleep 0.1; done"
     depends_on:
       db:
         condition: process_healthy
@@ -325,7 +325,12 @@ processes:
 		t.Errorf("/readyz %d %q after seed completed, want 200", code, body)
 	}
 	if !r.Stdout.Contains("hello, app ready") {
-		t.Errorf("the top-level environment did not reach app; output:\n%s", r.Stdout)
+		t.Errorf("the top-level environment did not reach app ($$GREETING, left to the shell); output:\n%s", r.Stdout)
+	}
+	// process-compose puts $GREETING in when it loads the file, from its
+	// own environment, where the file's environment: is not: empty.
+	if !r.Stdout.Contains("| []") {
+		t.Errorf("$GREETING was not put in at load as process-compose does (want it empty); output:\n%s", r.Stdout)
 	}
 	teardown(t, r, addr, eventPids(t, r, [2]string{"app", "start"}))
 }
@@ -897,7 +902,9 @@ processes:
 	yaml, _ := runImport(t, filepath.Join(src, "process-compose.yaml"))
 	r := startPodvisor(t, yaml, withEnv("APP_MODE=prod"))
 	want := map[string]string{
-		"worker": "arg=--queue\narg=mail\narg=jobs\narg=--level\narg=file\nmode=prod\n",
+		// MODE=${APP_MODE}: the .env's dev, which process-compose's
+		// loader takes before its environment's prod
+		"worker": "arg=--queue\narg=mail\narg=jobs\narg=--level\narg=file\nmode=dev\n",
 		"shell":  "mode=prod-mail jobs\n",
 	}
 	for name, w := range want {

@@ -1,0 +1,28 @@
+package importer
+
+import (
+	"testing"
+
+	"github.com/podvisor/podvisor/internal/config"
+)
+
+// TestGoldenProcessComposeKeys converts a file with the process-compose
+// settings that have a podvisor counterpart (is_tty, schedule, num_port)
+// and those that do not, each dropped with its own reason.
+func TestGoldenProcessComposeKeys(t *testing.T) {
+	m, r, err := ConvertProcessCompose(readSource(t, "testdata/process-compose-keys/process-compose.yaml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed() {
+		t.Errorf("did not convert:\n%s", reportText(r))
+	}
+	for _, e := range r.Entries {
+		if e.Kind == Dropped && (e.Detail == "no podvisor equivalent" || e.Detail == "") {
+			t.Errorf("%s dropped without a reason of its own", e.What)
+		}
+	}
+	assertPortable(t, config.Write(m))
+	compareGolden(t, "testdata/golden/process-compose-keys.yaml", config.Write(m))
+	compareGolden(t, "testdata/golden/process-compose-keys.report", []byte(reportText(r)))
+}
