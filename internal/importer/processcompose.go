@@ -626,7 +626,15 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		switch k.Value {
 		case "exec":
 			pr.Kind, kind = config.ProbeExec, true
+			if v.Kind != yaml.MappingNode {
+				// process-compose's exec is {command, working_dir}: its
+				// loader refuses a plain string too.
+				return nil, perr(c.src.Path, v.Line, "%s.exec: want a mapping with command: (exec: {command: %q}), not a %s", what, scalar(v), kindName(v))
+			}
 			sh := c.str(c.render(get(v, "command"), what+".exec.command"))
+			if strings.TrimSpace(sh) == "" {
+				return nil, perr(c.src.Path, v.Line, "%s.exec.command: empty; write the command the probe runs", what)
+			}
 			if wd := scalar(get(v, "working_dir")); wd != "" {
 				sh = "cd " + c.str(wd) + " && " + sh
 			}
@@ -982,4 +990,17 @@ func (c *pcConv) schedule(p *Process, n *yaml.Node, what string) {
 	p.Schedule = s
 	c.pendingSchedule = append(c.pendingSchedule, p)
 	c.r.AsIs(c.pos(n), what+" (schedule: on a oneshot)")
+}
+
+// kindName names a YAML node's kind for an error.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return "string"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	}
+	return "value"
 }

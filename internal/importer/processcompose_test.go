@@ -75,3 +75,19 @@ func TestProcessComposeEnvKeysSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessComposeExecProbeShape: an exec probe that is not a mapping
+// with a command (process-compose's loader refuses one too) is an error
+// naming it, never a written file whose probe is empty (found on the
+// corpus: exec: "curl ..." became a procs.yaml that failed check).
+func TestProcessComposeExecProbeShape(t *testing.T) {
+	for doc, want := range map[string]string{
+		"processes:\n  a:\n    command: x\n    readiness_probe:\n      exec: \"curl -f localhost\"\n": `pc.yaml:5: a.readiness_probe.exec: want a mapping with command:`,
+		"processes:\n  a:\n    command: x\n    liveness_probe:\n      exec: {working_dir: /tmp}\n":   `pc.yaml:5: a.liveness_probe.exec.command: empty`,
+	} {
+		_, _, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(doc)}, Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one containing %q", doc, err, want)
+		}
+	}
+}
