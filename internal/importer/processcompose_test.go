@@ -83,7 +83,7 @@ func TestProcessComposeEnvKeysSaid(t *testing.T) {
 func TestProcessComposeExecProbeShape(t *testing.T) {
 	for doc, want := range map[string]string{
 		"processes:\n  a:\n    command: x\n    readiness_probe:\n      exec: \"curl -f localhost\"\n": `pc.yaml:5: a.readiness_probe.exec: want a mapping with command:`,
-		"processes:\n  a:\n    command: x\n    liveness_probe:\n      exec: {working_dir: /tmp}\n":   `pc.yaml:5: a.liveness_probe.exec.command: empty`,
+		"processes:\n  a:\n    command: x\n    liveness_probe:\n      exec: {working_dir: /tmp}\n":    `pc.yaml:5: a.liveness_probe.exec.command: empty`,
 	} {
 		_, _, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(doc)}, Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {
