@@ -709,7 +709,7 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 		k, v := kv[0], kv[1]
 		switch k.Value {
 		case "restart":
-			switch scalar(v) {
+			switch c.fixed(v, p, "restart") {
 			case "always":
 				rs.Policy = config.Always
 				c.r.AsIs(c.pos(k), what+".restart")
@@ -723,7 +723,7 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 				rs.Policy = config.Never
 				note(p, c.r, c.pos(k), "restart", "restart: no; process-compose leaves a failed process exited, podvisor tears everything down when it fails")
 			default:
-				return perr(c.src.Path, v.Line, "%s.restart: unknown policy %q", what, scalar(v))
+				return perr(c.src.Path, v.Line, "%s.restart: unknown policy %q (want always, on_failure, exit_on_failure or no)", what, scalar(v))
 			}
 		case "backoff_seconds":
 			d, ok := parseSeconds(scalar(v))
@@ -1003,4 +1003,23 @@ func kindName(n *yaml.Node) string {
 		return "mapping"
 	}
 	return "value"
+}
+
+// pcDefaulted matches a whole value ${VAR:-default} (or ${VAR-default}).
+var pcDefaulted = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}]*)\}$`)
+})
+
+// fixed is the value of a key podvisor reads as a fixed word (a restart
+// policy), where process-compose substitutes ${VAR:-default} over the whole
+// file at load: its default, approximated and said, since the written file
+// cannot read the variable there.
+func (c *pcConv) fixed(v *yaml.Node, p *Process, key string) string {
+	s := scalar(v)
+	m := pcDefaulted().FindStringSubmatch(s)
+	if m == nil {
+		return s
+	}
+	note(p, c.r, c.pos(v), key, fmt.Sprintf("%s: process-compose reads $%s at load, with %q as its default; the written value is that default (edit it here to change it)", s, m[1], m[2]))
+	return m[2]
 }

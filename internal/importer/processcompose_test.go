@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"text/template" // tests only: the renderer is checked against the real thing
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // FuzzPcRender checks the {{.NAME}} renderer against text/template, which
@@ -89,5 +91,22 @@ func TestProcessComposeExecProbeShape(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one containing %q", doc, err, want)
 		}
+	}
+}
+
+// TestProcessComposeDefaultedPolicy: process-compose substitutes
+// ${VAR:-default} over the whole file at load, a restart policy included;
+// the import writes the default and says so (found on the corpus).
+func TestProcessComposeDefaultedPolicy(t *testing.T) {
+	doc := "processes:\n  server:\n    command: ./server\n    availability:\n      restart: ${SERVER_RESTART:-always}\n"
+	m, r, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(doc)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Processes[0].Restart.Policy; got != config.Always {
+		t.Errorf("restart policy %v, want always (the default)", got)
+	}
+	if !strings.Contains(reportText(r), `process-compose reads $SERVER_RESTART at load, with "always" as its default`) {
+		t.Errorf("the report does not say the default was written:\n%s", reportText(r))
 	}
 }
