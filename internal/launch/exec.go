@@ -28,7 +28,7 @@ const execOutputGrace = 250 * time.Millisecond
 // puts processes in cgroups (docs/operate.md#exec), belongs in this Spec
 // too, so that the command is bounded by the process's limits.
 func (l *Launcher) execSpec(p *config.Process, argv []string, stdout, stderr *os.File) proc.Spec {
-	return proc.Spec{Argv: argv, Env: l.Env(p), Dir: p.WorkingDir, Cred: cred(p), Stdout: stdout, Stderr: stderr,
+	return proc.Spec{Argv: argv, Env: l.Env(p), Dir: p.WorkingDir, Root: p.Root, Cred: cred(p), Stdout: stdout, Stderr: stderr,
 		DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
 }
 
