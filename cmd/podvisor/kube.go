@@ -21,6 +21,7 @@ import (
 
 const kubeUsage = `usage:
   podvisor kube play [--dry-run] [--ordered] [--restart-container-during-termination] [--name NAME] [--image-command IMAGE=CMD]...
+                     [--images podman [--pull]] [--image-root IMAGE=DIR]...
                      [--from-dir DIR] [--ca-file FILE] [--volume-root DIR] [--listen ADDR] [--log-format text|json] FILE|-
   podvisor kube generate [-c FILE] [--shape fat|sidecars] [--kind Pod|Deployment|Job] [--image IMAGE] [--name NAME]
 `
