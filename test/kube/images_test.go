@@ -31,7 +31,7 @@ exec sleep 100000
 // busyboxRoot makes a small root file system in dir: busybox and its
 // applets, a user app (uid 1234), the entrypoint, and a symlink /evil to
 // /etc (on this machine a path outside the root).
-func busyboxRoot(t *testing.T, dir string) {
+func busyboxRoot(t testing.TB, dir string) {
 	t.Helper()
 	bb, err := exec.LookPath("busybox")
 	if err != nil {
@@ -57,7 +57,7 @@ func busyboxRoot(t *testing.T, dir string) {
 	must(t, os.Symlink("/etc", filepath.Join(dir, "evil")))
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
