@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -144,12 +144,18 @@ func (pi *playImages) fromPodman(w *kube.Workload, pull bool, stderr io.Writer) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), podmanTimeout)
 	defer cancel()
-	for _, ref := range refs {
-		// One call per image names the missing one (podman's own message
-		// for several does not say which).
-		if _, err := proc.RunTool(ctx, []string{"podman", "image", "exists", ref}); err != nil {
+	// Each podman call costs some 300 ms of start-up: one inspect for all
+	// the images, and one call per image only when one is missing (to
+	// name it, or pull it).
+	inspect := append([]string{"podman", "image", "inspect", "--format", "json"}, refs...)
+	out, err := proc.RunTool(ctx, inspect)
+	if err != nil {
+		for _, ref := range refs {
+			if _, err := proc.RunTool(ctx, []string{"podman", "image", "exists", ref}); err == nil {
+				continue
+			}
 			if !pull {
-				fmt.Fprintf(stderr, "podvisor kube play: %s: image %s is not in podman's local store (%v); fetch it with: podman pull %s (or pass --pull)\n", who[ref], ref, err, ref)
+				fmt.Fprintf(stderr, "podvisor kube play: %s: image %s is not in podman's local store; fetch it with: podman pull %s (or pass --pull)\n", who[ref], ref, ref)
 				return exitUsage
 			}
 			if _, err := proc.RunTool(ctx, []string{"podman", "pull", ref}); err != nil {
@@ -157,8 +163,8 @@ func (pi *playImages) fromPodman(w *kube.Workload, pull bool, stderr io.Writer) 
 				return exitFail
 			}
 		}
+		out, err = proc.RunTool(ctx, inspect)
 	}
-	out, err := proc.RunTool(ctx, append([]string{"podman", "image", "inspect", "--format", "json"}, refs...))
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: podman image inspect: %v\n", err)
 		return exitFail
@@ -168,15 +174,30 @@ func (pi *playImages) fromPodman(w *kube.Workload, pull bool, stderr io.Writer) 
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
 	}
-	for _, ref := range refs {
-		pi.mounted = append(pi.mounted, ref)
-		dir, err := proc.RunTool(ctx, []string{"podman", "image", "mount", ref})
-		if err != nil {
-			fmt.Fprintf(stderr, "podvisor kube play: %s: podman image mount %s: %v\n", who[ref], ref, err)
+	// The mounts, all at once.
+	dirs := make([]string, len(refs))
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Go(func() {
+			var b []byte
+			b, errs[i] = proc.RunTool(ctx, []string{"podman", "image", "mount", ref})
+			dirs[i] = strings.TrimSpace(string(b))
+		})
+	}
+	wg.Wait()
+	for i, ref := range refs {
+		if errs[i] == nil {
+			pi.mounted = append(pi.mounted, ref)
+		}
+	}
+	for i, ref := range refs {
+		if errs[i] != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %s: podman image mount %s: %v\n", who[ref], ref, errs[i])
 			pi.unmount(-1, stderr)
 			return exitFail
 		}
-		img := &kube.Image{Ref: ref, Dir: strings.TrimSpace(string(dir)), Config: cfgs[slices.Index(refs, ref)]}
+		img := &kube.Image{Ref: ref, Dir: dirs[i], Config: cfgs[i]}
 		if err := readUsers(img); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: image %s: %v\n", ref, err)
 			pi.unmount(-1, stderr)
