@@ -92,7 +92,7 @@ func TestBashCompletion(t *testing.T) {
 		{"podvisor kube ''", []string{"play", "ps", "down", "generate"}},
 		{"podvisor kube generate --sh", []string{"--shape"}},
 		{"podvisor kube generate --shape ''", []string{"fat", "sidecars"}},
-		{"podvisor kube play -", []string{"--ca-file", "--down", "--dry-run", "--from-dir", "--image-command", "--listen", "--log-format", "--name", "--ordered", "--pace", "--restart-container-during-termination", "--volume-root", "--volumes"}},
+		{"podvisor kube play -", []string{"--ca-file", "--down", "--dry-run", "--from-dir", "--image-command", "--image-root", "--images", "--listen", "--log-format", "--name", "--ordered", "--pace", "--pull", "--restart-container-during-termination", "--volume-root", "--volumes"}},
 		{"podvisor graph --format m", []string{"mermaid"}},
 		{"podvisor import --from ''", []string{"supervisord", "process-compose", "procfile", "s6", "systemd"}},
 		{"podvisor graph -format ''", []string{"text", "dot", "mermaid"}},

@@ -22,6 +22,7 @@ import (
 
 const kubeUsage = `usage:
   podvisor kube play [--dry-run] [--ordered] [--pace node|fast] [--restart-container-during-termination] [--name NAME] [--image-command IMAGE=CMD]...
+                     [--images podman [--pull]] [--image-root IMAGE=DIR]...
                      [--from-dir DIR] [--ca-file FILE] [--volume-root DIR] [--listen ADDR] [--log-format text|json] FILE|-
   podvisor kube generate [-c FILE] [--shape fat|sidecars] [--kind Pod|Deployment|Job] [--image IMAGE] [--name NAME]
 `
@@ -57,7 +58,8 @@ type playFlags struct {
 	name, fromDir, volumeRoot, listen, logFormat             *string
 	caFile                                                   *string
 	imageCmds                                                *listFlag
-	pace                                                     *string // kube_pace.go
+	pace                                                     *string     // kube_pace.go
+	images                                                   *imageFlags // kube_images.go
 }
 
 // kubePlayFlags defines kube play's flags (one definition for the command
@@ -77,6 +79,7 @@ func kubePlayFlags(fs *flag.FlagSet) *playFlags {
 	f.logFormat = fs.String("log-format", "", "text or json (as podvisor run)")
 	f.down = fs.Bool("down", false, "stop the pod FILE describes, as kube down does, instead of playing it")
 	f.volumes = fs.Bool("volumes", false, "with --down: also remove the data of its persistentVolumeClaims")
+	f.images = kubeImageFlags(fs)
 	return f
 }
 
@@ -97,6 +100,16 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	if *f.down {
 		return playDown(f, m, w, opts, stdout, stderr)
 	}
+	imgs, code := prepareImages(f.images, w, opts.VolumeRoot, stderr)
+	if code != exitOK {
+		return code
+	}
+	if imgs != nil {
+		opts.Images, opts.ImagesFlag = imgs.byRef, imgs.flag
+	}
+	// Given back here unless the run (in its own mount namespace) takes
+	// them over.
+	defer imgs.unmount(-1, stderr)
 	// One translation: the run's directory is made once the mounts are
 	// known, outside all of them (makeRunDir).
 	var tmp string
@@ -137,7 +150,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		wd = "/"
 	}
 	for _, p := range res.Procs.Processes {
-		if p.WorkingDir == "" {
+		if p.WorkingDir == "" && p.Root == "" {
 			p.WorkingDir = config.Literal(wd) // the document holds values in podvisor's syntax
 		}
 	}
@@ -159,7 +172,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor kube play: %s: %v\n", m.File, err)
 		return exitUsage
 	}
-	return runPlay(f, m.File, w, opts, res, pcfg, playRun{tmp: tmp, volDir: filepath.Join(tmp, "volumes"), procsPath: procsPath, pod: pod}, stdout, stderr)
+	return runPlay(f, m.File, w, opts, res, pcfg, playRun{tmp: tmp, volDir: filepath.Join(tmp, "volumes"), procsPath: procsPath, pod: pod, images: imgs}, stdout, stderr)
 }
 
 // parsePlayArgs parses kube play's flags and its one FILE argument; f is
@@ -260,6 +273,7 @@ func playProcs(res *kube.Result, procsPath string, stderr io.Writer) (procs []by
 type playRun struct {
 	tmp, volDir, procsPath string
 	pod                    *playPod
+	images                 *playImages
 }
 
 // runPlay makes the volumes and runs podvisor on the written procs.yaml:
@@ -307,7 +321,12 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 	// thread of a multi-threaded Go process; after execve the whole
 	// process is in the namespace. It passes the translation on (the
 	// written procs.yaml and the mounts), translating nothing again.
-	return execMounted(mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs, Pod: run.pod, Hostname: run.pod.Hostname}, pcfg, stderr)
+	st := mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs, Pod: run.pod, Hostname: run.pod.Hostname, Roots: res.Roots, HostNS: -1}
+	if run.images != nil {
+		st.Images = run.images.mounted
+		st.HostNS = hostMountNS(run.images)
+	}
+	return execMounted(st, pcfg, stderr)
 }
 
 // makeVolumes materialises the volumes in volDir behind their fence.
@@ -419,6 +438,12 @@ type mountedState struct {
 	Pod     *playPod // its record, written before the exec, is removed at the end
 	// Hostname is the pod's, set in its UTS namespace.
 	Hostname string
+	// Roots are the containers' roots to build (kube_images.go); Images
+	// the images podman mounted, given back at the end in the mount
+	// namespace HostNS (an fd kept across the exec; -1: none).
+	Roots  []*kube.RootPlan
+	Images []string
+	HostNS int
 }
 
 // execMounted moves this thread into a new mount namespace and execs
@@ -484,8 +509,15 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
 	}
-	defer os.RemoveAll(st.Tmp)
+	keepTmp := false // the roots could not be unmounted: the directory may still hold mounts
+	defer func() {
+		if !keepTmp {
+			os.RemoveAll(st.Tmp)
+		}
+	}()
 	defer st.Pod.releaseOwn()
+	images := &playImages{mounted: st.Images}
+	defer images.unmount(st.HostNS, stderr)
 	if st.Hostname != "" {
 		if err := unix.Sethostname([]byte(st.Hostname)); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: cannot set the pod's hostname %q: %v\n", st.Hostname, err)
@@ -515,6 +547,28 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
+	}
+	if len(st.Roots) > 0 {
+		roots, err := kube.BuildRoots(st.Roots)
+		defer func() {
+			if errs := roots.Close(); len(errs) > 0 {
+				keepTmp = true
+				for _, e := range errs {
+					fmt.Fprintf(stderr, "podvisor kube play: %v (left: %s)\n", e, st.Tmp)
+				}
+			}
+		}()
+		if err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
+		for _, r := range st.Roots {
+			how := "writable through an overlay whose upper layer is in " + st.Tmp
+			if roots.Modes[r.Container] == "read-only" {
+				how = "read-only (no overlayfs here), tmpfs at /tmp, /var/tmp and /run"
+			}
+			fmt.Fprintf(stderr, "podvisor kube play: %s runs from image %s, its root %s\n", r.Container, r.Image.Ref, how)
+		}
 	}
 	var roles *server.PodRoles
 	var pace supervisor.Pace

@@ -21,6 +21,8 @@ func SpawnDiff(old, new *Process) string {
 		return "type changed"
 	case !slices.Equal(old.Env, new.Env):
 		return "environment changed"
+	case old.Root != new.Root:
+		return "root changed"
 	case old.WorkingDir != new.WorkingDir:
 		return "working_dir changed"
 	case !sameUser(old.User, new.User):

@@ -113,6 +113,11 @@ type Process struct {
 	Env        []string // global env, then env_file entries, then process env; KEY=VALUE, later wins
 	WorkingDir string   // absolute; defaults to Config.Dir
 	User       *User    // nil: run as podvisor's own user
+	// Root is the directory the process runs in as its root directory,
+	// in a mount namespace of its own (kube play's images); "": this
+	// machine's. Its exec probes and hooks run there too; WorkingDir is
+	// then a path inside it.
+	Root string
 
 	DependsOn    []Dependency // sorted by name
 	Ready        *Probe       // nil: no readiness probe

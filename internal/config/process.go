@@ -16,7 +16,7 @@ import (
 var (
 	topKeys        = []string{"version", "listen", "listen_hosts", "control", "ui", "mcp", "shutdown_timeout", "log", "env", "processes"}
 	logKeys        = []string{"format", "timestamps", "tail", "stdout", "stderr", "file", "stderr_file", "max_size", "max_files", "compress"}
-	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "limits", "umask", "no_new_privs", "capabilities", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "resources", "profiles", "tty", "stdin"}
+	processKeys    = []string{"command", "type", "env", "env_file", "working_dir", "user", "depends_on", "ready", "start_timeout", "live", "startup", "restart", "success_exit_codes", "stop", "oom_score_adj", "limits", "umask", "no_new_privs", "capabilities", "log", "secret_env", "sidecar", "remain_after_exit", "watchdog", "schedule", "watch", "sockets", "fd_store_max", "daemon", "reload", "resources", "profiles", "tty", "stdin", "root"}
 	dependencyKeys = []string{"condition", "restart"}
 	restartKeys    = []string{"policy", "backoff", "max_backoff", "limit", "overlap", "during_termination", "rules"}
 	stopKeys       = []string{"signal", "timeout", "command", "command_first", "min_grace"}
@@ -361,8 +361,18 @@ func (l *loader) process(name string, p pair, globalEnv []string) (*Process, []d
 	proc.Env = MergeEnv(envs...)
 	l.nameLists(f, path, proc)
 
+	if v, ok := f.get("root"); ok {
+		proc.Root = l.path(v.val, path.field("root"))
+		// Inside a root, the config's directory means nothing: "/" as in
+		// an image without WORKDIR.
+		proc.WorkingDir = "/"
+	}
 	if v, ok := f.get("working_dir"); ok {
-		proc.WorkingDir = l.path(v.val, path.field("working_dir"))
+		if proc.Root != "" {
+			proc.WorkingDir = l.rootedDir(v.val, path.field("working_dir"))
+		} else {
+			proc.WorkingDir = l.path(v.val, path.field("working_dir"))
+		}
 	}
 	if v, ok := f.get("user"); ok {
 		proc.User = l.user(v.val, path.field("user"))
@@ -507,6 +517,23 @@ func (l *loader) path(n *yaml.Node, path *keyPath) string {
 	}
 	if !filepath.IsAbs(s) {
 		s = filepath.Join(l.dir, s)
+	}
+	return filepath.Clean(s)
+}
+
+// rootedDir decodes a working_dir inside a process's root: an absolute
+// path there, taken as it is (the root resolves it when the process starts).
+func (l *loader) rootedDir(n *yaml.Node, path *keyPath) string {
+	s, ok := l.str(n, path)
+	if !ok {
+		return ""
+	}
+	if s, ok = l.interp(n, path, s); !ok {
+		return ""
+	}
+	if !filepath.IsAbs(s) {
+		l.errorf(n, path, "%q: with root, working_dir is a path inside the root and must be absolute", s)
+		return ""
 	}
 	return filepath.Clean(s)
 }

@@ -289,6 +289,10 @@ func randProcess(r *rand.Rand, name string, earlier []*Process, root *User) *Pro
 	if coin() {
 		p.WorkingDir = "/srv/app dir"
 	}
+	if coin() { // inside a root, the working directory is the root's
+		p.Root = "/var/lib/images/app root"
+		p.WorkingDir = []string{"/", "/app"}[r.IntN(2)]
+	}
 	if coin() {
 		p.User = root
 	}

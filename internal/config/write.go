@@ -128,6 +128,9 @@ func (w *writer) process(p *Process) {
 	if len(n.EnvFile) > 0 {
 		w.kv(2, "env_file", list(n.EnvFile), c("env_file"))
 	}
+	if p.Root != "" {
+		w.kv(2, "root", quote(p.Root), c("root"))
+	}
 	if p.WorkingDir != "" {
 		w.kv(2, "working_dir", quote(p.WorkingDir), c("working_dir"))
 	}

@@ -332,6 +332,13 @@ type VolumeMount struct {
 }
 
 // Volume is one entry of spec.volumes.
+// ImageVolume is an image volume's source (KEP-4639): the image's
+// content, read-only.
+type ImageVolume struct {
+	Reference  string `yaml:"reference"`
+	PullPolicy string `yaml:"pullPolicy"`
+}
+
 type Volume struct {
 	Name      string           `yaml:"name"`
 	EmptyDir  *EmptyDir        `yaml:"emptyDir"`
@@ -343,29 +350,29 @@ type Volume struct {
 	Projected             *ProjectedVolume   `yaml:"projected"`
 	DownwardAPI           *DownwardAPIVolume `yaml:"downwardAPI"`
 
-	Ephemeral            yaml.Node `yaml:"ephemeral"`
-	Image                yaml.Node `yaml:"image"`
-	NFS                  yaml.Node `yaml:"nfs"`
-	CSI                  yaml.Node `yaml:"csi"`
-	ISCSI                yaml.Node `yaml:"iscsi"`
-	FC                   yaml.Node `yaml:"fc"`
-	GitRepo              yaml.Node `yaml:"gitRepo"`
-	AWSElasticBlockStore yaml.Node `yaml:"awsElasticBlockStore"`
-	GCEPersistentDisk    yaml.Node `yaml:"gcePersistentDisk"`
-	AzureDisk            yaml.Node `yaml:"azureDisk"`
-	AzureFile            yaml.Node `yaml:"azureFile"`
-	CephFS               yaml.Node `yaml:"cephfs"`
-	RBD                  yaml.Node `yaml:"rbd"`
-	Cinder               yaml.Node `yaml:"cinder"`
-	Flocker              yaml.Node `yaml:"flocker"`
-	FlexVolume           yaml.Node `yaml:"flexVolume"`
-	Glusterfs            yaml.Node `yaml:"glusterfs"`
-	Quobyte              yaml.Node `yaml:"quobyte"`
-	VsphereVolume        yaml.Node `yaml:"vsphereVolume"`
-	PhotonPersistentDisk yaml.Node `yaml:"photonPersistentDisk"`
-	PortworxVolume       yaml.Node `yaml:"portworxVolume"`
-	ScaleIO              yaml.Node `yaml:"scaleIO"`
-	StorageOS            yaml.Node `yaml:"storageos"`
+	Ephemeral            yaml.Node    `yaml:"ephemeral"`
+	Image                *ImageVolume `yaml:"image"`
+	NFS                  yaml.Node    `yaml:"nfs"`
+	CSI                  yaml.Node    `yaml:"csi"`
+	ISCSI                yaml.Node    `yaml:"iscsi"`
+	FC                   yaml.Node    `yaml:"fc"`
+	GitRepo              yaml.Node    `yaml:"gitRepo"`
+	AWSElasticBlockStore yaml.Node    `yaml:"awsElasticBlockStore"`
+	GCEPersistentDisk    yaml.Node    `yaml:"gcePersistentDisk"`
+	AzureDisk            yaml.Node    `yaml:"azureDisk"`
+	AzureFile            yaml.Node    `yaml:"azureFile"`
+	CephFS               yaml.Node    `yaml:"cephfs"`
+	RBD                  yaml.Node    `yaml:"rbd"`
+	Cinder               yaml.Node    `yaml:"cinder"`
+	Flocker              yaml.Node    `yaml:"flocker"`
+	FlexVolume           yaml.Node    `yaml:"flexVolume"`
+	Glusterfs            yaml.Node    `yaml:"glusterfs"`
+	Quobyte              yaml.Node    `yaml:"quobyte"`
+	VsphereVolume        yaml.Node    `yaml:"vsphereVolume"`
+	PhotonPersistentDisk yaml.Node    `yaml:"photonPersistentDisk"`
+	PortworxVolume       yaml.Node    `yaml:"portworxVolume"`
+	ScaleIO              yaml.Node    `yaml:"scaleIO"`
+	StorageOS            yaml.Node    `yaml:"storageos"`
 }
 
 // EmptyDir is volumes[].emptyDir.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -23,7 +24,9 @@ type VolumePlan struct {
 
 // outside reports whether the volume's directory is not the run's: a
 // hostPath, or a claim's directory that outlives the run.
-func (v *VolumePlan) outside() bool { return v.Kind == "hostPath" || v.Kind == "persistentVolumeClaim" }
+func (v *VolumePlan) outside() bool {
+	return v.Kind == "hostPath" || v.Kind == "persistentVolumeClaim" || v.Kind == "image"
+}
 
 // File is one file of a configMap or secret volume.
 type File struct {
@@ -140,6 +143,10 @@ func (t *translator) volumePlan(i int, v Volume, plans map[string]*VolumePlan) *
 		}
 		p.Files = map[string]File{}
 		t.downwardFiles(p.Files, v.DownwardAPI.Items, fileMode(v.DownwardAPI.DefaultMode), where.in("downwardAPI"))
+	case v.Image != nil:
+		if !t.imageVolume(p, v, where) {
+			return nil
+		}
 	case v.Projected != nil:
 		p.Kind = "projected"
 		p.Files = t.projectedFiles(v.Projected, where.in("projected"))
@@ -194,7 +201,18 @@ func (t *translator) volumeMounts(plans map[string]*VolumePlan) (used map[string
 					}
 				}
 				target := path.Clean(vm.MountPath)
-				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly || p.ReadOnly, Volume: vm.Name, HostPath: p.outside()}
+				// An image volume is read-only whatever the mount says (KEP-4639).
+				m := Mount{Source: p.Source, SubPath: sub, Target: target, ReadOnly: vm.ReadOnly || p.ReadOnly || p.Kind == "image", Volume: vm.Name, HostPath: p.outside()}
+				if r := t.roots[c.Name]; r != nil {
+					// Inside the container's own root: its own view, as on a node.
+					if slices.ContainsFunc(r.Mounts, func(o Mount) bool { return o.Target == target }) {
+						t.errorAt(where, ": %s is the mount point of two volumes of the container", target)
+						continue
+					}
+					r.Mounts = append(r.Mounts, m)
+					used[vm.Name] = true
+					continue
+				}
 				if prev, dup := byTarget[target]; dup {
 					if prev.Source != m.Source || prev.SubPath != m.SubPath {
 						t.errorAt(where, ": %s is already the mount point of volume %q in another container; "+

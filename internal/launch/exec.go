@@ -86,12 +86,12 @@ func (in *ExecInput) Resize(rows, cols uint16) error {
 // execSpec is how `podvisor exec` runs argv in p's context: p's
 // environment as Env computes it (not what belongs to one incarnation:
 // NOTIFY_SOCKET, LISTEN_*, WATCHDOG_*), p's user and groups, working
-// directory and oom_score_adj, its limits, umask, no_new_privs and ambient
+// directory (inside its root: when it has one) and oom_score_adj, its limits, umask, no_new_privs and ambient
 // capabilities (through the exec shim, as p gets them), in a process group
 // of its own, killed if podvisor dies. It never has more privilege than
 // p: whatever p runs with, it runs with. Its cgroup is execCgroup's.
 func (l *Launcher) execSpec(p *config.Process, argv []string) proc.Spec {
-	spec := proc.Spec{Argv: argv, Env: l.Env(p), Dir: p.WorkingDir, Cred: cred(p), DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
+	spec := proc.Spec{Argv: argv, Env: l.Env(p), Dir: p.WorkingDir, Root: p.Root, Cred: cred(p), DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
 	withPrivileges(&spec, p)
 	return spec
 }

@@ -79,7 +79,11 @@ func (l *Launcher) Env(p *config.Process) []string {
 			extra = []string{"HOME=/", "USER=" + id, "LOGNAME=" + id}
 		}
 	}
-	return config.MergeEnv(l.BaseEnv, extra, p.Env)
+	base := l.BaseEnv
+	if p.Root != "" {
+		base = nil // this machine's variables mean nothing inside a root
+	}
+	return config.MergeEnv(base, extra, p.Env)
 }
 
 // cred is p's user as the spawner takes it; nil runs as podvisor.
@@ -90,14 +94,15 @@ func cred(p *config.Process) *proc.Cred {
 	return nil
 }
 
-// credRunner runs exec probes as the process's user.
+// credRunner runs exec probes as the process's user, in its root.
 type credRunner struct {
 	r    *proc.Reaper
+	root string
 	cred *proc.Cred
 }
 
 func (c credRunner) RunCommand(ctx context.Context, argv, env []string, dir string, maxOutput int) (int, []byte, error) {
-	return c.r.RunCommandAs(ctx, c.cred, argv, env, dir, maxOutput)
+	return c.r.RunCommandIn(ctx, c.root, c.cred, argv, env, dir, maxOutput)
 }
 
 // CleanBaseEnv drops hiddenEnv from environ.
@@ -121,7 +126,7 @@ func CleanBaseEnv(environ []string) []string {
 func (l *Launcher) Checkers() supervisor.CheckerFactory {
 	return func(p *config.Process, probe *config.Probe, since time.Time) (health.Checker, error) {
 		env := l.Env(p)
-		c, err := health.NewChecker(probe, credRunner{l.Reaper, cred(p)}, env, p.WorkingDir, since)
+		c, err := health.NewChecker(probe, credRunner{l.Reaper, p.Root, cred(p)}, env, p.WorkingDir, since)
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +161,7 @@ func (l *Launcher) Launch(p *config.Process, gen uint64, h supervisor.Hooks) (su
 		return nil, err
 	}
 
-	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Cred: cred(p), DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
+	spec := proc.Spec{Argv: p.Command, Dir: p.WorkingDir, Root: p.Root, Cred: cred(p), DeathSignal: syscall.SIGKILL, OOMScoreAdj: p.OOMScoreAdj}
 	wiring.spec(&spec)
 	withPrivileges(&spec, p)
 	files, names, err := listenFiles(l.Sockets, l.FDStore, p)
@@ -334,7 +339,7 @@ func (l *Launcher) ReloadCommand(ctx context.Context, p *config.Process) error {
 
 // runAs runs argv, p's what command, as p's user in its environment.
 func (l *Launcher) runAs(ctx context.Context, p *config.Process, argv []string, what string) error {
-	code, out, err := l.Reaper.RunCommandAs(ctx, cred(p), argv, l.Env(p), p.WorkingDir, stopOutputLimit)
+	code, out, err := l.Reaper.RunCommandIn(ctx, p.Root, cred(p), argv, l.Env(p), p.WorkingDir, stopOutputLimit)
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,12 @@ func (r *Reaper) RunCommand(ctx context.Context, argv []string, env []string, di
 // podvisor). Probes and hooks of a process run as that process's user, never
 // with podvisor's own privileges.
 func (r *Reaper) RunCommandAs(ctx context.Context, cred *Cred, argv []string, env []string, dir string, maxOutput int) (code int, output []byte, err error) {
+	return r.RunCommandIn(ctx, "", cred, argv, env, dir, maxOutput)
+}
+
+// RunCommandIn is RunCommandAs inside root (Spec.Root; "": this machine's),
+// where the exec probes and hooks of a process with a root run.
+func (r *Reaper) RunCommandIn(ctx context.Context, root string, cred *Cred, argv []string, env []string, dir string, maxOutput int) (code int, output []byte, err error) {
 	name := ""
 	if len(argv) > 0 {
 		name = argv[0]
@@ -52,7 +58,7 @@ func (r *Reaper) RunCommandAs(ctx context.Context, cred *Cred, argv []string, en
 		return -1, nil, &SpawnError{Argv0: name, Reason: "output pipe: " + errText(err), Err: err}
 	}
 	defer pr.Close()
-	c, err := Spawn(r, Spec{Argv: argv, Env: env, Dir: dir, Cred: cred, Stdout: pw, Stderr: pw, DeathSignal: syscall.SIGKILL})
+	c, err := Spawn(r, Spec{Argv: argv, Env: env, Dir: dir, Root: root, Cred: cred, Stdout: pw, Stderr: pw, DeathSignal: syscall.SIGKILL})
 	pw.Close() // the child has its copy; EOF must come when the child's copies close
 	if err != nil {
 		code = 126

@@ -22,7 +22,12 @@ const MaxNotifyFD = 1023
 type Spec struct {
 	Argv []string // Argv[0] is looked up in the PATH of Env (else podvisor's PATH) unless it contains a slash
 	Env  []string // the child's whole environment; nil inherits podvisor's (as os/exec does)
-	Dir  string   // working directory; "" inherits podvisor's
+	Dir  string   // working directory; "" inherits podvisor's ("/" with Root)
+
+	// Root, if set, is the root directory the child runs in, in a mount
+	// namespace of its own (root_linux.go); Argv[0], Dir and the PATH
+	// search are then resolved inside it. Needs podvisor to be root.
+	Root string
 
 	// Cred switches user and group; nil keeps podvisor's. Only root can switch,
 	// so a non-root podvisor refuses (never silently running as itself).
@@ -196,7 +201,7 @@ func Spawn(r *Reaper, s Spec) (*Child, error) {
 	}
 	pid, e, err := r.startCmd(cmd, s.OOMScoreAdj, raise, s.OnExit, enter)
 	if err != nil {
-		return nil, classify(s.Argv[0], cmd.Path, err)
+		return nil, classify(view{s.Root}, s.Argv[0], cmd.Path, err)
 	}
 	return &Child{r: r, pid: pid, e: e, done: e.exit}, nil
 }
@@ -237,8 +242,22 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 		return nil, &SpawnError{Argv0: "", Reason: "empty command", Err: unix.EINVAL}
 	}
 	argv0 := s.Argv[0]
+	v := view{s.Root}
+	if s.Root != "" {
+		if err := checkRoot(s.Root, euid); err != nil {
+			return nil, &SpawnError{Argv0: argv0, Reason: err.Error(), Err: unix.EPERM}
+		}
+		if s.Dir != "" && !filepath.IsAbs(s.Dir) {
+			return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("working directory %q must be absolute inside root %q", s.Dir, s.Root), Err: unix.EINVAL}
+		}
+		if s.Dir == "" {
+			// chroot leaves the working directory where it was, outside
+			// the root: the child must never start there.
+			s.Dir = "/"
+		}
+	}
 	if s.Dir != "" {
-		fi, err := os.Stat(s.Dir)
+		fi, err := v.stat(s.Dir)
 		if err != nil {
 			return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("working directory %q: %s", s.Dir, errText(err)), Err: err}
 		}
@@ -246,7 +265,7 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 			return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("working directory %q is not a directory", s.Dir), Err: unix.ENOTDIR}
 		}
 	}
-	path, err := resolve(argv0, s.Dir, pathOf(s.Env))
+	path, err := resolve(v, argv0, s.Dir, pathOf(s.Env))
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +287,7 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 			return nil, &SpawnError{Argv0: argv0, Reason: err.Error(), Err: unix.EPERM}
 		}
 		attr.Credential = cred
-		if cred != nil && s.Dir != "" {
+		if cred != nil && s.Dir != "" && s.Root == "" {
 			// Stat above ran as podvisor (root): the fork child's chdir as
 			// the user would fail with a bare EACCES, which execve's
 			// error would then misname (docs/reliability.md, H12).
@@ -276,6 +295,9 @@ func command(s Spec, euid int) (*exec.Cmd, error) {
 				return nil, &SpawnError{Argv0: argv0, Reason: fmt.Sprintf("working directory %q: %s", s.Dir, err), Err: unix.EACCES}
 			}
 		}
+	}
+	if s.Root != "" {
+		attr.Chroot, attr.Unshareflags = s.Root, unix.CLONE_NEWNS
 	}
 	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir, SysProcAttr: attr}
 	// Assign only non-nil files: a nil *os.File in the io.Writer would make
@@ -358,7 +380,7 @@ func pathOf(env []string) string {
 
 // resolve finds the executable for argv0 the way execvp would: a name with a
 // slash is used as is (relative to dir), anything else is searched in path.
-func resolve(argv0, dir, path string) (string, error) {
+func resolve(v view, argv0, dir, path string) (string, error) {
 	if strings.Contains(argv0, "/") {
 		p := argv0
 		if !filepath.IsAbs(p) {
@@ -372,8 +394,8 @@ func resolve(argv0, dir, path string) (string, error) {
 			}
 			p = filepath.Join(base, p)
 		}
-		if err := checkExecutable(p); err != nil {
-			return "", &SpawnError{Argv0: argv0, Reason: reasonFor(p, err), Err: err}
+		if err := checkExecutable(v, p); err != nil {
+			return "", &SpawnError{Argv0: argv0, Reason: reasonFor(v, p, err), Err: err}
 		}
 		return p, nil
 	}
@@ -386,7 +408,7 @@ func resolve(argv0, dir, path string) (string, error) {
 			d = filepath.Join(dir, d)
 		}
 		p := filepath.Join(d, argv0)
-		err := checkExecutable(p)
+		err := checkExecutable(v, p)
 		if err == nil {
 			return p, nil
 		}
@@ -408,8 +430,8 @@ func resolve(argv0, dir, path string) (string, error) {
 
 // checkExecutable returns ENOENT, EISDIR or EACCES as an execve would for
 // the obvious cases; anything subtler is left to execve itself.
-func checkExecutable(p string) error {
-	fi, err := os.Stat(p)
+func checkExecutable(v view, p string) error {
+	fi, err := v.stat(p)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -427,7 +449,7 @@ func checkExecutable(p string) error {
 }
 
 // classify turns a failed cmd.Start into a SpawnError.
-func classify(argv0, path string, err error) error {
+func classify(v view, argv0, path string, err error) error {
 	var se *SpawnError
 	if errors.As(err, &se) {
 		if se.Argv0 == "" {
@@ -439,20 +461,20 @@ func classify(argv0, path string, err error) error {
 	if !errors.As(err, &errno) {
 		return &SpawnError{Argv0: argv0, Reason: errText(err), Err: err}
 	}
-	return &SpawnError{Argv0: argv0, Reason: reasonFor(path, errno), Err: errno}
+	return &SpawnError{Argv0: argv0, Reason: reasonFor(v, path, errno), Err: errno}
 }
 
 // reasonFor explains an exec failure of the file at path.
-func reasonFor(path string, err error) string {
+func reasonFor(v view, path string, err error) string {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		if interp, script := interpreter(path); interp != "" {
+		if interp, script := interpreter(v, path); interp != "" {
 			if script {
 				return fmt.Sprintf("not found: interpreter %q named on the script's #! line does not exist", interp)
 			}
 			return fmt.Sprintf("not found: the binary's program interpreter (dynamic loader) %q does not exist; built for another system?", interp)
 		}
-		if _, serr := os.Stat(path); serr == nil {
+		if _, serr := v.stat(path); serr == nil {
 			return "not found: the file exists but its interpreter or loader does not"
 		}
 		return "not found: no such file"
@@ -474,8 +496,8 @@ func reasonFor(path string, err error) string {
 // interpreter returns the interpreter a script's #! line or an ELF binary's
 // PT_INTERP names, with script true for the former. It returns "" when there
 // is none or the file cannot be read.
-func interpreter(path string) (name string, script bool) {
-	f, err := os.Open(path)
+func interpreter(v view, path string) (name string, script bool) {
+	f, err := v.open(path)
 	if err != nil {
 		return "", false
 	}
