@@ -165,7 +165,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	}
 	pod, err := newPlayPod(f, file, w, res)
 	if err == nil {
-		pod.Hostname, err = podHostname(w)
+		pod.Hostname, pod.FQDN, err = podHostname(w)
 		pod.Pace = podPace(*f.pace, *f.ordered, pod.Roles, pcfg)
 	}
 	if err != nil {
@@ -301,6 +301,20 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 	}
 	if !opts.Root || opts.VolumeRoot != "" {
 		fmt.Fprintf(stderr, "podvisor kube play: warning: the pod's hostname stays this machine's: a UTS namespace of its own needs root and no --volume-root\n")
+		if run.pod.FQDN != "" {
+			fmt.Fprintf(stderr, "podvisor kube play: warning: the pod's name %s is not in its /etc/hosts: a mount namespace of its own needs root and no --volume-root\n", run.pod.FQDN)
+		}
+	} else if run.pod.FQDN != "" {
+		// The kubelet's hosts file for a pod with a subdomain names it.
+		hosts, err := podHosts(run.pod.Hostname, run.pod.FQDN)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(run.tmp, "etc-hosts"), hosts, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: the pod's /etc/hosts: %v\n", err)
+			return exitFail
+		}
+		res.Mounts = append(res.Mounts, kube.Mount{Source: filepath.Join(run.tmp, "etc-hosts"), Target: "/etc/hosts", Volume: "etc-hosts (the pod's name)"})
 	}
 	if len(res.Mounts) == 0 && (!opts.Root || opts.VolumeRoot != "") {
 		return runPod(runArgs, &run.pod.Roles, run.pod.Pace, stdout, stderr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,10 @@ type playPod struct {
 	Record   kube.PodRecord
 	Roles    server.PodRoles
 	Hostname string // the pod's, in its UTS namespace (as root)
+	// FQDN is hostname.subdomain.NAMESPACE.svc.cluster.local when the pod
+	// has a subdomain, as the kubelet makes it; written into the pod's
+	// /etc/hosts (as root). "": none.
+	FQDN string
 	// Pace is the kubelet's pace, or zero (kube_pace.go).
 	Pace supervisor.Pace
 }
@@ -153,19 +158,59 @@ func podStatus(ctx context.Context, socket string) (server.Status, error) {
 	return controlClient(socket).Status(ctx)
 }
 
+// clusterDomain is the kubelet's --cluster-domain of every kube play pod,
+// the default of kubeadm and most clusters.
+const clusterDomain = "cluster.local"
+
 // podHostname is the pod's hostname as the kubelet makes it: spec.hostname
 // when set, else the pod's name cut to 63 characters without a trailing
-// '-' or '.'.
-func podHostname(w *kube.Workload) (string, error) {
+// '-' or '.'. With spec.subdomain the pod's FQDN is hostname.subdomain.
+// NAMESPACE.svc.cluster.local; with setHostnameAsFQDN the hostname is the
+// FQDN, at most 64 characters, as the kubelet refuses a longer one.
+func podHostname(w *kube.Workload) (hostname, fqdn string, err error) {
+	hostname = w.Meta.Name
+	if len(hostname) > 63 {
+		hostname = strings.TrimRight(hostname[:63], "-.")
+	}
 	if h := w.Spec.Hostname.Value; h != "" {
 		if !kube.DNSLabel(h) {
-			return "", fmt.Errorf("spec.hostname %q is not a DNS label (a-z, 0-9, '-', at most 63 characters), as the API server requires", h)
+			return "", "", fmt.Errorf("spec.hostname %q is not a DNS label (a-z, 0-9, '-', at most 63 characters), as the API server requires", h)
 		}
-		return h, nil
+		hostname = h
 	}
-	h := w.Meta.Name
-	if len(h) > 63 {
-		h = strings.TrimRight(h[:63], "-.")
+	sub := w.Spec.Subdomain
+	if sub == "" {
+		return hostname, "", nil
 	}
-	return h, nil
+	if !kube.DNSLabel(sub) {
+		return "", "", fmt.Errorf("spec.subdomain %q is not a DNS label (a-z, 0-9, '-', at most 63 characters), as the API server requires", sub)
+	}
+	ns := w.Meta.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	fqdn = hostname + "." + sub + "." + ns + ".svc." + clusterDomain
+	if w.Spec.SetHostnameAsFQDN {
+		if len(fqdn) > 64 {
+			return "", "", fmt.Errorf("spec.setHostnameAsFQDN: the FQDN %s is %d characters, more than the 64 a hostname may have (the kubelet refuses the pod too); shorten spec.hostname or spec.subdomain", fqdn, len(fqdn))
+		}
+		hostname = fqdn
+	}
+	return hostname, fqdn, nil
+}
+
+// podHosts is the pod's /etc/hosts when it has an FQDN: this machine's,
+// whose network the pod shares, and a line naming the pod, as the kubelet
+// writes it for a pod with a subdomain. The address is 127.0.1.1 (Debian's
+// address for the machine's own name): the pod has no address of its own.
+func podHosts(hostname, fqdn string) ([]byte, error) {
+	b, err := os.ReadFile("/etc/hosts")
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	short, _, _ := strings.Cut(hostname, ".")
+	return append(b, "# kube play: the pod's name (spec.subdomain)\n127.0.1.1\t"+fqdn+"\t"+short+"\n"...), nil
 }

@@ -266,6 +266,10 @@ func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {
 	for i := 0; i+1 < len(obj.Spec.Content); i += 2 {
 		switch k := obj.Spec.Content[i].Value; k {
 		case "template", "jobTemplate", "backoffLimit", "selector", "volumeClaimTemplates", "ordinals":
+		case "serviceName":
+			if kind != "StatefulSet" {
+				w.Ignored = append(w.Ignored, k)
+			}
 		default:
 			w.Ignored = append(w.Ignored, k)
 		}
@@ -303,7 +307,7 @@ func (d *decoder) workload(m *Manifest, n *yaml.Node, obj *Object) {
 	}
 	w.Spec = tmpl.Spec
 	if kind == "StatefulSet" {
-		statefulSetPod(w)
+		statefulSetPod(w, spec.ServiceName.Value)
 	}
 	if kind == "CronJob" {
 		w.SpecNode = mapValue(mapValue(mapValue(mapValue(&obj.Spec, "jobTemplate"), "spec"), "template"), "spec")
@@ -415,10 +419,14 @@ func (m *Manifest) Pick(name string) (*Workload, error) {
 // its pods: SET-ORDINAL (the first ordinal), with the pod-name and
 // pod-index labels, and that name as its hostname, whatever the template
 // says (the controller's initIdentity sets spec.hostname to the pod's
-// name). The claims keep the set's name (claims.go).
-func statefulSetPod(w *Workload) {
+// name, and spec.subdomain to the set's serviceName). The claims keep the
+// set's name (claims.go).
+func statefulSetPod(w *Workload, serviceName string) {
 	w.Meta.Name = fmt.Sprintf("%s-%d", w.Name, w.Ordinal)
 	w.Spec.Hostname = yaml.Node{} // the pod's name: kube play's default hostname
+	if serviceName != "" {        // the set's governing Service names the pod's domain
+		w.Spec.Subdomain = serviceName
+	}
 	labels := make(map[string]string, len(w.Meta.Labels)+2)
 	maps.Copy(labels, w.Meta.Labels)
 	labels["statefulset.kubernetes.io/pod-name"] = w.Meta.Name

@@ -1045,8 +1045,6 @@ var ignoredWhy = map[string]string{
 	"dnsPolicy":                    "DNS and names are this machine's",
 	"dnsConfig":                    "DNS and names are this machine's",
 	"hostAliases":                  "DNS and names are this machine's",
-	"subdomain":                    "DNS and names are this machine's",
-	"setHostnameAsFQDN":            "DNS and names are this machine's",
 	"schedulerName":                "scheduling has no meaning on one machine",
 	"priorityClassName":            "scheduling has no meaning on one machine",
 	"priority":                     "scheduling has no meaning on one machine",

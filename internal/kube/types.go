@@ -126,6 +126,8 @@ type PodSpec struct {
 	ServiceAccount                yaml.Node           `yaml:"serviceAccount"`
 	NodeName                      string              `yaml:"nodeName"`
 	Hostname                      yaml.Node           `yaml:"hostname"`
+	Subdomain                     string              `yaml:"subdomain"`         // the pod's FQDN (cmd/podvisor)
+	SetHostnameAsFQDN             bool                `yaml:"setHostnameAsFQDN"` // its hostname the FQDN
 	SecurityContext               *PodSecurityContext `yaml:"securityContext"`
 
 	EphemeralContainers          yaml.Node `yaml:"ephemeralContainers"`
@@ -138,7 +140,6 @@ type PodSpec struct {
 	HostIPC                      yaml.Node `yaml:"hostIPC"`
 	ShareProcessNamespace        yaml.Node `yaml:"shareProcessNamespace"`
 	ImagePullSecrets             yaml.Node `yaml:"imagePullSecrets"`
-	Subdomain                    yaml.Node `yaml:"subdomain"`
 	Affinity                     yaml.Node `yaml:"affinity"`
 	SchedulerName                yaml.Node `yaml:"schedulerName"`
 	Tolerations                  yaml.Node `yaml:"tolerations"`
@@ -152,7 +153,6 @@ type PodSpec struct {
 	PreemptionPolicy             yaml.Node `yaml:"preemptionPolicy"`
 	Overhead                     yaml.Node `yaml:"overhead"`
 	TopologySpreadConstraints    yaml.Node `yaml:"topologySpreadConstraints"`
-	SetHostnameAsFQDN            yaml.Node `yaml:"setHostnameAsFQDN"`
 	OS                           *PodOS    `yaml:"os"`
 	HostUsers                    yaml.Node `yaml:"hostUsers"`
 	SchedulingGates              yaml.Node `yaml:"schedulingGates"`
