@@ -33,6 +33,9 @@ func (s *Supervisor) onExit(r *record, ex proc.Exit, now time.Time) {
 	success := r.p.IsSuccess(code)
 
 	if s.phase == PhaseStopping {
+		if s.teardownExit(r, code, ran, now) { // termrestart.go
+			return
+		}
 		if r.p.Type != config.Service && success && r.state != Stopping {
 			s.setState(r, Completed)
 		} else {

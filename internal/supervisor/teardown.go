@@ -98,6 +98,9 @@ func (s *Supervisor) stepTeardown(now time.Time) {
 		r := s.recs[i]
 		switch r.state {
 		case Pending, Backoff:
+			if r.state == Backoff && s.stepTeardownRestart(r, now) { // termrestart.go
+				break
+			}
 			s.setState(r, Stopped)
 			if r.reason == "" {
 				r.reason = "not started: shutting down"
