@@ -44,7 +44,15 @@ func (c *fileChecker) Check(context.Context) Result {
 	case err != nil:
 		return failure("%v", err)
 	}
-	if mt := fi.ModTime(); mt.Before(c.since.Add(-mtimeSlack)) {
+	since := c.since.Add(-mtimeSlack)
+	if mt := fi.ModTime(); mt.Nanosecond() == 0 {
+		// Whole seconds: a file system with coarse timestamps (ext3's
+		// small inodes, FAT, some network and emulated ones: qemu-user
+		// for s390x drops the nanoseconds), where a file written in the
+		// start's own second reads as older than the start.
+		since = since.Truncate(time.Second)
+	}
+	if mt := fi.ModTime(); mt.Before(since) {
 		return failure("%s is stale: modified %s, before the process started at %s",
 			c.path, mt.Format(time.RFC3339Nano), c.since.Format(time.RFC3339Nano))
 	}

@@ -26,6 +26,10 @@ func TestFile(t *testing.T) {
 	stale := touch("stale", start.Add(-time.Hour))
 	justBefore := touch("just-before", start.Add(-time.Second))
 	fresh := touch("fresh", time.Time{}) // written now, right after start
+	// A file system with whole-second timestamps: written in the start's
+	// own second, or in the second before.
+	coarse := touch("coarse", start.Add(time.Millisecond).Truncate(time.Second))
+	coarseBefore := touch("coarse-before", start.Truncate(time.Second).Add(-time.Second))
 	dangling := filepath.Join(dir, "dangling")
 	if err := os.Symlink(filepath.Join(dir, "missing"), dangling); err != nil {
 		t.Fatal(err)
@@ -39,6 +43,8 @@ func TestFile(t *testing.T) {
 		{"fresh", fresh, start, true, "exists"},
 		{"stale", stale, start, false, "stale"},
 		{"one second before start", justBefore, start, false, "stale"},
+		{"whole seconds, the start's second", coarse, start.Add(time.Millisecond), true, "exists"},
+		{"whole seconds, the second before", coarseBefore, start, false, "stale"},
 		{"missing", filepath.Join(dir, "missing"), start, false, "does not exist"},
 		{"dangling symlink", dangling, start, false, "does not exist"},
 		{"no start time", stale, time.Time{}, true, "exists"},
