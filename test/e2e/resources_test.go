@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Per-process resources through cgroups (docs/resources.md), live on this
@@ -198,9 +200,14 @@ processes:
 `)
 	endRun(t, r)
 	daemon := ffPidOf(t, dm, scaled(5*time.Second))
-	if pg, _ := syscall.Getpgid(daemon); pg == resProc(t, r, "app").Pid {
-		t.Fatal("the daemon did not leave the process group: the test proves nothing")
-	}
+	// The pid is found as soon as setsid(1) runs, which may be before it
+	// has called setsid(2): wait for the new session, not a snapshot.
+	app := resProc(t, r, "app").Pid
+	eventually(t, scaled(5*time.Second), func() bool {
+		sid, err := unix.Getsid(daemon)
+		pg, _ := syscall.Getpgid(daemon)
+		return err == nil && sid == daemon && pg != app
+	}, "the daemon did not leave the process group and session: the test proves nothing")
 	mustCtl(t, r, 0, "stop", "app")
 	eventually(t, scaled(10*time.Second), func() bool { return ffGone(daemon) }, "the escaped daemon %d outlived its process's stop", daemon)
 	r.Stdout.WaitFor(t, `killed the process's cgroup.*process=app.*processes=1`, scaled(5*time.Second))
