@@ -58,7 +58,7 @@ func newChaos(seed uint64) *chaos {
 	var procs []chaosProc
 	// Exit rules draw from their own stream, so older seeds keep their
 	// configs and events (TestInvariantRegressions).
-	c.yaml, procs = genConfig(rng, rand.New(rand.NewPCG(seed^0x72756c6573, seed)), rand.New(rand.NewPCG(seed^0x737461727475, seed)))
+	c.yaml, procs = genConfig(rng, rand.New(rand.NewPCG(seed^0x72756c6573, seed)), rand.New(rand.NewPCG(seed^0x737461727475, seed)), rand.New(rand.NewPCG(seed^0x6b657034343338, seed)))
 	c.n = len(procs)
 	for _, p := range procs {
 		c.procs[p.name] = p

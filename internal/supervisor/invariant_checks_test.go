@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/config"
 )
 
 // checkStep runs in the loop goroutine after every step.
@@ -167,7 +169,7 @@ func (c *chaos) checkLaunch(name string) {
 	c.mu.Lock()
 	delete(c.sigAt, name)
 	c.mu.Unlock()
-	if s.phase == PhaseStopping {
+	if s.phase == PhaseStopping && !c.restartAllowedInTeardown(r) {
 		c.violate("%s started during teardown", name)
 	}
 	if r.op.held {
@@ -181,6 +183,25 @@ func (c *chaos) checkLaunch(name string) {
 			c.violate("%s started while %s does not hold %s (state %s)", name, dr.p.Name, d.cond, dr.state)
 		}
 	}
+}
+
+// restartAllowedInTeardown: only a sidecar with restart.during_termination
+// may start in a teardown (KEP-4438), and only while a process that is no
+// sidecar is still alive, before shutdown_timeout ran out, and when it had
+// started before (a restart, not a first start).
+func (c *chaos) restartAllowedInTeardown(r *record) bool {
+	s := c.sup
+	if !r.p.Sidecar || !r.p.Restart.DuringTermination || r.p.Restart.Policy == config.Never || !r.everStarted || s.pastDeadline {
+		return false
+	}
+	// Alive as the loop knows it (checkLaunch runs on the loop): a child
+	// whose exit the loop has not taken yet still counts.
+	for _, o := range s.recs {
+		if !o.p.Sidecar && o.cur.child != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // checkQuiescent runs after the chaos settled: every process is where it

@@ -79,7 +79,9 @@ func TestInvariantRegressions(t *testing.T) {
 	// every run wait for it for good (1795675501197190016).
 	// Issue 27: a rename started while the old name's outgoing incarnation
 	// (restart with overlap) still ran.
-	for _, seed := range []uint64{1795470296466696998, 1795471033844889789, 1795471060740258506, 1795674668837210869, 1795675501197190016} {
+	// Issue 38: a sidecar restarted in the teardown (KEP-4438) while its
+	// dependency was itself stopping (1796222812948690349).
+	for _, seed := range []uint64{1795470296466696998, 1795471033844889789, 1795471060740258506, 1795674668837210869, 1795675501197190016, 1796222812948690349} {
 		if err := runInvariantSeed(t, seed); err != "" {
 			t.Errorf("seed %d:\n%s", seed, err)
 		}
@@ -142,7 +144,9 @@ type chaosProc struct {
 	watch      bool          // has watch:, driven by act
 }
 
-func genConfig(rng, rules, checks *rand.Rand) (string, []chaosProc) {
+// term is its own stream (restart.during_termination on kube sidecars), so
+// the other draws of a seed stay what they were before it existed.
+func genConfig(rng, rules, checks, term *rand.Rand) (string, []chaosProc) {
 	n := 2 + rng.IntN(11)
 	procs := make([]chaosProc, n)
 	var b strings.Builder
@@ -184,7 +188,8 @@ func genConfig(rng, rules, checks *rand.Rand) (string, []chaosProc) {
 		// draw, so each seed's other events stay what they were).
 		overlap := p.typ == config.Service && i%2 == 1
 		policy := policies[rng.IntN(len(policies))]
-		fmt.Fprintf(&b, "    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d, overlap: %v%s}\n",
+		// Written once sidecar: is drawn (below), which during_termination needs.
+		restartLine := fmt.Sprintf("    restart: {policy: %s, backoff: %dms, max_backoff: 3s, limit: %d, overlap: %v%s",
 			policy, 50+rng.IntN(1000), rng.IntN(4), overlap, genRules(rules))
 		if p.typ == config.Service && policy != "always" && checks.IntN(3) == 0 {
 			// Completed, and ready, after a success exit (own stream).
@@ -266,7 +271,13 @@ func genConfig(rng, rules, checks *rand.Rand) (string, []chaosProc) {
 		}
 		if kube && p.typ == config.Service && rng.IntN(2) == 0 {
 			b.WriteString("    sidecar: true\n")
+			if term.IntN(2) == 0 {
+				// KEP-4438: restarted while a regular process still runs
+				// in the teardown (termrestart.go).
+				restartLine += ", during_termination: true"
+			}
 		}
+		b.WriteString(restartLine + "}\n")
 		p.ignoreTerm = rng.IntN(7) == 0
 		p.stopDelay = time.Duration(rng.IntN(3000)) * time.Millisecond
 	}

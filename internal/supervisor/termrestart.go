@@ -46,9 +46,22 @@ func (s *Supervisor) teardownExit(r *record, code int, ran time.Duration, now ti
 	return true
 }
 
+// depsHoldInTeardown: a restart in the teardown waits, as any start, until
+// r's dependencies hold (one that is itself stopping holds it back); their
+// changes, not the clock, wake it then (backoffEnd).
+func (s *Supervisor) depsHoldInTeardown(r *record) bool {
+	for _, d := range r.deps {
+		if !s.holds(s.recs[d.idx], d.cond) {
+			return false
+		}
+	}
+	return true
+}
+
 // stepTeardownRestart starts r, in Backoff in the teardown, once its
-// backoff ended; true while r is to stay in Backoff or was started, false
-// when it is to stop (no regular process left, or past the deadline).
+// backoff ended and its dependencies hold; true while r is to stay in Backoff or
+// was started, false when it is to stop (no regular process left, or past
+// the deadline).
 func (s *Supervisor) stepTeardownRestart(r *record, now time.Time) bool {
 	if !s.restartsInTeardown(r) {
 		return false

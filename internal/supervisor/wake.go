@@ -68,7 +68,7 @@ func (s *Supervisor) recordWake(r *record) time.Time {
 // still alive, or processes its reload removed, their exit event (not the
 // clock) is what lets the restart go ahead.
 func (s *Supervisor) backoffEnd(r *record) time.Time {
-	if r.state != Backoff || (s.phase == PhaseStopping && !s.restartsInTeardown(r)) || s.restartDependentsAlive(r) || awaitsStops(r) || s.sidecarHeld(r) {
+	if r.state != Backoff || (s.phase == PhaseStopping && (!s.restartsInTeardown(r) || !s.depsHoldInTeardown(r))) || s.restartDependentsAlive(r) || awaitsStops(r) || s.sidecarHeld(r) {
 		return time.Time{}
 	}
 	return later(r.backoff.until, s.exitNoticed(r)) // pace.go: the restart waits for the relist
