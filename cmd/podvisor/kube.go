@@ -316,6 +316,14 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 		}
 		res.Mounts = append(res.Mounts, kube.Mount{Source: filepath.Join(run.tmp, "etc-hosts"), Target: "/etc/hosts", Volume: "etc-hosts (the pod's name)"})
 	}
+	if len(res.Roots) > 0 {
+		files, err := rootFiles(run.tmp, run.pod.Hostname, run.pod.FQDN)
+		if err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: the pod's files for its containers' roots: %v\n", err)
+			return exitFail
+		}
+		kube.AddPodFiles(res.Roots, files)
+	}
 	if len(res.Mounts) == 0 && (!opts.Root || opts.VolumeRoot != "") {
 		return runPod(runArgs, &run.pod.Roles, run.pod.Pace, stdout, stderr)
 	}
@@ -582,6 +590,9 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 				how = "read-only (no overlayfs here), tmpfs at /tmp, /var/tmp and /run"
 			}
 			fmt.Fprintf(stderr, "podvisor kube play: %s runs from image %s, its root %s\n", r.Container, r.Image.Ref, how)
+			if miss := roots.Missing[r.Container]; len(miss) > 0 {
+				fmt.Fprintf(stderr, "podvisor kube play: warning: %s keeps its image's %s (or none): the image lacks them and its root is read-only\n", r.Container, strings.Join(miss, ", "))
+			}
 		}
 	}
 	var roles *server.PodRoles

@@ -22,6 +22,9 @@ type Roots struct {
 	// "read-only" (a read-only bind of the image with tmpfs at /tmp,
 	// /var/tmp and /run), as kube play reports it.
 	Modes map[string]string
+	// Missing says, per container, which of the pod's files (RootPlan.
+	// Files) its root could not take: a read-only image without the file.
+	Missing map[string][]string
 }
 
 // BuildRoots mounts each plan's root: the image's file system (never
@@ -31,7 +34,7 @@ type Roots struct {
 // resolved with openat2(RESOLVE_IN_ROOT): a symlink in the image (to /etc,
 // say) resolves inside the root, never to this machine's files.
 func BuildRoots(plans []*RootPlan) (*Roots, error) {
-	rs := &Roots{Modes: map[string]string{}}
+	rs := &Roots{Modes: map[string]string{}, Missing: map[string][]string{}}
 	for _, p := range plans {
 		if err := rs.build(p); err != nil {
 			return rs, fmt.Errorf("%s: %w", p, err)
@@ -102,8 +105,23 @@ func (rs *Roots) build(p *RootPlan) error {
 			return fmt.Errorf("volume %s at %s: %w", m.Volume, m.Target, err)
 		}
 	}
+	for _, f := range p.Files {
+		err := bindInRoot(root, f)
+		if errors.Is(err, errReadOnlyRoot) {
+			// The image's own file, or none, stays: a read-only image
+			// cannot take a mount point it lacks.
+			rs.Missing[p.Container] = append(rs.Missing[p.Container], f.Target)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Volume, err)
+		}
+	}
 	return nil
 }
+
+// errReadOnlyRoot: a mount point is missing in a read-only root.
+var errReadOnlyRoot = errors.New("the image has none, and its root is read-only (no overlayfs here)")
 
 // inRoot opens p (absolute, a path inside the root) beneath root with
 // RESOLVE_IN_ROOT, never following a magic link (/proc/self/root and its
@@ -141,7 +159,7 @@ func mountPointIn(root int, p string, dir bool) (int, error) {
 	}
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		if errors.Is(err, unix.EROFS) {
-			return -1, fmt.Errorf("create %s: the image has none, and its root is read-only (no overlayfs here)", p)
+			return -1, fmt.Errorf("create %s: %w", p, errReadOnlyRoot)
 		}
 		return -1, &os.PathError{Op: "create", Path: p, Err: err}
 	}
