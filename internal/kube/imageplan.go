@@ -159,7 +159,7 @@ func (b *builder) fromImage(q *config.Process, c *Container, r *RootPlan, where 
 	if !own["PATH"] {
 		env = append(env, defaultPath)
 	}
-	if !own["HOME"] {
+	if !own["HOME"] && !img.Unmounted { // the image's passwd is unread in a dry run
 		uid := "0"
 		if q.User != nil {
 			uid, _, _ = strings.Cut(q.User.Spec, ":")

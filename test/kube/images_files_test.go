@@ -3,7 +3,9 @@ package kube
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,5 +95,159 @@ spec:
 	r.signal(syscall.SIGTERM)
 	if code := r.wait(60 * time.Second); code != 0 {
 		t.Errorf("exit code %d\nstderr:\n%s", code, r.stderr)
+	}
+}
+
+// killedPod is a pod of one container from image ref that writes a marker
+// into shared, then sleeps.
+func killedPod(ref, shared string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: killed-images}
+spec:
+  volumes: [{name: shared, hostPath: {path: %[2]s, type: Directory}}]
+  containers:
+  - name: app
+    image: %[1]s
+    command: [/bin/sh, -c, 'echo > /shared/up; exec sleep 100000']
+    securityContext: {runAsUser: 0}
+    volumeMounts: [{name: shared, mountPath: /shared}]
+`, ref, shared)
+}
+
+// podmanMountOf returns where podman has ref mounted, or "".
+func podmanMountOf(t *testing.T, ref string) string {
+	t.Helper()
+	cmd := exec.Command("podman", "image", "mount")
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+podmanConf())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("podman image mount: %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == ref {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// mountedAt reports whether this machine's mount namespace has a mount at
+// dir (the test runs in it).
+func mountedAt(t *testing.T, dir string) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	must(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImagesKilledRunGivenBack: a kube play --images podman killed with
+// SIGKILL leaves podman's mount of its image (in this machine's mount
+// namespace) and its run directory; the next kube play gives both back,
+// says so, and runs; at its end nothing is mounted.
+func TestImagesKilledRunGivenBack(t *testing.T) {
+	needRoot(t)
+	if _, err := exec.LookPath("podman"); err != nil {
+		if os.Getenv("PODVISOR_REQUIRE_TOOLS") == "1" {
+			t.Fatal("podman is missing")
+		}
+		t.Skip("needs podman")
+	}
+	root := filepath.Join(t.TempDir(), "img")
+	busyboxRoot(t, root)
+	ref := "localhost/podvisor-kube-killed-test:1"
+	podmanImport(t, root, ref)
+	env := append(podsEnv(t), "CONTAINERS_CONF="+podmanConf())
+	shared := t.TempDir()
+	manifest := filepath.Join(t.TempDir(), "pod.yaml")
+	must(t, os.WriteFile(manifest, []byte(killedPod(ref, shared)), 0o644))
+	up := func(r *run) {
+		t.Helper()
+		if !waitFor(func() bool {
+			_, err := os.Stat(filepath.Join(shared, "up"))
+			return err == nil
+		}) {
+			t.Fatalf("the container never started\nstderr:\n%s", r.stderr)
+		}
+		must(t, os.Remove(filepath.Join(shared, "up")))
+	}
+	first := startEnv(t, env, "kube", "play", "--listen", "off", "--images", "podman", manifest)
+	up(first)
+	merged := podmanMountOf(t, ref)
+	if merged == "" || !mountedAt(t, merged) {
+		t.Fatalf("podman's mount of %s is not in /proc/self/mountinfo (podman says %q)", ref, merged)
+	}
+	runDir := regexp.MustCompile(`upper layer is in (\S+)`).FindStringSubmatch(first.stderr.String())
+	if runDir == nil {
+		t.Fatalf("no run directory named\nstderr:\n%s", first.stderr)
+	}
+	first.signal(syscall.SIGKILL)
+	first.wait(time.Minute)
+	if !mountedAt(t, merged) {
+		t.Fatalf("the killed run left no mount at %s: nothing to test", merged)
+	}
+	if _, err := os.Stat(runDir[1]); err != nil {
+		t.Fatalf("the killed run left no run directory %s: %v", runDir[1], err)
+	}
+
+	second := startEnv(t, env, "kube", "play", "--listen", "off", "--images", "podman", manifest)
+	up(second)
+	if s := second.stderr.String(); !strings.Contains(s, "removed what a killed run left") || !strings.Contains(s, "image mount "+ref) || !strings.Contains(s, runDir[1]) {
+		t.Errorf("the next run does not say it gave back the image and removed %s:\n%s", runDir[1], s)
+	}
+	if _, err := os.Stat(runDir[1]); !os.IsNotExist(err) {
+		t.Errorf("the killed run's directory %s is still there (%v)", runDir[1], err)
+	}
+	second.signal(syscall.SIGTERM)
+	if code := second.wait(time.Minute); code != 0 {
+		t.Fatalf("exit code %d\nstderr:\n%s", code, second.stderr)
+	}
+	// Podman counts mounts: had the killed run's not been given back, the
+	// image would still be mounted now.
+	if p := podmanMountOf(t, ref); p != "" || mountedAt(t, merged) {
+		t.Errorf("after the next run, %s is still mounted (podman: %q)", ref, p)
+	}
+}
+
+// TestImagesDryRunMountsNothing: kube play --dry-run --images podman
+// inspects the images (the procs.yaml names each container's root) and
+// mounts none: podman is never asked to mount, and it says so.
+func TestImagesDryRunMountsNothing(t *testing.T) {
+	needRoot(t)
+	real, err := exec.LookPath("podman")
+	if err != nil {
+		t.Skip("needs podman")
+	}
+	root := filepath.Join(t.TempDir(), "img")
+	busyboxRoot(t, root)
+	ref := "localhost/podvisor-kube-dryrun-test:1"
+	podmanImport(t, root, ref)
+	// podman as kube play finds it on PATH: every call logged.
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	must(t, os.WriteFile(filepath.Join(bin, "podman"), []byte("#!/bin/sh\necho \"$*\" >> "+log+"\nexec "+real+" \"$@\"\n"), 0o755))
+	manifest := filepath.Join(t.TempDir(), "pod.yaml")
+	must(t, os.WriteFile(manifest, []byte(killedPod(ref, t.TempDir())), 0o644))
+	r := startEnv(t, []string{"CONTAINERS_CONF=" + podmanConf(), "PATH=" + bin + ":" + os.Getenv("PATH")}, "kube", "play", "--dry-run", "--images", "podman", manifest)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("exit code %d\nstderr:\n%s", code, r.stderr)
+	}
+	calls, _ := os.ReadFile(log)
+	if !strings.Contains(string(calls), "image inspect") {
+		t.Errorf("podman was not asked to inspect the image: %q", calls)
+	}
+	if strings.Contains(string(calls), "mount") {
+		t.Errorf("a dry run asked podman to mount:\n%s", calls)
+	}
+	if out := r.stdout.String(); !strings.Contains(out, "root: ") || !strings.Contains(out, "/roots/app") {
+		t.Errorf("the procs.yaml names no root for app:\n%s", out)
+	}
+	if !strings.Contains(r.stderr.String(), "not mounted") {
+		t.Errorf("the dry run does not say the images are not mounted:\n%s", r.stderr)
 	}
 }
