@@ -615,7 +615,7 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		for _, r := range st.Roots {
 			how := "writable through an overlay whose upper layer is in " + st.Tmp
 			if roots.Modes[r.Container] == "read-only" {
-				how = "read-only (no overlayfs here), tmpfs at /tmp, /var/tmp and /run"
+				how = "read-only (no overlayfs here: " + roots.Why[r.Container] + "), tmpfs at /tmp, /var/tmp and /run"
 			}
 			fmt.Fprintf(stderr, "podvisor kube play: %s runs from image %s, its root %s\n", r.Container, r.Image.Ref, how)
 			if miss := roots.Missing[r.Container]; len(miss) > 0 {

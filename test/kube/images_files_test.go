@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestImageRootPodFiles: a container in its image's root sees the pod's
@@ -249,5 +251,93 @@ func TestImagesDryRunMountsNothing(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr.String(), "not mounted") {
 		t.Errorf("the dry run does not say the images are not mounted:\n%s", r.stderr)
+	}
+}
+
+// stackOverlays puts dir under as many overlayfs layers as the kernel
+// allows (FILESYSTEM_MAX_STACK_DEPTH: an overlay on an overlay on the
+// disk), unmounted at the end, and returns the top one: an overlay on it
+// is refused, so kube play must fall back to a read-only root there.
+func stackOverlays(t *testing.T, dir string) string {
+	t.Helper()
+	top := dir
+	for i := range 4 {
+		base := filepath.Join(t.TempDir(), fmt.Sprint("layer", i))
+		for _, d := range []string{"upper", "work", "merged"} {
+			must(t, os.MkdirAll(filepath.Join(base, d), 0o755))
+		}
+		merged := filepath.Join(base, "merged")
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s/upper,workdir=%s/work", top, base, base)
+		if err := unix.Mount("overlay", merged, "overlay", 0, opts); err != nil {
+			break
+		}
+		t.Cleanup(func() { unix.Unmount(merged, unix.MNT_DETACH) })
+		top = merged
+	}
+	if top == dir {
+		t.Log("no overlayfs here at all: the image directory is used as it is")
+	}
+	return top
+}
+
+// TestImageRootReadOnlyFallback: where overlayfs refuses the image (here
+// an image already as deep in overlays as the kernel allows), the root is
+// the image bound read-only, kube play says why, /tmp is memory, a write
+// elsewhere fails with EROFS, the pod's /etc/hosts is bound over the
+// image's, and /etc/hostname, which the image lacks, is said to be left.
+func TestImageRootReadOnlyFallback(t *testing.T) {
+	needRoot(t)
+	env := podsEnv(t)
+	dir := filepath.Join(t.TempDir(), "img")
+	busyboxRoot(t, dir)
+	must(t, os.WriteFile(filepath.Join(dir, "etc/hosts"), []byte("# the image's\n"), 0o644))
+	// A read-only image must hold its mount points itself.
+	must(t, os.Mkdir(filepath.Join(dir, "shared"), 0o755))
+	root := stackOverlays(t, dir)
+	ref := "localhost/podvisor-kube-readonly-test:1"
+	shared := t.TempDir()
+	manifest := filepath.Join(t.TempDir(), "pod.yaml")
+	must(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: readonly-root}
+spec:
+  volumes: [{name: shared, hostPath: {path: %[2]s, type: Directory}}]
+  containers:
+  - name: app
+    image: %[1]s
+    command: [/bin/sh, -c, 'echo x > /srv/new 2>/dev/null; echo "srv=$?" > /shared/o.tmp; echo x > /tmp/new && echo tmp=ok >> /shared/o.tmp; grep -c "the pod" /etc/hosts >> /shared/o.tmp; mv /shared/o.tmp /shared/out; exec sleep 100000']
+    securityContext: {runAsUser: 0}
+    volumeMounts: [{name: shared, mountPath: /shared}]
+`, ref, shared)), 0o644))
+	r := startEnv(t, env, "kube", "play", "--listen", "off", "--image-root", ref+"="+root, manifest)
+	var got string
+	if !waitFor(func() bool {
+		b, err := os.ReadFile(filepath.Join(shared, "out"))
+		got = string(b)
+		select {
+		case <-r.done:
+			return true
+		default:
+		}
+		return err == nil
+	}) || got == "" {
+		t.Fatalf("no output\nstderr:\n%s", r.stderr)
+	}
+	if want := "srv=1\ntmp=ok\n1\n"; got != want {
+		t.Errorf("the container saw %q, want %q", got, want)
+	}
+	s := r.stderr.String()
+	if !strings.Contains(s, "app runs from image "+ref+", its root read-only (no overlayfs here: ") {
+		t.Errorf("kube play does not say the root is read-only, and why:\n%s", s)
+	}
+	if !strings.Contains(s, "app keeps its image's /etc/hostname") || strings.Contains(s, "/etc/hosts,") {
+		t.Errorf("kube play does not name exactly the files the read-only image could not take:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "srv/new")); err == nil {
+		t.Error("the container wrote into the image")
+	}
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Errorf("exit code %d\nstderr:\n%s", code, r.stderr)
 	}
 }
