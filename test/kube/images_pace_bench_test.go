@@ -17,7 +17,9 @@ import (
 // run from image, or on this machine when image is "": the same busybox
 // shell and GNU date (at the path date, called by its path: busybox's
 // shell prefers its own applets) either way, the events in a shared
-// hostPath.
+// hostPath. main ends once the sidecar's line is written: at full speed
+// main may come first (a negative lag), and the pod's end must not stop
+// the sidecar before its line.
 func imagesPacePod(image, shared, date string) string {
 	sh, events, img := "[busybox, sh, -c", shared+"/events", "busybox"
 	if image != "" {
@@ -50,7 +52,7 @@ spec:
     command: %[5]s
     securityContext: {runAsUser: 0}
     volumeMounts: [{name: shared, mountPath: /shared}]
-`, shared, img, line("i1", ""), line("s1", `; trap "exit 0" TERM; while :; do sleep 0.1; done`), line("main", ""))
+`, shared, img, line("i1", ""), line("s1", `; trap "exit 0" TERM; while :; do sleep 0.1; done`), line("main", `; while :; do case "$(cat `+events+`)" in *"s1 started"*) break;; esac; sleep 0.05; done`))
 }
 
 // withGNUDate copies this machine's date(1), and the libraries it loads,
