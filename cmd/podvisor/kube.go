@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -100,7 +101,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	if *f.down {
 		return playDown(f, m, w, opts, stdout, stderr)
 	}
-	imgs, code := prepareImages(f.images, w, opts.VolumeRoot, stderr)
+	imgs, code := prepareImages(f.images, w, opts.VolumeRoot, *f.dryRun, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -109,7 +110,7 @@ func cmdKubePlay(args []string, stdout, stderr io.Writer) int {
 	}
 	// Given back here unless the run (in its own mount namespace) takes
 	// them over.
-	defer imgs.unmount(-1, stderr)
+	defer imgs.release(stderr)
 	// One translation: the run's directory is made once the mounts are
 	// known, outside all of them (makeRunDir).
 	var tmp string
@@ -316,6 +317,14 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 		}
 		res.Mounts = append(res.Mounts, kube.Mount{Source: filepath.Join(run.tmp, "etc-hosts"), Target: "/etc/hosts", Volume: "etc-hosts (the pod's name)"})
 	}
+	if len(res.Roots) > 0 {
+		files, err := rootFiles(run.tmp, run.pod.Hostname, run.pod.FQDN)
+		if err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: the pod's files for its containers' roots: %v\n", err)
+			return exitFail
+		}
+		kube.AddPodFiles(res.Roots, files)
+	}
 	if len(res.Mounts) == 0 && (!opts.Root || opts.VolumeRoot != "") {
 		return runPod(runArgs, &run.pod.Roles, run.pod.Pace, stdout, stderr)
 	}
@@ -335,10 +344,17 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 	// thread of a multi-threaded Go process; after execve the whole
 	// process is in the namespace. It passes the translation on (the
 	// written procs.yaml and the mounts), translating nothing again.
-	st := mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs, Pod: run.pod, Hostname: run.pod.Hostname, Roots: res.Roots, HostNS: -1}
+	st := mountedState{Mounts: res.Mounts, Tmp: run.tmp, RunArgs: runArgs, Pod: run.pod, Hostname: run.pod.Hostname, Roots: res.Roots, HostNS: hostMountNS(), RecordFD: -1}
 	if run.images != nil {
 		st.Images = run.images.mounted
-		st.HostNS = hostMountNS(run.images)
+		if run.images.rec != nil {
+			fd, path, err := run.images.rec.Inherit()
+			if err != nil {
+				fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+				return exitFail
+			}
+			st.RecordFD, st.RecordPath = fd, path
+		}
 	}
 	return execMounted(st, pcfg, stderr)
 }
@@ -454,10 +470,16 @@ type mountedState struct {
 	Hostname string
 	// Roots are the containers' roots to build (kube_images.go); Images
 	// the images podman mounted, given back at the end in the mount
-	// namespace HostNS (an fd kept across the exec; -1: none).
+	// namespace HostNS (an fd kept across the exec; -1: none), where the
+	// images killed runs left are given back too.
 	Roots  []*kube.RootPlan
 	Images []string
 	HostNS int
+	// RecordFD is the run's record, opened before podman mounted the
+	// images and kept across the exec (RecordPath its path); -1: the run
+	// opens its own.
+	RecordFD   int
+	RecordPath string
 }
 
 // execMounted moves this thread into a new mount namespace and execs
@@ -530,8 +552,25 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		}
 	}()
 	defer st.Pod.releaseOwn()
-	images := &playImages{mounted: st.Images}
-	defer images.unmount(st.HostNS, stderr)
+	var hostNS *os.File
+	if st.HostNS >= 0 {
+		unix.CloseOnExec(st.HostNS) // not for the children
+		hostNS = os.NewFile(uintptr(st.HostNS), "mnt-ns")
+		defer hostNS.Close()
+	}
+	var rec *kube.Record
+	if st.RecordFD >= 0 {
+		rec, err = kube.RecordFromFD(st.RecordFD, st.RecordPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+			return exitFail
+		}
+	}
+	images := &playImages{mounted: st.Images, rec: rec}
+	// Given back before the record goes (Unbind removes it), so that a
+	// kill in between leaves them listed; once only.
+	giveBack := sync.OnceFunc(func() { images.unmount(hostNS, stderr) })
+	defer giveBack()
 	if st.Hostname != "" {
 		if err := unix.Sethostname([]byte(st.Hostname)); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: cannot set the pod's hostname %q: %v\n", st.Hostname, err)
@@ -541,14 +580,10 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 	// Mount points are created on the real filesystem: written down first,
 	// so that a run killed with SIGKILL leaves a record the next run cleans.
 	stateDir := kubeStateDir()
-	removed, errs := kube.CleanStale(stateDir)
-	if len(removed) > 0 {
-		fmt.Fprintf(stderr, "podvisor kube play: removed what a killed run left: %s\n", strings.Join(removed, ", "))
+	cleanKilledRuns("kube play", hostNS, stderr)
+	if rec == nil {
+		rec, err = kube.OpenRecord(stateDir)
 	}
-	for _, e := range errs {
-		fmt.Fprintf(stderr, "podvisor kube play: cleaning what a killed run left: %v\n", e)
-	}
-	rec, err := kube.OpenRecord(stateDir)
 	if err == nil {
 		err = rec.Tmp(st.Tmp)
 	}
@@ -558,6 +593,7 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 	}
 	bound, err := kube.Bind(st.Mounts, rec)
 	defer unbind(bound, stderr)
+	defer giveBack()
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
@@ -579,9 +615,12 @@ func cmdKubeMounted(statePath string, stdout, stderr io.Writer) int {
 		for _, r := range st.Roots {
 			how := "writable through an overlay whose upper layer is in " + st.Tmp
 			if roots.Modes[r.Container] == "read-only" {
-				how = "read-only (no overlayfs here), tmpfs at /tmp, /var/tmp and /run"
+				how = "read-only (no overlayfs here: " + roots.Why[r.Container] + "), tmpfs at /tmp, /var/tmp and /run"
 			}
 			fmt.Fprintf(stderr, "podvisor kube play: %s runs from image %s, its root %s\n", r.Container, r.Image.Ref, how)
+			if miss := roots.Missing[r.Container]; len(miss) > 0 {
+				fmt.Fprintf(stderr, "podvisor kube play: warning: %s keeps its image's %s (or none): the image lacks them and its root is read-only\n", r.Container, strings.Join(miss, ", "))
+			}
 		}
 	}
 	var roles *server.PodRoles

@@ -38,6 +38,9 @@ func cmdKubeDown(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	// What runs killed with SIGKILL left (mount points, podman's image
+	// mounts) is given back, whichever pod is named.
+	cleanKilledRuns("kube down", nil, stderr)
 	rec, err := kube.FindPod(podsDir(), pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "podvisor kube down: %v\n", err)

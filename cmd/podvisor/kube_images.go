@@ -42,6 +42,11 @@ type playImages struct {
 	byRef   map[string]*kube.Image
 	flag    string   // the flag that gave them, for messages
 	mounted []string // podman image references mounted, to unmount
+	// rec is the run's record in the state directory, opened before
+	// podman mounts anything and listing each image mounted, so that a
+	// run killed with SIGKILL leaves what the next one gives back
+	// (cleanKilledRuns). It passes to the run in its mount namespace.
+	rec *kube.Record
 }
 
 // podmanTimeout bounds each call of podman.
@@ -49,7 +54,7 @@ const podmanTimeout = 2 * time.Minute
 
 // prepareImages makes the images the manifest names ready: nil without
 // image flags; code says how the command ends on failure.
-func prepareImages(f *imageFlags, w *kube.Workload, volumeRoot string, stderr io.Writer) (*playImages, int) {
+func prepareImages(f *imageFlags, w *kube.Workload, volumeRoot string, dryRun bool, stderr io.Writer) (*playImages, int) {
 	if *f.store == "" && len(*f.roots) == 0 {
 		if *f.pull {
 			fmt.Fprintln(stderr, "podvisor kube play: --pull needs --images podman")
@@ -67,7 +72,7 @@ func prepareImages(f *imageFlags, w *kube.Workload, volumeRoot string, stderr io
 	if *f.store != "" && len(*f.roots) > 0 {
 		return fail("--images and --image-root: use one or the other")
 	}
-	if os.Geteuid() != 0 {
+	if os.Geteuid() != 0 && !dryRun {
 		return fail("running containers from their images needs root (a mount namespace and a root per container); run as root, or drop --images/--image-root")
 	}
 	if volumeRoot != "" {
@@ -76,7 +81,7 @@ func prepareImages(f *imageFlags, w *kube.Workload, volumeRoot string, stderr io
 	pi := &playImages{byRef: map[string]*kube.Image{}, flag: "--image-root"}
 	if *f.store != "" {
 		pi.flag = "--images podman"
-		if code := pi.fromPodman(w, *f.pull, stderr); code != exitOK {
+		if code := pi.fromPodman(w, *f.pull, dryRun, stderr); code != exitOK {
 			return nil, code
 		}
 		return pi, exitOK
@@ -134,7 +139,7 @@ func imageRefs(w *kube.Workload) (refs []string, who map[string]string) {
 // fromPodman inspects and mounts (read-only, in this machine's mount
 // namespace: the run's private one inherits it) every image the workload
 // names, from podman's local store.
-func (pi *playImages) fromPodman(w *kube.Workload, pull bool, stderr io.Writer) int {
+func (pi *playImages) fromPodman(w *kube.Workload, pull, dryRun bool, stderr io.Writer) int {
 	refs, who := imageRefs(w)
 	for _, ref := range refs {
 		if ref == "" {
@@ -154,7 +159,7 @@ func (pi *playImages) fromPodman(w *kube.Workload, pull bool, stderr io.Writer) 
 			if _, err := proc.RunTool(ctx, []string{"podman", "image", "exists", ref}); err == nil {
 				continue
 			}
-			if !pull {
+			if !pull || dryRun { // a dry run changes nothing, the store included
 				fmt.Fprintf(stderr, "podvisor kube play: %s: image %s is not in podman's local store; fetch it with: podman pull %s (or pass --pull)\n", who[ref], ref, ref)
 				return exitUsage
 			}
@@ -174,33 +179,55 @@ func (pi *playImages) fromPodman(w *kube.Workload, pull bool, stderr io.Writer) 
 		fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
 		return exitFail
 	}
+	if dryRun {
+		// Nothing mounted: the roots, and what the image's files say
+		// (a user named in its config, HOME), are resolved when played.
+		for i, ref := range refs {
+			pi.byRef[ref] = &kube.Image{Ref: ref, Dir: "/podman-image-mount/" + ref, Config: cfgs[i], Unmounted: true}
+		}
+		fmt.Fprintf(stderr, "podvisor kube play: --dry-run: images %s inspected, not mounted: their roots, a user their config names and HOME are resolved when played\n", strings.Join(refs, ", "))
+		return exitOK
+	}
+	// What a killed run left mounted is given back first, then this run's
+	// record lists each mount as soon as podman has made it.
+	cleanKilledRuns("kube play", nil, stderr)
+	rec, err := kube.OpenRecord(kubeStateDir())
+	if err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: cannot record the images it mounts in %s (%v); nothing was mounted\n", kubeStateDir(), err)
+		return exitFail
+	}
+	pi.rec = rec
 	// The mounts, all at once.
 	dirs := make([]string, len(refs))
 	errs := make([]error, len(refs))
 	var wg sync.WaitGroup
+	var mu sync.Mutex // guards pi.mounted and the record's writes
 	for i, ref := range refs {
 		wg.Go(func() {
 			var b []byte
 			b, errs[i] = proc.RunTool(ctx, []string{"podman", "image", "mount", ref})
 			dirs[i] = strings.TrimSpace(string(b))
+			if errs[i] == nil {
+				mu.Lock()
+				pi.mounted = append(pi.mounted, ref)
+				if err := rec.Image(ref); err != nil {
+					errs[i] = fmt.Errorf("record it in %s: %w", kubeStateDir(), err)
+				}
+				mu.Unlock()
+			}
 		})
 	}
 	wg.Wait()
 	for i, ref := range refs {
-		if errs[i] == nil {
-			pi.mounted = append(pi.mounted, ref)
-		}
-	}
-	for i, ref := range refs {
 		if errs[i] != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: %s: podman image mount %s: %v\n", who[ref], ref, errs[i])
-			pi.unmount(-1, stderr)
+			pi.release(stderr)
 			return exitFail
 		}
 		img := &kube.Image{Ref: ref, Dir: dirs[i], Config: cfgs[i]}
 		if err := readUsers(img); err != nil {
 			fmt.Fprintf(stderr, "podvisor kube play: image %s: %v\n", ref, err)
-			pi.unmount(-1, stderr)
+			pi.release(stderr)
 			return exitFail
 		}
 		pi.byRef[ref] = img
@@ -208,26 +235,80 @@ func (pi *playImages) fromPodman(w *kube.Workload, pull bool, stderr io.Writer) 
 	return exitOK
 }
 
-// unmount gives back podman's mounts of the images, in the mount namespace
-// of hostNS (an fd of this process; -1: the current one).
-func (pi *playImages) unmount(hostNS int, stderr io.Writer) {
-	if pi == nil || len(pi.mounted) == 0 {
+// cleanKilledRuns gives back what runs killed with SIGKILL left: their
+// mount points and run directories, and podman's mounts of their images
+// (given back in the mount namespace hostNS, or nil: this process's, which
+// must be the machine's). who prefixes the messages. As root only.
+func cleanKilledRuns(who string, hostNS *os.File, stderr io.Writer) {
+	if os.Geteuid() != 0 {
 		return
 	}
+	removed, errs := kube.CleanStale(kubeStateDir(), func(refs []string) error {
+		return podmanUnmount(refs, hostNS)
+	})
+	if len(removed) > 0 {
+		fmt.Fprintf(stderr, "podvisor %s: removed what a killed run left: %s\n", who, strings.Join(removed, ", "))
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "podvisor %s: cleaning what a killed run left: %v\n", who, e)
+	}
+}
+
+// podmanUnmount gives back podman's mounts of refs, in the mount namespace
+// hostNS (nil: this process's). An image no longer in the store has
+// nothing to give back.
+func podmanUnmount(refs []string, hostNS *os.File) error {
 	ctx, cancel := context.WithTimeout(context.Background(), podmanTimeout)
 	defer cancel()
-	argv := append([]string{"podman", "image", "unmount"}, pi.mounted...)
-	var extra []*os.File
-	if hostNS >= 0 {
-		// The mounts were made in this machine's namespace, before the
-		// run moved to its own: podman must undo them there.
-		extra = []*os.File{os.NewFile(uintptr(hostNS), "mnt-ns")}
-		argv = append([]string{"nsenter", "--mount=/proc/self/fd/3", "--"}, argv...)
+	var errs []error
+	for _, ref := range refs {
+		argv := []string{"podman", "image", "unmount", ref}
+		var extra []*os.File
+		if hostNS != nil {
+			// The mounts were made in this machine's namespace, before
+			// the run moved to its own: podman must undo them there.
+			extra = []*os.File{hostNS}
+			argv = append([]string{"nsenter", "--mount=/proc/self/fd/3", "--"}, argv...)
+		}
+		if _, err := proc.RunTool(ctx, argv, extra...); err != nil && !strings.Contains(err.Error(), "image not known") {
+			errs = append(errs, fmt.Errorf("podman image unmount %s: %w", ref, err))
+		}
 	}
-	if _, err := proc.RunTool(ctx, argv, extra...); err != nil {
-		fmt.Fprintf(stderr, "podvisor kube play: unmounting the images (podman image unmount %s): %v\n", strings.Join(pi.mounted, " "), err)
+	return errors.Join(errs...)
+}
+
+// unmount gives back podman's mounts of the images, in the mount namespace
+// hostNS (nil: this process's), and records each given back; it reports
+// whether all were.
+func (pi *playImages) unmount(hostNS *os.File, stderr io.Writer) bool {
+	if pi == nil || len(pi.mounted) == 0 {
+		return true
+	}
+	if err := podmanUnmount(pi.mounted, hostNS); err != nil {
+		fmt.Fprintf(stderr, "podvisor kube play: unmounting the images: %v\n", err)
+		return false // the record lists them: the next run gives them back
+	}
+	for _, ref := range pi.mounted {
+		if err := pi.rec.ImageGiven(ref); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		}
 	}
 	pi.mounted = nil
+	return true
+}
+
+// release gives back the images of a run that ends before its mount
+// namespace takes them over, and removes its record.
+func (pi *playImages) release(stderr io.Writer) {
+	if pi == nil {
+		return
+	}
+	if pi.unmount(nil, stderr) && pi.rec != nil {
+		if err := pi.rec.Close(); err != nil {
+			fmt.Fprintf(stderr, "podvisor kube play: %v\n", err)
+		}
+		pi.rec = nil
+	}
 }
 
 // readUsers reads the image's /etc/passwd and /etc/group inside its root
@@ -256,13 +337,10 @@ func readUsers(img *kube.Image) error {
 }
 
 // hostMountNS opens this process's mount namespace, kept across the exec
-// into the run's own (execMounted), so that the end of the run can give
-// podman's mounts back where they were made; -1 when there is nothing to
-// give back.
-func hostMountNS(pi *playImages) int {
-	if pi == nil || len(pi.mounted) == 0 {
-		return -1
-	}
+// into the run's own (execMounted), so that the run can give podman's
+// mounts (its own, and those killed runs left) back where they were made;
+// -1 when it cannot be opened.
+func hostMountNS() int {
 	fd, err := unix.Open("/proc/self/ns/mnt", unix.O_RDONLY, 0) // no O_CLOEXEC: it crosses the exec
 	if err != nil {
 		return -1

@@ -199,10 +199,11 @@ func podHostname(w *kube.Workload) (hostname, fqdn string, err error) {
 	return hostname, fqdn, nil
 }
 
-// podHosts is the pod's /etc/hosts when it has an FQDN: this machine's,
-// whose network the pod shares, and a line naming the pod, as the kubelet
-// writes it for a pod with a subdomain. The address is 127.0.1.1 (Debian's
-// address for the machine's own name): the pod has no address of its own.
+// podHosts is the pod's /etc/hosts when it has an FQDN (or runs from
+// images): this machine's, whose network the pod shares, and a line naming
+// the pod, as the kubelet writes it (with the FQDN for a pod with a
+// subdomain). The address is 127.0.1.1 (Debian's address for the
+// machine's own name): the pod has no address of its own.
 func podHosts(hostname, fqdn string) ([]byte, error) {
 	b, err := os.ReadFile("/etc/hosts")
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -212,5 +213,39 @@ func podHosts(hostname, fqdn string) ([]byte, error) {
 		b = append(b, '\n')
 	}
 	short, _, _ := strings.Cut(hostname, ".")
+	if fqdn == "" {
+		return append(b, "# kube play: the pod's name\n127.0.1.1\t"+short+"\n"...), nil
+	}
 	return append(b, "# kube play: the pod's name (spec.subdomain)\n127.0.1.1\t"+fqdn+"\t"+short+"\n"...), nil
+}
+
+// rootFiles writes, in the run's directory tmp, the files a container
+// runtime gives every container of a pod, for the containers that run in
+// their images' roots (on this machine they see these already): the pod's
+// /etc/hosts (podHosts: the kubelet's managed file, this machine's lines
+// kept as for a hostNetwork pod), /etc/hostname (the pod's hostname, as
+// containerd and CRI-O write it) and /etc/resolv.conf (a copy of this
+// machine's: the pod shares its network, as with dnsPolicy Default). It
+// returns them by path inside the roots.
+func rootFiles(tmp, hostname, fqdn string) (map[string]string, error) {
+	hosts, err := podHosts(hostname, fqdn)
+	if err != nil {
+		return nil, err
+	}
+	resolv, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	files := map[string]string{}
+	for _, f := range []struct {
+		target, name string
+		data         []byte
+	}{{"/etc/hosts", "etc-hosts", hosts}, {"/etc/hostname", "etc-hostname", []byte(hostname + "\n")}, {"/etc/resolv.conf", "etc-resolv.conf", resolv}} {
+		p := filepath.Join(tmp, f.name)
+		if err := os.WriteFile(p, f.data, 0o644); err != nil {
+			return nil, err
+		}
+		files[f.target] = p
+	}
+	return files, nil
 }

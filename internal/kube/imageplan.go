@@ -19,6 +19,33 @@ type RootPlan struct {
 	Image     *Image
 	Dir       string
 	Mounts    []Mount
+	// Files are the pod's own /etc/hosts, /etc/hostname and
+	// /etc/resolv.conf, bound over the image's as a runtime binds the
+	// kubelet's and the sandbox's (AddPodFiles).
+	Files []Mount
+}
+
+// AddPodFiles gives every root the pod's files: source is a file of this
+// machine per path inside the root (/etc/hosts, say). A container with a
+// volume of its own at one of the paths keeps its volume, as the kubelet
+// leaves /etc/hosts to a container that mounts something there.
+func AddPodFiles(roots []*RootPlan, files map[string]string) {
+	targets := make([]string, 0, len(files))
+	for t := range files {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, r := range roots {
+	next:
+		for _, t := range targets {
+			for _, m := range r.Mounts {
+				if filepath.Clean(m.Target) == t {
+					continue next
+				}
+			}
+			r.Files = append(r.Files, Mount{Source: files[t], Target: t, Volume: "the pod's " + t})
+		}
+	}
 }
 
 // planRoots notes the containers whose image is one podvisor has.
@@ -132,7 +159,7 @@ func (b *builder) fromImage(q *config.Process, c *Container, r *RootPlan, where 
 	if !own["PATH"] {
 		env = append(env, defaultPath)
 	}
-	if !own["HOME"] {
+	if !own["HOME"] && !img.Unmounted { // the image's passwd is unread in a dry run
 		uid := "0"
 		if q.User != nil {
 			uid, _, _ = strings.Cut(q.User.Spec, ":")

@@ -22,6 +22,11 @@ type Roots struct {
 	// "read-only" (a read-only bind of the image with tmpfs at /tmp,
 	// /var/tmp and /run), as kube play reports it.
 	Modes map[string]string
+	// Why says, per read-only root, why the overlay was refused.
+	Why map[string]string
+	// Missing says, per container, which of the pod's files (RootPlan.
+	// Files) its root could not take: a read-only image without the file.
+	Missing map[string][]string
 }
 
 // BuildRoots mounts each plan's root: the image's file system (never
@@ -31,7 +36,7 @@ type Roots struct {
 // resolved with openat2(RESOLVE_IN_ROOT): a symlink in the image (to /etc,
 // say) resolves inside the root, never to this machine's files.
 func BuildRoots(plans []*RootPlan) (*Roots, error) {
-	rs := &Roots{Modes: map[string]string{}}
+	rs := &Roots{Modes: map[string]string{}, Why: map[string]string{}, Missing: map[string][]string{}}
 	for _, p := range plans {
 		if err := rs.build(p); err != nil {
 			return rs, fmt.Errorf("%s: %w", p, err)
@@ -74,9 +79,12 @@ func (rs *Roots) build(p *RootPlan) error {
 	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s/upper,workdir=%s/work", lower, layer, layer)
 	mode := "overlay"
-	if err := unix.Mount("overlay", p.Dir, "overlay", 0, opts); err != nil {
-		// No overlayfs here (or not on this file system): the image
-		// read-only, with memory for the usual writable places.
+	if oerr := unix.Mount("overlay", p.Dir, "overlay", 0, opts); oerr != nil {
+		// No overlayfs here (or not on this file system, or the image
+		// is already two file systems deep, the kernel's stacking
+		// limit): the image read-only, with memory for the usual
+		// writable places.
+		rs.Why[p.Container] = oerr.Error()
 		if err := unix.Mount(lower, p.Dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind the image %s: %w", lower, err)
 		}
@@ -102,8 +110,23 @@ func (rs *Roots) build(p *RootPlan) error {
 			return fmt.Errorf("volume %s at %s: %w", m.Volume, m.Target, err)
 		}
 	}
+	for _, f := range p.Files {
+		err := bindInRoot(root, f)
+		if errors.Is(err, errReadOnlyRoot) {
+			// The image's own file, or none, stays: a read-only image
+			// cannot take a mount point it lacks.
+			rs.Missing[p.Container] = append(rs.Missing[p.Container], f.Target)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Volume, err)
+		}
+	}
 	return nil
 }
+
+// errReadOnlyRoot: a mount point is missing in a read-only root.
+var errReadOnlyRoot = errors.New("the image has none, and its root is read-only (no overlayfs here)")
 
 // inRoot opens p (absolute, a path inside the root) beneath root with
 // RESOLVE_IN_ROOT, never following a magic link (/proc/self/root and its
@@ -141,7 +164,7 @@ func mountPointIn(root int, p string, dir bool) (int, error) {
 	}
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		if errors.Is(err, unix.EROFS) {
-			return -1, fmt.Errorf("create %s: the image has none, and its root is read-only (no overlayfs here)", p)
+			return -1, fmt.Errorf("create %s: %w", p, errReadOnlyRoot)
 		}
 		return -1, &os.PathError{Op: "create", Path: p, Err: err}
 	}

@@ -25,6 +25,10 @@ type Image struct {
 	// Passwd and Group are the image's /etc/passwd and /etc/group (nil:
 	// none), for a user named by the image's config.
 	Passwd, Group []byte
+	// Unmounted: the image was inspected, not mounted (kube play
+	// --dry-run): Dir is a placeholder, and a user named in its config
+	// is left as named, resolved when played.
+	Unmounted bool
 }
 
 // ImageConfig is what an image's configuration says about running it (the
@@ -111,6 +115,8 @@ func imageUser(img *Image) (string, error) {
 		if e, ok := lookupEntry(img.Passwd, func(f []string) bool { return f[2] == user }); ok {
 			gid, _ = strconv.ParseInt(e[3], 10, 32)
 		}
+	} else if img.Unmounted {
+		return u, nil
 	} else if e, ok := lookupEntry(img.Passwd, func(f []string) bool { return f[0] == user }); ok {
 		uid, _ = strconv.ParseInt(e[2], 10, 32)
 		gid, _ = strconv.ParseInt(e[3], 10, 32)

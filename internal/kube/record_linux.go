@@ -55,6 +55,11 @@ type recordEntry struct {
 	Created string `json:"created,omitempty"`
 	Adopted string `json:"adopted,omitempty"`
 	Tmp     string `json:"tmp,omitempty"`
+	// Image is an image podman mounted for the run (podman image mount,
+	// in this machine's mount namespace), written once mounted.
+	Image string `json:"image,omitempty"`
+	// Given is an image of Image the run gave back itself.
+	Given string `json:"given,omitempty"`
 	// Beneath is the volume directory the mount point lies in: it is
 	// reached from there without following symlinks (see Bind).
 	Beneath string `json:"beneath,omitempty"`
@@ -146,6 +151,7 @@ type runRecord struct {
 	// lies in (recordEntry.Beneath).
 	beneath map[string]string
 	tmps    []string
+	images  []string // podman's image mounts, to give back
 }
 
 func (rr *runRecord) close() {
@@ -213,6 +219,14 @@ func readRecord(path string) (*runRecord, error) {
 		if e.Tmp != "" {
 			rr.tmps = append(rr.tmps, e.Tmp)
 		}
+		if e.Image != "" {
+			rr.images = append(rr.images, e.Image)
+		}
+		if e.Given != "" {
+			if i := slices.Index(rr.images, e.Given); i >= 0 {
+				rr.images = slices.Delete(rr.images, i, i+1)
+			}
+		}
 	}
 	if err := sc.Err(); err != nil {
 		rr.close()
@@ -264,6 +278,53 @@ func (r *Record) add(e recordEntry) error {
 // Tmp records the run's temporary directory (removed whole by CleanStale).
 func (r *Record) Tmp(dir string) error { return r.add(recordEntry{Tmp: dir}) }
 
+// Image records an image podman mounted for the run, once mounted: a
+// kill between the mount and the record leaves that one mount to
+// `podman image unmount`, rather than have a cleaner give back another
+// run's mount of the same image (podman counts them).
+func (r *Record) Image(ref string) error { return r.add(recordEntry{Image: ref}) }
+
+// ImageGiven records that the run gave back its mount of ref: a cleaner
+// must not give it back again (it would take another run's).
+func (r *Record) ImageGiven(ref string) error { return r.add(recordEntry{Given: ref}) }
+
+// Inherit keeps the record open, and so locked, across an exec: it returns
+// the descriptor and the record's path, for RecordFromFD in the new
+// program. A record opened before podman mounts the images stays the
+// run's through kube play's re-exec into its mount namespace, never
+// unlocked in between.
+func (r *Record) Inherit() (fd int, path string, err error) {
+	if _, err := unix.FcntlInt(r.f.Fd(), unix.F_SETFD, 0); err != nil {
+		return -1, "", fmt.Errorf("record %s: %w", r.f.Name(), err)
+	}
+	return int(r.f.Fd()), r.f.Name(), nil
+}
+
+// RecordFromFD takes back the record Inherit passed across an exec: fd
+// must be the file at path, a record in a state directory of ours.
+func RecordFromFD(fd int, path string) (*Record, error) {
+	unix.CloseOnExec(fd) // not for the children
+	var st unix.Stat_t
+	fi, err := os.Lstat(path)
+	if err == nil {
+		err = unix.Fstat(fd, &st)
+	}
+	if err == nil {
+		ls, ok := fi.Sys().(*syscall.Stat_t)
+		name := filepath.Base(path)
+		if !ok || !fi.Mode().IsRegular() || ls.Dev != st.Dev || ls.Ino != st.Ino ||
+			!strings.HasPrefix(name, "run-") || !strings.HasSuffix(name, ".jsonl") {
+			err = errors.New("not the record kube play passed on")
+		} else {
+			err = privateDir(filepath.Dir(path))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record %s (fd %d): %w", path, fd, err)
+	}
+	return &Record{f: os.NewFile(uintptr(fd), path)}, nil
+}
+
 // Close removes the record: everything it listed is gone.
 func (r *Record) Close() error {
 	if r == nil {
@@ -277,9 +338,11 @@ func (r *Record) Close() error {
 // CleanStale removes what the runs that died without cleaning up created:
 // for each record in dir nobody holds locked, its mount points (in reverse
 // order, a directory only if empty, a file only if empty, and none a live
-// run's record lists: that run uses it) and its temporary directory, then
-// the record. It returns the paths removed.
-func CleanStale(dir string) ([]string, []error) {
+// run's record lists: that run uses it) and its temporary directory, gives
+// back podman's mounts of its images through unmountImages, then removes
+// the record. It returns what it removed. A record whose images cannot be
+// given back (unmountImages nil or failing) stays, for the next cleaner.
+func CleanStale(dir string, unmountImages func(refs []string) error) ([]string, []error) {
 	_, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -304,7 +367,7 @@ func CleanStale(dir string) ([]string, []error) {
 	var errs []error
 	for _, rr := range rrs {
 		if rr.dead != nil {
-			r, errs1 := cleanRecord(rr, live)
+			r, errs1 := cleanRecord(rr, live, unmountImages)
 			removed = append(removed, r...)
 			errs = append(errs, errs1...)
 		}
@@ -315,7 +378,7 @@ func CleanStale(dir string) ([]string, []error) {
 
 // cleanRecord removes what a dead run's record lists but what live runs'
 // records list (live), then the record.
-func cleanRecord(rr *runRecord, live map[string]bool) ([]string, []error) {
+func cleanRecord(rr *runRecord, live map[string]bool, unmountImages func([]string) error) ([]string, []error) {
 	var removed []string
 	var errs []error
 	for _, p := range slices.Backward(rr.mounts) {
@@ -355,6 +418,19 @@ func cleanRecord(rr *runRecord, live map[string]bool) ([]string, []error) {
 			errs = append(errs, err)
 		} else {
 			removed = append(removed, p)
+		}
+	}
+	if len(rr.images) > 0 {
+		err := errors.New("no way to reach podman's mount namespace here")
+		if unmountImages != nil {
+			err = unmountImages(rr.images)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("images %s a killed run mounted, left mounted (%s keeps them listed; podman image unmount gives them back): %w", strings.Join(rr.images, ", "), rr.path, err))
+		} else {
+			for _, ref := range rr.images {
+				removed = append(removed, "image mount "+ref)
+			}
 		}
 	}
 	if len(errs) == 0 {

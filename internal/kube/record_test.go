@@ -48,7 +48,7 @@ func TestCleanStale(t *testing.T) {
 	dead.add(recordEntry{Tmp: "/etc"}) // not a run directory: never removed
 	dead.f.Close()
 
-	removed, errs := CleanStale(state)
+	removed, errs := CleanStale(state, nil)
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
@@ -180,7 +180,7 @@ func TestCleanStaleSparesLiveRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	removed, errs := CleanStale(state)
+	removed, errs := CleanStale(state, nil)
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
@@ -256,7 +256,7 @@ func TestCleanStaleBeneathRefusesSymlinks(t *testing.T) {
 	dead.add(recordEntry{Created: filepath.Join(host, "kept", "sub", "m"), Beneath: filepath.Join(host, "kept", "sub")})
 	dead.f.Close()
 	os.Mkdir(filepath.Join(host, "kept", "sub", "m"), 0o755)
-	removed, errs := CleanStale(state)
+	removed, errs := CleanStale(state, nil)
 	if _, err := os.Stat(filepath.Join(outside, "f")); err != nil {
 		t.Errorf("removed through the planted link: %v", err)
 	}
@@ -266,5 +266,59 @@ func TestCleanStaleBeneathRefusesSymlinks(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(state, "run-1.jsonl")); !os.IsNotExist(err) {
 		t.Errorf("the dead run's record is still there: %v", err)
+	}
+}
+
+// A dead run's images are given back through the callback, but those it
+// gave back itself; a failure keeps the record for the next cleaner, and
+// a live run's images are never given back.
+func TestCleanStaleImages(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	live, err := OpenRecord(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(live.Image("live/img:1"))
+	dead := &Record{}
+	deadPath := filepath.Join(state, "run-1.jsonl")
+	if dead.f, err = os.OpenFile(deadPath, os.O_WRONLY|os.O_CREATE, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	must(dead.Image("a:1"))
+	must(dead.Image("b:1"))
+	must(dead.ImageGiven("a:1"))
+	dead.f.Close()
+
+	var asked [][]string
+	fail := func(refs []string) error { asked = append(asked, refs); return os.ErrPermission }
+	if _, errs := CleanStale(state, fail); len(errs) != 1 {
+		t.Fatalf("errors %v, want one", errs)
+	}
+	if _, err := os.Stat(deadPath); err != nil {
+		t.Fatalf("the record was removed though its image was not given back: %v", err)
+	}
+	if _, errs := CleanStale(state, nil); len(errs) != 1 {
+		t.Fatalf("without a way to give images back: errors %v, want one", errs)
+	}
+	ok := func(refs []string) error { asked = append(asked, refs); return nil }
+	removed, errs := CleanStale(state, ok)
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if want := [][]string{{"b:1"}, {"b:1"}}; len(asked) != 2 || !slices.Equal(asked[0], want[0]) || !slices.Equal(asked[1], want[1]) {
+		t.Errorf("asked to give back %q, want %q", asked, want)
+	}
+	if want := []string{"image mount b:1"}; !slices.Equal(removed, want) {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	if _, err := os.Stat(deadPath); !os.IsNotExist(err) {
+		t.Errorf("the dead record is still there: %v", err)
 	}
 }
