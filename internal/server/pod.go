@@ -106,15 +106,20 @@ func planPod(roles PodRoles, st Status) podPlan {
 	return pl
 }
 
-// podPhase is the kubelet's getPhase over podvisor's process states: a
-// pending init container keeps the pod Pending, and so does a sidecar not
+// podPhase is the kubelet's getPhase over podvisor's process states: an
+// init container that failed for good fails the pod, a pending one keeps
+// it Pending, and so does a sidecar not
 // started before any regular container has; so does a
 // regular container never started; one running makes it Running; once all
 // have stopped, Always keeps it Running (they restart), else Succeeded when
 // each exited 0, Failed otherwise.
 func podPhase(roles PodRoles, byName map[string]ProcessStatus) string {
 	for _, n := range roles.Init {
-		if byName[n].State != "completed" {
+		switch byName[n].State {
+		case "completed":
+		case "failed": // never run again: the kubelet's failedInitialization under Never
+			return PodFailed
+		default:
 			return PodPending
 		}
 	}

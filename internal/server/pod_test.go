@@ -47,6 +47,8 @@ func TestPodStatus(t *testing.T) {
 		{"failed", []ProcessStatus{procAt("migrate", "completed", true, &zero, at(1), at(2)), procAt("proxy", "stopped", false, nil, at(3), nil),
 			procAt("app", "failed", false, &one, at(5), nil), procAt("worker", "completed", false, &zero, at(5), nil)}, PodFailed, 0, [numConds]bool{F, T, F, F}},
 		{"init failed", []ProcessStatus{procAt("migrate", "failed", false, &one, at(1), nil), procAt("proxy", "pending", false, nil, nil, nil),
+			procAt("app", "pending", false, nil, nil, nil), procAt("worker", "pending", false, nil, nil, nil)}, PodFailed, 0, [numConds]bool{F, F, F, F}},
+		{"init in backoff", []ProcessStatus{procAt("migrate", "backoff", false, &one, at(1), nil), procAt("proxy", "pending", false, nil, nil, nil),
 			procAt("app", "pending", false, nil, nil, nil), procAt("worker", "pending", false, nil, nil, nil)}, PodPending, 0, [numConds]bool{T, F, F, F}},
 		{"one still running", []ProcessStatus{procAt("migrate", "completed", true, &zero, at(1), at(2)), alive(procAt("proxy", "running", true, nil, at(3), at(3))),
 			procAt("app", "failed", false, &one, at(5), nil), alive(procAt("worker", "running", false, nil, at(5), nil))}, PodRunning, 1, [numConds]bool{T, T, F, F}},
