@@ -107,12 +107,11 @@ func planPod(roles PodRoles, st Status) podPlan {
 }
 
 // podPhase is the kubelet's getPhase over podvisor's process states: an
-// init container that failed for good fails the pod, a pending one keeps
-// it Pending, and so does a sidecar not
-// started before any regular container has; so does a
-// regular container never started; one running makes it Running; once all
-// have stopped, Always keeps it Running (they restart), else Succeeded when
-// each exited 0, Failed otherwise.
+// init container that failed for good fails the pod; a pending one keeps
+// it Pending, as do a sidecar not started before any regular container has
+// and a regular container never started; one running makes it Running;
+// once all have stopped, Always keeps it Running (they restart), else
+// Succeeded when each exited 0, Failed otherwise.
 func podPhase(roles PodRoles, byName map[string]ProcessStatus) string {
 	for _, n := range roles.Init {
 		switch byName[n].State {
