@@ -97,7 +97,7 @@ type PodStatus struct {
 type PodCondition struct {
 	Type   string `json:"type"`   // PodReadyToStartContainers, Initialized, ContainersReady, Ready
 	Status string `json:"status"` // True or False
-	// LastTransitionTime is when the condition became what it is, as
-	// the processes' start, ready and exit times tell.
+	// LastTransitionTime is when the condition's status last changed
+	// (kept while the status stays the same, as the kubelet keeps it).
 	LastTransitionTime time.Time `json:"last_transition_time"`
 }

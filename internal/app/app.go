@@ -177,6 +177,9 @@ func Run(e *Early, o Options) (int, error) {
 		r.log.Error("cannot start", "err", err)
 		return 0, ErrNotStarted
 	}
+	// Stopped after the HTTP server and the control socket (deferred
+	// before them): /status keeps its pod part to the end.
+	defer r.trackPod(sup)()
 	events, err := r.serveHTTP(sup)
 	if err != nil {
 		return 0, err
@@ -273,7 +276,21 @@ func (r *run) observe() {
 	r.metrics.UseCgroups(r.cgroups.Figures)
 	self, _ := os.Hostname()                         // served by default, as names that are not public
 	r.hosts = server.NewHosts(self, cfg.ListenHosts) // the Host names served (DNS rebinding)
-	r.web = &liveHTTP{opts: server.Options{Logger: r.log, Timeline: r.tl, StoredFDs: r.fdStore.Count, NotEnforced: r.cgroups.NotEnforced, Hosts: r.hosts, Pod: r.opts.Pod}, log: r.log}
+	r.web = &liveHTTP{opts: server.Options{Logger: r.log, Timeline: r.tl, StoredFDs: r.fdStore.Count, NotEnforced: r.cgroups.NotEnforced, Hosts: r.hosts}, log: r.log}
+}
+
+// trackPod starts the tracker of the pod's conditions (kube play), which
+// /status on the HTTP port and on the control socket share. It returns the
+// function that stops it.
+func (r *run) trackPod(sup *supervisor.Supervisor) (stop func()) {
+	if r.opts.Pod == nil {
+		return func() {}
+	}
+	t := server.NewPodTracker(*r.opts.Pod, sup, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	go t.Run(ctx)
+	r.web.opts.Pod = t
+	return cancel
 }
 
 // serveHTTP binds the HTTP port and serves it, before any child is

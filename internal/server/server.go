@@ -43,9 +43,10 @@ type Options struct {
 	// StoredFDs, if set, counts the fds a process keeps in podvisor's fd
 	// store (FDSTORE=1), for /status's stored_fds.
 	StoredFDs func(process string) int
-	// Pod, if set, names the processes that are a pod's containers
+	// Pod, if set, tracks the pod whose containers the processes are
 	// (kube play): /status then carries the pod's phase and conditions.
-	Pod *PodRoles
+	// Its Run must be running for /status to answer.
+	Pod *PodTracker
 	// NotEnforced, if set, says which of a process's resources are not
 	// enforced, for /status's resources_not_enforced.
 	NotEnforced func(process string) string
@@ -137,7 +138,7 @@ type handler struct {
 	liveTimeout time.Duration
 	sampler     Sampler
 	storedFDs   func(string) int
-	pod         *PodRoles
+	pod         *PodTracker
 	notEnforced func(string) string
 }
 
@@ -200,8 +201,21 @@ func (h *handler) livez(w http.ResponseWriter, r *http.Request) {
 	writeText(w, http.StatusOK, "ok\n")
 }
 
-func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
-	snap := h.src.Snapshot()
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	var snap supervisor.Snapshot
+	var pod *PodStatus
+	if h.pod == nil {
+		snap = h.src.Snapshot()
+	} else {
+		// The snapshot the pod's conditions were observed from, so the
+		// processes and the conditions agree.
+		cur, err := h.pod.current(r.Context())
+		if err != nil {
+			writeText(w, http.StatusServiceUnavailable, "pod status: "+err.Error()+"\n")
+			return
+		}
+		snap, pod = cur.snap, cur.pod
+	}
 	st := NewStatus(snap)
 	addResources(&st, sample(h.sampler, snap))
 	for i := range st.Processes {
@@ -213,9 +227,7 @@ func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
 			p.ResourcesNotEnforced = h.notEnforced(p.Name)
 		}
 	}
-	if h.pod != nil {
-		st.Pod = NewPodStatus(*h.pod, st)
-	}
+	st.Pod = pod
 	// Marshalling cannot fail for these plain types.
 	body, _ := json.Marshal(st)
 	w.Header().Set("Content-Type", "application/json")
