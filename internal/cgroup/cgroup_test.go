@@ -189,6 +189,15 @@ func TestV1Events(t *testing.T) {
 	for !g.Empty() && time.Now().Before(deadline.Add(10*time.Second)) {
 		time.Sleep(10 * time.Millisecond) // the orphaned sleeps are reaped by init
 	}
+	// The same name made again finds the directory there (New reads its
+	// counters only then): what was refused before is not counted.
+	again, err := h.New("bomb.1", Limits{PidsMax: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Events().ForkFailures; got != 0 {
+		t.Errorf("a reused directory counts %d fork failures from before it was made (pids.events: %s)", got, read(t, filepath.Join(again.dirs["pids"], "pids.events")))
+	}
 }
 
 // TestV2Live: a cgroup2 mount (here one without delegated controllers)
@@ -337,7 +346,7 @@ func TestV1Stale(t *testing.T) {
 	defer os.Remove(filepath.Join(run(1), "live.1"))
 	defer os.Remove(run(dead))
 	defer os.Remove(filepath.Join(run(dead), "db.2"))
-	g := &Group{h: h, enter: []string{filepath.Join(run(dead), "db.2")}, home: []string{h.own["memory"]}, fd: -1}
+	g := &Group{h: h, enter: []string{filepath.Join(run(dead), "db.2", "tasks")}, home: []string{filepath.Join(h.own["memory"], "tasks")}, fd: -1}
 	pid := spawnIn(t, g, "sleep", "1000")
 	defer reap(pid)
 	defer unix.Kill(pid, unix.SIGKILL)
