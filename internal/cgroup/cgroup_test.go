@@ -476,3 +476,67 @@ func BenchmarkGroup(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMoveV1: a spawner thread's move into one v1 controller's
+// cgroup and back, controller by controller, with how often the thread
+// lost its CPU to another task during the two writes ("preempted/op",
+// from /proc/thread-self/status). Run beside a task that keeps the same
+// CPU busy to see the cpu controller's forced reschedule at each move
+// (docs/BENCHMARKS.md section 26).
+func BenchmarkMoveV1(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
+	if err != nil {
+		b.Skip(err)
+	}
+	defer h.Close()
+	if h.V2() {
+		b.Skip("v2 clones into the cgroup: no thread moves")
+	}
+	for _, c := range v1Controllers {
+		b.Run(c, func(b *testing.B) {
+			base, ok := h.base[c]
+			if !ok {
+				b.Skip(c + " is not mounted")
+			}
+			d := filepath.Join(base, "bench.move")
+			if err := mkdir(d); err != nil {
+				b.Fatal(err)
+			}
+			defer os.Remove(d)
+			g := &Group{h: h, enter: []string{filepath.Join(d, "tasks")}, home: []string{filepath.Join(h.own[c], "tasks")}, fd: -1}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			n0 := preempted(b)
+			for b.Loop() {
+				leave, err := g.Enter()
+				if err != nil {
+					b.Fatal(err)
+				}
+				leave()
+			}
+			b.ReportMetric(float64(preempted(b)-n0)/float64(b.N), "preempted/op")
+		})
+	}
+}
+
+// preempted is how often the calling thread lost its CPU to another task.
+func preempted(b *testing.B) int {
+	s, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(s)) {
+		if v, ok := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("no nonvoluntary_ctxt_switches in /proc/thread-self/status")
+	return 0
+}
