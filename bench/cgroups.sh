@@ -8,8 +8,11 @@
 # With OLD=/path/to/an/older/podvisor, each round also runs the older one
 # with resources ("old-with"), for a before/after in the same run.
 #
-# Prints one line per run: "without|with SECONDS"; then whether podvisor's
-# cgroups were all removed after each run.
+# Prints one line per run: "without|with SECONDS cpu CPU_SECONDS", the time
+# to /readyz and podvisor's own CPU time (user and system, from
+# /proc/PID/stat) until then: where the cgroup work is done, and a figure a
+# loaded machine does not inflate the way it does the time. Then whether
+# podvisor's cgroups were all removed after each run.
 set -eu
 PV=${PV:-podvisor}
 N=${N:-1000}
@@ -53,9 +56,10 @@ one() { # $1: without|with, $2: the label (default $1), $3: the binary (default 
 		sleep 0.01
 	done
 	t1=$(now)
+	cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' /proc/$pv/stat)
 	kill -TERM $pv
 	wait $pv || true
-	echo "${2:-$1} $(echo "$t1 - $t0" | bc)"
+	echo "${2:-$1} $(echo "$t1 - $t0" | bc) cpu $cpu"
 	left=$(find /sys/fs/cgroup -maxdepth 4 -name "podvisor-$pv" 2>/dev/null | wc -l)
 	[ "$left" -eq 0 ] || echo "  $left cgroup directories podvisor-$pv left behind"
 }

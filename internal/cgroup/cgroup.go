@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits are what a process's cgroup enforces; 0 leaves a limit unset.
@@ -50,14 +52,26 @@ type Events struct {
 }
 
 // writeFile writes one value to a cgroup file, naming the file on error.
+//
+// perf: open, write and close by system call. os.OpenFile would also
+// register the descriptor with the runtime's poller (kernfs files can be
+// polled) and remove it at Close: two more system calls and the poller's
+// locks at each of the writes a start makes (docs/BENCHMARKS.md section 26).
 func writeFile(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	fd, err := openFile(path, unix.O_WRONLY)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(value)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	var n int
+	for {
+		n, err = unix.Write(fd, []byte(value))
+		if err != unix.EINTR {
+			break
+		}
+	}
+	unix.Close(fd)
+	if err == nil && n != len(value) {
+		err = unix.EIO
 	}
 	if err != nil {
 		return fmt.Errorf("write %q to %s: %w", value, path, err)
@@ -65,9 +79,48 @@ func writeFile(path, value string) error {
 	return nil
 }
 
+// openFile opens path by system call (see writeFile), with an *os.PathError.
+func openFile(path string, mode int) (int, error) {
+	for {
+		fd, err := unix.Open(path, mode|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// readFile reads a cgroup file whole, by system call (see writeFile).
+func readFile(path string) ([]byte, error) {
+	fd, err := openFile(path, unix.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+}
+
 // readInt reads a file holding one number ("max" reads as -1).
 func readInt(path string) (int64, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -80,7 +133,7 @@ func readInt(path string) (int64, error) {
 
 // readKey reads the number after key in a flat keyed file ("oom_kill 3").
 func readKey(path, key string) (uint64, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -95,7 +148,7 @@ func readKey(path, key string) (uint64, error) {
 
 // readPids reads a cgroup.procs or tasks file.
 func readPids(path string) ([]int, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -150,11 +203,17 @@ func isDir(p string) bool {
 
 // mkdir makes a cgroup directory; one left from before is reused.
 func mkdir(p string) error {
-	err := os.Mkdir(p, 0o755)
-	if errors.Is(err, os.ErrExist) {
-		return nil
-	}
+	_, err := mkdirFresh(p)
 	return err
+}
+
+// mkdirFresh makes directory p unless it exists; fresh says it was made now.
+func mkdirFresh(p string) (fresh bool, err error) {
+	err = os.Mkdir(p, 0o755)
+	if errors.Is(err, os.ErrExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // reason turns a file system error into why limits cannot be enforced.

@@ -189,6 +189,15 @@ func TestV1Events(t *testing.T) {
 	for !g.Empty() && time.Now().Before(deadline.Add(10*time.Second)) {
 		time.Sleep(10 * time.Millisecond) // the orphaned sleeps are reaped by init
 	}
+	// The same name made again finds the directory there (New reads its
+	// counters only then): what was refused before is not counted.
+	again, err := h.New("bomb.1", Limits{PidsMax: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Events().ForkFailures; got != 0 {
+		t.Errorf("a reused directory counts %d fork failures from before it was made (pids.events: %s)", got, read(t, filepath.Join(again.dirs["pids"], "pids.events")))
+	}
 }
 
 // TestV2Live: a cgroup2 mount (here one without delegated controllers)
@@ -337,7 +346,7 @@ func TestV1Stale(t *testing.T) {
 	defer os.Remove(filepath.Join(run(1), "live.1"))
 	defer os.Remove(run(dead))
 	defer os.Remove(filepath.Join(run(dead), "db.2"))
-	g := &Group{h: h, enter: []string{filepath.Join(run(dead), "db.2")}, home: []string{h.own["memory"]}, fd: -1}
+	g := &Group{h: h, enter: []string{filepath.Join(run(dead), "db.2", "tasks")}, home: []string{filepath.Join(h.own["memory"], "tasks")}, fd: -1}
 	pid := spawnIn(t, g, "sleep", "1000")
 	defer reap(pid)
 	defer unix.Kill(pid, unix.SIGKILL)
@@ -437,6 +446,10 @@ func BenchmarkGroup(b *testing.B) {
 	defer h.Close()
 	lim := Limits{MemoryMax: 64 << 20, CPUMax: 500, PidsMax: 100}
 	b.Run("make+remove", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		c0 := threadCPU(b)
+		defer func() { reportCPU(b, c0) }()
 		for i := 0; b.Loop(); i++ {
 			g, err := h.New(fmt.Sprintf("bench.%d", i), lim)
 			if err != nil {
@@ -458,6 +471,7 @@ func BenchmarkGroup(b *testing.B) {
 		}
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		c0 := threadCPU(b)
 		for b.Loop() {
 			leave, err := g.Enter()
 			if err != nil {
@@ -465,5 +479,86 @@ func BenchmarkGroup(b *testing.B) {
 			}
 			leave()
 		}
+		reportCPU(b, c0)
 	})
+}
+
+// threadCPU is the calling (locked) thread's CPU time, user and system:
+// unlike ns/op it does not count the time the thread waited for a CPU.
+func threadCPU(b *testing.B) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the thread's CPU time per op since c0, in µs.
+func reportCPU(b *testing.B, c0 time.Duration) {
+	b.ReportMetric(float64(threadCPU(b)-c0)/float64(b.N)/1e3, "cpu-µs/op")
+}
+
+// BenchmarkMoveV1: a spawner thread's move into one v1 controller's
+// cgroup and back, controller by controller, with how often the thread
+// lost its CPU to another task during the two writes ("preempted/op",
+// from /proc/thread-self/status). Run beside a task that keeps the same
+// CPU busy to see the cpu controller's forced reschedule at each move
+// (docs/BENCHMARKS.md section 26).
+func BenchmarkMoveV1(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
+	if err != nil {
+		b.Skip(err)
+	}
+	defer h.Close()
+	if h.V2() {
+		b.Skip("v2 clones into the cgroup: no thread moves")
+	}
+	for _, c := range v1Controllers {
+		b.Run(c, func(b *testing.B) {
+			base, ok := h.base[c]
+			if !ok {
+				b.Skip(c + " is not mounted")
+			}
+			d := filepath.Join(base, "bench.move")
+			if err := mkdir(d); err != nil {
+				b.Fatal(err)
+			}
+			defer os.Remove(d)
+			g := &Group{h: h, enter: []string{filepath.Join(d, "tasks")}, home: []string{filepath.Join(h.own[c], "tasks")}, fd: -1}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			n0, c0 := preempted(b), threadCPU(b)
+			for b.Loop() {
+				leave, err := g.Enter()
+				if err != nil {
+					b.Fatal(err)
+				}
+				leave()
+			}
+			reportCPU(b, c0)
+			b.ReportMetric(float64(preempted(b)-n0)/float64(b.N), "preempted/op")
+		})
+	}
+}
+
+// preempted is how often the calling thread lost its CPU to another task.
+func preempted(b *testing.B) int {
+	s, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(s)) {
+		if v, ok := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("no nonvoluntary_ctxt_switches in /proc/thread-self/status")
+	return 0
 }

@@ -16,9 +16,10 @@ import (
 type Group struct {
 	h    *Hierarchy
 	dirs map[string]string // v2: "" -> dir; v1: controller -> dir
-	// v1: the distinct directories a spawner thread enters, each with the
-	// directory it goes back to (co-mounted controllers share one).
+	// v1: the tasks files a spawner thread enters by, each with the one
+	// it goes back by (co-mounted controllers share one), and pids.max.
 	enter, home []string
+	pidsMax     string
 	fd          int    // v2: the directory, for CLONE_INTO_CGROUP; else -1
 	pids        int64  // v1: pids.max, written once the spawner thread has left
 	base        Events // counters when it was made (a reused directory)
@@ -55,6 +56,7 @@ func (h *Hierarchy) New(name string, lim Limits) (*Group, error) {
 		ctrls = v1Needs(lim)
 	}
 	made := map[string]bool{}
+	reused := false
 	for _, c := range ctrls {
 		b, ok := h.base[c]
 		if !ok {
@@ -65,15 +67,21 @@ func (h *Hierarchy) New(name string, lim Limits) (*Group, error) {
 		} else {
 			b = filepath.Join(b, name)
 		}
-		if err := mkdir(b); err != nil {
+		fresh, err := mkdirFresh(b)
+		if err != nil {
 			g.Remove()
 			return nil, errors.New(reason(err))
 		}
+		reused = reused || !fresh
 		g.dirs[c] = b
 		if real := h.real[c]; c != "" && !made[real] {
 			made[real] = true
-			g.enter, g.home = append(g.enter, b), append(g.home, h.own[c])
+			g.enter = append(g.enter, filepath.Join(b, "tasks"))
+			g.home = append(g.home, filepath.Join(h.own[c], "tasks"))
 		}
+	}
+	if d, ok := g.dirs["pids"]; ok && !h.v2 {
+		g.pidsMax = filepath.Join(d, "pids.max")
 	}
 	if len(g.dirs) == 0 {
 		return nil, errors.New("no cgroup controller podvisor can use is mounted")
@@ -90,7 +98,11 @@ func (h *Hierarchy) New(name string, lim Limits) (*Group, error) {
 		}
 		g.fd = fd
 	}
-	g.base = g.Events()
+	if reused {
+		// perf: a directory made now counts nothing yet; only one left
+		// from before (a name used again) is read.
+		g.base = g.Events()
+	}
 	return g, nil
 }
 
@@ -158,15 +170,15 @@ func (g *Group) Enter() (leave func(), err error) {
 	leave = func() {
 		// The limit first: while the thread is still counted, the
 		// child's tree can never hold more than pids.max.
-		if d, ok := g.dirs["pids"]; ok && g.pids > 0 {
-			_ = writeFile(filepath.Join(d, "pids.max"), itoa(g.pids))
+		if g.pidsMax != "" && g.pids > 0 {
+			_ = writeFile(g.pidsMax, itoa(g.pids))
 		}
 		for _, home := range g.home[:entered] {
-			_ = writeFile(filepath.Join(home, "tasks"), "0")
+			_ = writeFile(home, "0")
 		}
 	}
-	for _, d := range g.enter {
-		if err := writeFile(filepath.Join(d, "tasks"), "0"); err != nil {
+	for _, tasks := range g.enter {
+		if err := writeFile(tasks, "0"); err != nil {
 			leave()
 			return nil, err
 		}
@@ -283,8 +295,9 @@ func (g *Group) Remove() error {
 	}
 	var errs []error
 	for _, d := range g.dirs {
-		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
+		// perf: rmdir alone; os.Remove tries unlink first.
+		if err := unix.Rmdir(d); err != nil && err != unix.ENOENT {
+			errs = append(errs, &os.PathError{Op: "rmdir", Path: d, Err: err})
 		}
 	}
 	return errors.Join(errs...)

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/cgroup"
@@ -18,8 +19,14 @@ import (
 // the next one when an incarnation exits. A start whose group is not
 // there yet (or was made with other limits) has it made at once, as
 // before; nothing is made twice.
+//
+// perf: a start takes a group made ahead from shelf without a word to the
+// goroutine, which may be in the middle of making another group (a
+// fraction of a millisecond, several on a loaded machine): only a start
+// whose group is not on the shelf waits for it.
 type groupOwner struct {
 	h     *cgroup.Hierarchy
+	shelf shelf
 	take  chan takeReq
 	bg    chan ownerJob // ahead and remove requests, queued by the goroutine
 	close chan chan []*cgroup.Group
@@ -54,6 +61,72 @@ type made struct {
 	lim cgroup.Limits
 }
 
+// shelf holds the groups made ahead, and by process the last incarnation
+// a start asked for (a group for it or an earlier one is not made ahead).
+// The goroutine puts groups on it; starts, and the goroutine, take them.
+type shelf struct {
+	mu   sync.Mutex
+	made map[string]made   // by group name
+	last map[string]uint64 // by process
+}
+
+// take records that incarnation gen of name starts and returns its group
+// made ahead if there is one with lim; a group made with other limits is
+// returned as stale, to be removed.
+func (sh *shelf) take(name string, gen uint64, lim cgroup.Limits) (g, stale *cgroup.Group) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.last[name] = gen
+	key := groupName(name, gen)
+	m, ok := sh.made[key]
+	if !ok {
+		return nil, nil
+	}
+	delete(sh.made, key)
+	if m.lim != lim {
+		return nil, m.g // made for other limits (a reload changed them)
+	}
+	return m.g, nil
+}
+
+// wanted reports whether incarnation gen of name still needs a group
+// made ahead: none is on the shelf and no start asked for it or a later one.
+func (sh *shelf) wanted(name string, gen uint64) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if _, ok := sh.made[groupName(name, gen)]; ok {
+		return false
+	}
+	last, ok := sh.last[name]
+	return !ok || gen > last
+}
+
+// put shelves g for incarnation gen of name, unless a later incarnation
+// started while it was made (then g is returned, to be removed). A start
+// of gen itself that came meanwhile waits for the goroutine, which serves
+// it from the shelf next.
+func (sh *shelf) put(name string, gen uint64, m made) (extra *cgroup.Group) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if last, ok := sh.last[name]; ok && gen < last {
+		return m.g
+	}
+	sh.made[groupName(name, gen)] = m
+	return nil
+}
+
+// empty takes every group off the shelf.
+func (sh *shelf) empty() []*cgroup.Group {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var out []*cgroup.Group
+	for k, m := range sh.made {
+		out = append(out, m.g)
+		delete(sh.made, k)
+	}
+	return out
+}
+
 // removal is a group to remove, and when to try again.
 type removal struct {
 	g     *cgroup.Group
@@ -76,12 +149,20 @@ const bgQueue = 4096
 func newGroupOwner(h *cgroup.Hierarchy) *groupOwner {
 	o := &groupOwner{h: h, take: make(chan takeReq), bg: make(chan ownerJob, bgQueue),
 		close: make(chan chan []*cgroup.Group), done: make(chan struct{})}
+	o.shelf.made, o.shelf.last = map[string]made{}, map[string]uint64{}
 	go o.run()
 	return o
 }
 
 // get returns the group of incarnation gen of name, made ahead or now.
 func (o *groupOwner) get(name string, gen uint64, lim cgroup.Limits) (*cgroup.Group, error) {
+	g, stale := o.shelf.take(name, gen, lim)
+	if stale != nil {
+		_ = stale.Remove() // now: its name is made again below
+	}
+	if g != nil {
+		return g, nil
+	}
 	r := takeReq{name: name, gen: gen, lim: lim, reply: make(chan takeRes, 1)}
 	select {
 	case o.take <- r:
@@ -124,18 +205,16 @@ func (o *groupOwner) stop() []*cgroup.Group {
 
 func groupName(name string, gen uint64) string { return name + "." + strconv.FormatUint(gen, 10) }
 
-// ownerState is what the owner's goroutine holds.
+// ownerState is what the owner's goroutine holds (besides the shelf).
 type ownerState struct {
-	made     map[string]made   // by group name
-	last     map[string]uint64 // by process: the last incarnation taken
-	pending  []ownerJob        // ahead and remove requests not done yet
-	removing []removal         // removals waiting to be tried again
-	left     []*cgroup.Group   // groups that still hold processes
+	pending  []ownerJob      // ahead and remove requests not done yet
+	removing []removal       // removals waiting to be tried again
+	left     []*cgroup.Group // groups that still hold processes
 }
 
 func (o *groupOwner) run() {
 	defer close(o.done)
-	s := &ownerState{made: map[string]made{}, last: map[string]uint64{}}
+	s := &ownerState{}
 	var retry *time.Timer
 	for {
 		// A start's request goes before any work of the owner's own.
@@ -188,18 +267,17 @@ func (o *groupOwner) run() {
 	}
 }
 
-// serve hands out the group of a start.
+// serve hands out the group of a start that was not on the shelf when
+// it asked (it may be now: the goroutine was making it).
 func (o *groupOwner) serve(s *ownerState, r takeReq) takeRes {
-	s.last[r.name] = r.gen
-	key := groupName(r.name, r.gen)
-	if m, ok := s.made[key]; ok {
-		delete(s.made, key)
-		if m.lim == r.lim {
-			return takeRes{g: m.g}
-		}
-		_ = m.g.Remove() // made for other limits (a reload changed them)
+	g, stale := o.shelf.take(r.name, r.gen, r.lim)
+	if stale != nil {
+		_ = stale.Remove() // now: its name is made again below
 	}
-	g, err := o.h.New(key, r.lim)
+	if g != nil {
+		return takeRes{g: g}
+	}
+	g, err := o.h.New(groupName(r.name, r.gen), r.lim)
 	return takeRes{g: g, err: err}
 }
 
@@ -209,15 +287,15 @@ func (o *groupOwner) do(s *ownerState, j ownerJob) {
 		o.tryRemove(s, removal{g: j.g})
 		return
 	}
-	key := groupName(j.name, j.gen)
-	if _, ok := s.made[key]; ok {
+	if !o.shelf.wanted(j.name, j.gen) {
+		return // made already, or its start came first and made it
+	}
+	g, err := o.h.New(groupName(j.name, j.gen), j.lim)
+	if err != nil {
 		return
 	}
-	if last, ok := s.last[j.name]; ok && j.gen <= last {
-		return // its start came first and made it
-	}
-	if g, err := o.h.New(key, j.lim); err == nil {
-		s.made[key] = made{g: g, lim: j.lim}
+	if extra := o.shelf.put(j.name, j.gen, made{g: g, lim: j.lim}); extra != nil {
+		o.tryRemove(s, removal{g: extra}) // a later incarnation started meanwhile
 	}
 }
 
@@ -267,8 +345,8 @@ func (o *groupOwner) finish(s *ownerState) []*cgroup.Group {
 		}
 		break
 	}
-	for _, m := range s.made {
-		_ = m.g.Remove()
+	for _, g := range o.shelf.empty() {
+		_ = g.Remove()
 	}
 	left := s.left
 	for _, j := range s.pending {

@@ -65,10 +65,17 @@ func TestCgroupsAheadAndAfter(t *testing.T) {
 		t.Error("a group for a process without resources")
 	}
 
+	before, err := os.Stat(filepath.Join(run, "web.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var spec proc.Spec
 	g := c.group(web, 1, &spec)
 	if g == nil || spec.Cgroup == nil {
 		t.Fatal("no group for web")
+	}
+	if after, err := os.Stat(filepath.Join(run, "web.1")); err != nil || !os.SameFile(before, after) {
+		t.Errorf("the start did not take the group made ahead (%v)", err)
 	}
 	if got := c.group(plain, 1, &proc.Spec{}); got != nil {
 		t.Error("a group for a process without resources")
