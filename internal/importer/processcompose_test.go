@@ -61,12 +61,12 @@ func TestPcStringExpandsBareVars(t *testing.T) {
 }
 
 // TestProcessComposeEnvKeysSaid checks that env_cmds is said not to run
-// and that disable_env_expansion, which changes what every $ means, is not
-// silently converted.
+// and that disable_env_expansion, which changes what every $ means, is
+// said (issue 37: every $ stays text, the shell expands $X at run time).
 func TestProcessComposeEnvKeysSaid(t *testing.T) {
 	for conf, want := range map[string]string{
 		"env_cmds:\n  TAG: git describe\nprocesses:\n  a:\n    command: x\n":    "env_cmds: not run",
-		"disable_env_expansion: true\nprocesses:\n  a:\n    command: echo $X\n": "disable_env_expansion: the import reads $VAR",
+		"disable_env_expansion: true\nprocesses:\n  a:\n    command: echo $X\n": "disable_env_expansion (every $ of the file kept as text",
 	} {
 		_, r, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(conf)}, Options{})
 		if err != nil {
