@@ -908,7 +908,8 @@ func pcRender(s string, vars map[string]string) (string, error) {
 			return "", fmt.Errorf("unclosed {{ in %q", s)
 		}
 		action := strings.Trim(s[i+2:i+end], " \t\r\n") // text/template's spaces
-		if v, ok := pcOr(action, vars); ok {            // processcompose_more.go
+		// {{or ...}} over ${VAR} and vars: processcompose_more.go
+		if v, ok := pcOr(action, vars); ok {
 			b.WriteString(v)
 			s = s[i+end+2:]
 			continue
