@@ -61,9 +61,20 @@ func pcOr(action string, vars map[string]string) (string, bool) {
 	return pcOrArgs(args)
 }
 
+// pcArg is an evaluated argument of a template action; missing: a .NAME
+// not in vars, empty to or, "<no value>" when printed.
+type pcArg struct {
+	v       string
+	missing bool
+}
+
 // pcOrArgs is pcOr over evaluated arguments.
-func pcOrArgs(args []string) (string, bool) {
-	for i, a := range args {
+func pcOrArgs(args []pcArg) (string, bool) {
+	for i, arg := range args {
+		a := arg.v
+		if arg.missing && i == len(args)-1 {
+			return "<no value>", true
+		}
 		name, dynamic := pcWholeVar(a)
 		if !dynamic {
 			if a != "" || i == len(args)-1 {
@@ -109,10 +120,9 @@ func validEnvName(s string) bool {
 }
 
 // pcTemplateArgs splits the arguments of a template action: Go string
-// literals ("..." or `...`) and .NAME (its var; missing: "", which
-// text/template's or takes as empty).
-func pcTemplateArgs(s string, vars map[string]string) ([]string, bool) {
-	var out []string
+// literals ("..." or `...`) and .NAME (its var, or missing).
+func pcTemplateArgs(s string, vars map[string]string) ([]pcArg, bool) {
+	var out []pcArg
 	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
 		switch {
 		case s[0] == '"' || s[0] == '`':
@@ -124,8 +134,11 @@ func pcTemplateArgs(s string, vars map[string]string) ([]string, bool) {
 			if err != nil {
 				return nil, false
 			}
-			out = append(out, v)
+			out = append(out, pcArg{v: v})
 			s = s[len(q):]
+			if s != "" && s[0] != ' ' && s[0] != '\t' { // text/template wants a space between arguments
+				return nil, false
+			}
 		case s[0] == '.':
 			end := strings.IndexAny(s, " \t")
 			if end < 0 {
@@ -135,7 +148,8 @@ func pcTemplateArgs(s string, vars map[string]string) ([]string, bool) {
 			if !validEnvName(name) {
 				return nil, false
 			}
-			out = append(out, vars[name])
+			v, ok := vars[name]
+			out = append(out, pcArg{v: v, missing: !ok})
 			s = s[end:]
 		default:
 			return nil, false
