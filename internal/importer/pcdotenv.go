@@ -104,4 +104,10 @@ func (c *pcConv) withDotenv(s string) string {
 }
 
 // str is pcString with the .env's defaults.
-func (c *pcConv) str(s string) string { return c.withDotenv(pcString(s)) }
+// With disable_env_expansion every $ is text, process-compose's $$ too.
+func (c *pcConv) str(s string) string {
+	if c.literal {
+		return strings.ReplaceAll(s, "$", "$$")
+	}
+	return c.withDotenv(pcString(s))
+}

@@ -91,6 +91,14 @@ type pcConv struct {
 	dotenvEnv []string
 	// processes with a schedule: made oneshots once converted
 	pendingSchedule []*Process
+	// literal: disable_env_expansion is on, every $ of the file is text
+	// (processcompose_more.go)
+	literal bool
+	// disabled: the processes process-compose does not start by itself
+	// (disabled: true), kept in the profile "disabled"; curDisabled: the
+	// process being converted is one
+	disabled    map[string]bool
+	curDisabled bool
 }
 
 func (c *pcConv) pos(n *yaml.Node) string { return at(c.src.Path, n.Line) }
@@ -165,6 +173,7 @@ func (c *pcConv) convert(root *yaml.Node) error {
 	if procs == nil || procs.Kind != yaml.MappingNode {
 		return perr(c.src.Path, root.Line, "no processes: mapping")
 	}
+	c.literal, _ = parseBool(scalar(get(root, "disable_env_expansion"))) // before any value is read
 	for _, kv := range pairs(root) {
 		k, v := kv[0], kv[1]
 		switch k.Value {
@@ -187,8 +196,8 @@ func (c *pcConv) convert(root *yaml.Node) error {
 		case "env_cmds":
 			c.r.Drop(c.pos(k), "env_cmds", "not run: process-compose runs these commands at load and puts their output in variables; podvisor runs no command to fill ${VAR}: set the variables in podvisor's environment")
 		case "disable_env_expansion":
-			if b, _ := parseBool(scalar(v)); b {
-				c.r.Fail(c.pos(k), "disable_env_expansion", "the import reads $VAR and ${VAR} as process-compose does by default (expanded at load); with expansion off they are literal: write $$ for each literal $ and import again without this key")
+			if c.literal {
+				c.r.AsIs(c.pos(k), "disable_env_expansion (every $ of the file kept as text: $$ in procs.yaml; a command's $VAR is expanded by its shell at run time, as under process-compose)")
 			}
 		case "vars":
 			c.globalVars = map[string]string{}
@@ -219,6 +228,7 @@ func (c *pcConv) convert(root *yaml.Node) error {
 	}
 	c.replicas = map[string][]string{}
 	c.procs = map[string]*yaml.Node{}
+	c.disabled = map[string]bool{}
 	// First pass: names (replicas expand to name-0 .. name-N-1).
 	for _, kv := range pairs(procs) {
 		name, body := kv[0].Value, kv[1]
@@ -232,8 +242,11 @@ func (c *pcConv) convert(root *yaml.Node) error {
 			n = v
 		}
 		if why := pcLeftOut(body); why != "" {
-			c.r.Drop(c.pos(kv[0]), name, why+"; podvisor starts every process it lists, so it is left out")
-			continue
+			if !pcDisabled(body) {
+				c.r.Drop(c.pos(kv[0]), name, why+"; podvisor starts every process it lists, so it is left out")
+				continue
+			}
+			c.disabled[name] = true // kept, in the profile "disabled" (processcompose_more.go)
 		}
 		if n == 1 {
 			c.replicas[name] = []string{sanitizeName(name)}
@@ -349,6 +362,7 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 			r.AsIs(c.pos(get(body, "is_template_disabled")), key.Value+".is_template_disabled ({{...}} kept as written)")
 		}
 	}
+	c.curDisabled = c.disabled[key.Value]
 	var logLine string
 	for _, kv := range pairs(body) {
 		if err := c.processKey(p, key, kv[0], kv[1], replica, &logLine); err != nil {
@@ -375,8 +389,10 @@ func (c *pcConv) process(key, body *yaml.Node, name string, replica int, replica
 	// that is not restarted leaves it completed and ready.
 	p.RemainAfterExit = p.Daemon == nil
 	if p.Command == nil {
-		r.Fail(c.pos(key), key.Value, "has no command; add command:")
-		return nil
+		c.noCommand(p, key)
+	}
+	if c.curDisabled {
+		c.disabledProfile(p, key)
 	}
 	c.m.Processes = append(c.m.Processes, p)
 	return nil
@@ -392,7 +408,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 		// $VAR is expanded at load, as process-compose expands it over the
 		// whole file: a variable only environment: sets is empty here
 		setShell(&p.Command, &p.Shell, c.str(c.render(v, what)))
-		if s := scalar(v); pcUnbracedVar().MatchString(strings.ReplaceAll(s, "$$", "")) {
+		if s := scalar(v); !c.literal && pcUnbracedVar().MatchString(strings.ReplaceAll(s, "$$", "")) {
 			r.AsIs(c.pos(k), what+" ($NAME put in when the file is loaded, from podvisor's environment and the .env, as process-compose does: a variable that only environment: sets is empty there, where a shell would have seen it; $$NAME leaves it to the shell)")
 			break
 		}
@@ -559,6 +575,9 @@ func (c *pcConv) dependsOn(p *Process, n *yaml.Node, what string) error {
 			return perr(c.src.Path, kv[1].Line, "depends_on.%s: unknown condition %q (want one of process_started, process_healthy, process_log_ready, process_completed, process_completed_successfully)", dep, cond)
 		}
 		targets, ok := c.replicas[dep]
+		if c.disabled[dep] && !c.curDisabled {
+			ok = false // process-compose does not start it for this one: left out of its dependencies
+		}
 		if !ok {
 			if _, known := c.procs[dep]; known {
 				c.r.Drop(c.pos(kv[0]), what+"."+dep, "the dependency is disabled and left out")
@@ -889,9 +908,15 @@ func pcRender(s string, vars map[string]string) (string, error) {
 			return "", fmt.Errorf("unclosed {{ in %q", s)
 		}
 		action := strings.Trim(s[i+2:i+end], " \t\r\n") // text/template's spaces
+		// {{or ...}} over ${VAR} and vars: processcompose_more.go
+		if v, ok := pcOr(action, vars); ok {
+			b.WriteString(v)
+			s = s[i+end+2:]
+			continue
+		}
 		name, ok := strings.CutPrefix(action, ".")
 		if !ok || name == "" || ('0' <= name[0] && name[0] <= '9') || strings.IndexFunc(name, func(r rune) bool { return r > 0x7f || !isEnvNameByte(byte(r)) }) >= 0 {
-			return "", fmt.Errorf("{{%s}}: only {{.NAME}} is rendered; write the value", s[i+2:i+end])
+			return "", errTemplate(s[i+2 : i+end])
 		}
 		if v, ok := vars[name]; ok {
 			b.WriteString(v)

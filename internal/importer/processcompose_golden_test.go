@@ -26,3 +26,26 @@ func TestGoldenProcessComposeKeys(t *testing.T) {
 	compareGolden(t, "testdata/golden/process-compose-keys.yaml", config.Write(m))
 	compareGolden(t, "testdata/golden/process-compose-keys.report", []byte(reportText(r)))
 }
+
+// TestGoldenProcessComposeMore converts what issue 37 found refused in real
+// files, as process-compose runs it: {{or "${VAR}" .VAR}} (podvisor's
+// ${VAR:-value}), a process without command (its shell with no
+// arguments: exits 0), a disabled process (profiles: [disabled]), and
+// disable_env_expansion (every $ is text).
+func TestGoldenProcessComposeMore(t *testing.T) {
+	for _, name := range []string{"process-compose", "literal"} {
+		t.Run(name, func(t *testing.T) {
+			m, r, err := ConvertProcessCompose(readSource(t, "testdata/process-compose-more/"+name+".yaml"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Failed() {
+				t.Errorf("did not convert:\n%s", reportText(r))
+			}
+			out := config.Write(m)
+			assertPortable(t, out)
+			compareGolden(t, "testdata/golden/process-compose-more-"+name+".yaml", out)
+			compareGolden(t, "testdata/golden/process-compose-more-"+name+".report", []byte(reportText(r)))
+		})
+	}
+}

@@ -1,7 +1,9 @@
 package importer
 
 import (
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"text/template" // tests only: the renderer is checked against the real thing
 
@@ -13,7 +15,8 @@ import (
 // renders the same; what it refuses, it says so.
 func FuzzPcRender(f *testing.F) {
 	for _, s := range []string{"serve --port {{.PORT}}", "{{ .PC_REPLICA_NUM }}-x", "{{.MISSING}}", "{{if .A}}a{{end}}",
-		"{{.A}}{{.B}}", "{{", "}}", "a {{- .A -}} b", "{{/* c */}}", "{{.A.B}}", "{{ . }}", "{{.é}}"} {
+		"{{.A}}{{.B}}", "{{", "}}", "a {{- .A -}} b", "{{/* c */}}", "{{.A.B}}", "{{ . }}", "{{.é}}",
+		`{{ or "${X}" .PORT }}`, `{{or "" .MISSING}}`, `{{or .MISSING "y"}}`, "{{or `${A}` `${B}` .A}}", `{{or "${X}" "}"}}`} {
 		f.Add(s)
 	}
 	vars := map[string]string{"PORT": "8080", "PC_REPLICA_NUM": "1", "A": "x y", "B": "{{.A}}"}
@@ -28,7 +31,11 @@ func FuzzPcRender(f *testing.F) {
 		if !strings.Contains(s, "{{") && got != s {
 			t.Fatalf("%q without a template rendered as %q", s, got)
 		}
-		tpl, err := template.New("").Parse(s)
+		// process-compose expands ${VAR} before it renders: with every
+		// variable unset, ${X} is empty there, and the ${X:-default}
+		// pcRender writes for an or is the default.
+		got = pcUnsetEnv().ReplaceAllString(got, "$1")
+		tpl, err := template.New("").Parse(pcUnsetEnv().ReplaceAllString(s, "$1"))
 		if err != nil {
 			t.Fatalf("%q: rendered as %q but text/template refuses it: %v", s, got, err)
 		}
@@ -41,6 +48,11 @@ func FuzzPcRender(f *testing.F) {
 		}
 	})
 }
+
+// pcUnsetEnv matches ${NAME} and ${NAME:-default} (the default in $1):
+// what an unset variable expands to, in process-compose's file and in
+// podvisor's.
+var pcUnsetEnv = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*(?::-([^}$]*))?\}`) })
 
 // TestPcStringExpandsBareVars checks that $VAR, which process-compose
 // expands at load like ${VAR} (unset: empty), becomes ${VAR:-}, and that $$, ${VAR} and a
@@ -61,12 +73,12 @@ func TestPcStringExpandsBareVars(t *testing.T) {
 }
 
 // TestProcessComposeEnvKeysSaid checks that env_cmds is said not to run
-// and that disable_env_expansion, which changes what every $ means, is not
-// silently converted.
+// and that disable_env_expansion, which changes what every $ means, is
+// said (issue 37: every $ stays text, the shell expands $X at run time).
 func TestProcessComposeEnvKeysSaid(t *testing.T) {
 	for conf, want := range map[string]string{
 		"env_cmds:\n  TAG: git describe\nprocesses:\n  a:\n    command: x\n":    "env_cmds: not run",
-		"disable_env_expansion: true\nprocesses:\n  a:\n    command: echo $X\n": "disable_env_expansion: the import reads $VAR",
+		"disable_env_expansion: true\nprocesses:\n  a:\n    command: echo $X\n": "disable_env_expansion (every $ of the file kept as text",
 	} {
 		_, r, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(conf)}, Options{})
 		if err != nil {

@@ -438,13 +438,14 @@ func (c *sdConv) startCommand(f *unitFile, p *Process, starts []iniKey, cmdSpec 
 	return daemon, true
 }
 
-// forking follows a Type=forking daemon through its PIDFile=; false when
-// there is none (reported).
+// forking follows a Type=forking daemon through its PIDFile=; without one
+// it converts the unit as systemd_guess.go says. false when the unit
+// cannot be converted (reported).
 func (c *sdConv) forking(f *unitFile, p *Process, svc []iniKey, daemon string, spec func(iniKey, string) string) bool {
 	pid, ok := last(svc, "PIDFile")
 	if !ok || strings.TrimSpace(pid.Value) == "" {
-		c.r.Fail(f.src.Path, f.name, "Type=forking without PIDFile=: podvisor cannot follow the daemon; run it in the foreground (Type=simple) or add PIDFile=")
-		return false
+		c.forkingGuess(f, p, svc, daemon)
+		return true
 	}
 	pf := spec(pid, pid.Value)
 	// The daemon forks: the shell goes on after it, so no exec.
@@ -1146,7 +1147,11 @@ func (c *sdConv) serviceRestart(f *unitFile, p *Process, st svcKeys) {
 	default:
 		r.Fail(f.src.Path, f.name+": Restart", fmt.Sprintf("%q is not a restart policy", restart))
 	}
-	if p.Type == config.Oneshot && p.Written.Restart && p.Restart.Policy == config.Always {
+	switch {
+	case f.typ == "forking" && p.Type == config.Oneshot && p.Written.Restart: // without PIDFile= (systemd_guess.go)
+		p.Restart.Policy = config.OnFailure
+		note(p, r, f.src.Path, "restart", "Restart="+restart+": systemd restarts the unit when the daemon it guessed dies, which podvisor does not see; on-failure retries a start command that fails")
+	case p.Type == config.Oneshot && p.Written.Restart && p.Restart.Policy == config.Always:
 		p.Restart.Policy = config.OnFailure
 		note(p, r, f.src.Path, "restart", "restart always is not allowed on a oneshot; on-failure")
 	}

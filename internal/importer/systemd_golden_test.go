@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/podvisor/podvisor/internal/config"
@@ -27,4 +28,42 @@ func TestGoldenSystemdKeys(t *testing.T) {
 	assertPortable(t, out)
 	compareGolden(t, "testdata/golden/systemd-keys.yaml", out)
 	compareGolden(t, "testdata/golden/systemd-keys.report", []byte(reportText(r)))
+}
+
+// TestGoldenSystemdForkingNoPIDFile converts Type=forking units without
+// PIDFile= (issue 37): a oneshot done when the start command exits, its
+// ExecStop= run at teardown, and the file and the report say what is lost
+// (the daemon's death is not noticed) instead of refusing the unit.
+func TestGoldenSystemdForkingNoPIDFile(t *testing.T) {
+	m, r, err := ConvertSystemd([]Source{
+		readSource(t, "testdata/systemd-forking/queue.service"),
+		readSource(t, "testdata/systemd-forking/legacyd.service"),
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed() {
+		t.Errorf("did not convert:\n%s", reportText(r))
+	}
+	for _, name := range []string{"queue", "legacyd"} {
+		var p *Process
+		for _, q := range m.Processes {
+			if q.Name == name {
+				p = q
+			}
+		}
+		if p == nil {
+			t.Fatalf("no process %s", name)
+		}
+		if p.Type != config.Oneshot {
+			t.Errorf("%s: type %v, want oneshot", name, p.Type)
+		}
+		if !strings.Contains(reportText(r), name+".type: Type=forking without PIDFile=") {
+			t.Errorf("%s: the report does not say the approximation:\n%s", name, reportText(r))
+		}
+	}
+	out := config.Write(m)
+	assertPortable(t, out)
+	compareGolden(t, "testdata/golden/systemd-forking.yaml", out)
+	compareGolden(t, "testdata/golden/systemd-forking.report", []byte(reportText(r)))
 }

@@ -19,7 +19,7 @@ func TestLoadDetects(t *testing.T) {
 		{[]string{"testdata/supervisord/supervisord.conf"}, Supervisord, 5},
 		{[]string{"testdata/supervisord"}, Supervisord, 5},
 		{[]string{"testdata/supervisord/typos.conf"}, Supervisord, 2},
-		{[]string{"testdata/process-compose"}, ProcessCompose, 6},
+		{[]string{"testdata/process-compose"}, ProcessCompose, 7}, // docs (disabled) kept in the profile "disabled"
 		{[]string{"testdata/process-compose/anchors.yaml"}, ProcessCompose, 2},
 		{[]string{"testdata/procfile"}, Procfile, 4},
 		{[]string{"testdata/procfile/Procfile.dev"}, Procfile, 2},

@@ -839,8 +839,8 @@ func TestImportProcessComposeSuccessCodesAndDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	yaml, report := runImport(t, filepath.Join(src, "process-compose.yaml"))
-	if !strings.Contains(report, "debug-ui: disabled: true") {
-		t.Errorf("the report does not say the disabled process is left out:\n%s", report)
+	if !strings.Contains(report, "debug-ui.disabled (profiles: [disabled]") {
+		t.Errorf("the report does not say the disabled process is kept out of podvisor run:\n%s", report)
 	}
 	r := startPodvisor(t, yaml)
 	eventually(t, 30*time.Second, func() bool {
