@@ -305,8 +305,10 @@ func runPlay(f *playFlags, file string, w *kube.Workload, opts kube.Options, res
 		if run.pod.FQDN != "" {
 			fmt.Fprintf(stderr, "podvisor kube play: warning: the pod's name %s is not in its /etc/hosts: a mount namespace of its own needs root and no --volume-root\n", run.pod.FQDN)
 		}
-	} else if run.pod.FQDN != "" {
-		// The kubelet's hosts file for a pod with a subdomain names it.
+	} else {
+		// The kubelet manages every pod's /etc/hosts: it names the pod's
+		// hostname (its FQDN too with a subdomain), which the pod's UTS
+		// namespace gives it; software that resolves its own name needs it.
 		hosts, err := podHosts(run.pod.Hostname, run.pod.FQDN)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(run.tmp, "etc-hosts"), hosts, 0o644)

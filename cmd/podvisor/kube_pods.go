@@ -199,8 +199,8 @@ func podHostname(w *kube.Workload) (hostname, fqdn string, err error) {
 	return hostname, fqdn, nil
 }
 
-// podHosts is the pod's /etc/hosts when it has an FQDN (or runs from
-// images): this machine's, whose network the pod shares, and a line naming
+// podHosts is the pod's /etc/hosts (as root, in its mount namespace, and
+// in its images' roots): this machine's, whose network the pod shares, and a line naming
 // the pod, as the kubelet writes it (with the FQDN for a pod with a
 // subdomain). The address is 127.0.1.1 (Debian's address for the
 // machine's own name): the pod has no address of its own.

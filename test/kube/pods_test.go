@@ -205,7 +205,8 @@ func TestSamePodNameRefused(t *testing.T) {
 }
 
 // The pod's hostname is its name, or spec.hostname, in a UTS namespace of
-// its own (as root); the machine's stays.
+// its own (as root); the machine's stays. The pod's /etc/hosts names it,
+// as the kubelet's managed file does, below this machine's lines.
 func TestPodHostname(t *testing.T) {
 	needRoot(t)
 	env := podsEnv(t)
@@ -213,21 +214,27 @@ func TestPodHostname(t *testing.T) {
 	for _, tc := range []struct{ name, spec, want string }{{"host-a", "", "host-a"}, {"host-b", "  hostname: web-1\n", "web-1"}} {
 		file := filepath.Join(t.TempDir(), tc.name+".yaml")
 		doc := "apiVersion: v1\nkind: Pod\nmetadata: {name: " + tc.name + "}\nspec:\n" + tc.spec +
-			"  containers:\n  - name: app\n    command: [sh, -c, 'trap \"exit 0\" TERM; cat /proc/sys/kernel/hostname > \"$E2E_DIR/h.tmp\"; mv \"$E2E_DIR/h.tmp\" \"$E2E_DIR/host\"; while :; do sleep 0.1; done']\n"
+			"  containers:\n  - name: app\n    command: [sh, -c, 'trap \"exit 0\" TERM; { cat /proc/sys/kernel/hostname; cat /etc/hosts; } > \"$E2E_DIR/h.tmp\"; mv \"$E2E_DIR/h.tmp\" \"$E2E_DIR/host\"; while :; do sleep 0.1; done']\n"
 		if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		r := startEnv(t, env, "kube", "play", file)
-		var got string
+		var got, hosts string
 		if !waitFor(func() bool {
 			b, _ := os.ReadFile(filepath.Join(r.dir, "host"))
-			got = strings.TrimSpace(string(b))
+			got, hosts, _ = strings.Cut(string(b), "\n")
 			return got != ""
 		}) {
 			t.Fatalf("%s: no hostname written\n%s", tc.name, r.stderr)
 		}
 		if got != tc.want {
 			t.Errorf("%s: hostname %q, want %q", tc.name, got, tc.want)
+		}
+		if line := "\n127.0.1.1\t" + tc.want + "\n"; !strings.Contains("\n"+hosts, line) {
+			t.Errorf("%s: the pod's /etc/hosts lacks %q:\n%s", tc.name, line[1:], hosts)
+		}
+		if m, _ := os.ReadFile("/etc/hosts"); !strings.HasPrefix(hosts, string(m)) {
+			t.Errorf("%s: the pod's /etc/hosts does not begin with this machine's:\n%s", tc.name, hosts)
 		}
 		if _, e, code := podvisorCmd(t, env, "kube", "down", tc.name); code != 0 {
 			t.Fatalf("kube down: %d %s", code, e)
