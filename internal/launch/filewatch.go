@@ -144,12 +144,25 @@ func (fw *fileWatch) linkOf(target string) (string, bool) {
 // pattern directories that came back (watched again after being missing).
 // initial is the first call: a directory absent then was never watched.
 func (fw *fileWatch) sync(initial bool) []string {
+	back, raced := fw.syncOnce(initial)
+	if raced {
+		// A missing directory was made again before its ancestor's watch
+		// was in place: no event will say so, so look once more.
+		more, _ := fw.syncOnce(false)
+		back = append(back, more...)
+	}
+	return back
+}
+
+// syncOnce is one pass of sync; raced reports a missing directory that
+// exists once the watches are in place.
+func (fw *fileWatch) syncOnce(initial bool) (back []string, raced bool) {
 	watched := map[string]bool{}
 	for _, d := range fw.w.WatchList() {
 		watched[d] = true
 	}
 	want := map[string]bool{}
-	var back []string
+	var gone []string // newly missing: said once their ancestors are watched
 	for _, dir := range fw.dirs {
 		if isDir(dir) {
 			if !watched[dir] {
@@ -169,11 +182,7 @@ func (fw *fileWatch) sync(initial bool) []string {
 		}
 		if !fw.missing[dir] {
 			fw.missing[dir] = true
-			if initial {
-				fw.log.Warn("watch: directory does not exist; watching its parent until it is made", "process", fw.name, "dir", dir)
-			} else {
-				fw.log.Warn("watch: directory removed; watching its parent until it is made again", "process", fw.name, "dir", dir)
-			}
+			gone = append(gone, dir)
 		}
 		if anc := existingAncestor(dir); anc != "" {
 			want[anc] = true
@@ -196,7 +205,19 @@ func (fw *fileWatch) sync(initial bool) []string {
 			_ = fw.w.Remove(d) // may be gone already
 		}
 	}
-	return back
+	for _, dir := range gone {
+		if initial {
+			fw.log.Warn("watch: directory does not exist; watching its parent until it is made", "process", fw.name, "dir", dir)
+		} else {
+			fw.log.Warn("watch: directory removed; watching its parent until it is made again", "process", fw.name, "dir", dir)
+		}
+	}
+	for dir := range fw.missing {
+		if isDir(dir) {
+			raced = true
+		}
+	}
+	return back, raced
 }
 
 // refused warns, once per directory, that a watch was refused.

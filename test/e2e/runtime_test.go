@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podvisor/podvisor/internal/testharness"
 )
 
 // shq quotes a shell script as a YAML single-quoted scalar.
@@ -519,12 +521,16 @@ processes:
 			t.Errorf("child %s = %s, want 0", key, v)
 		}
 	}
-	fds, err := openFDs(child)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fds) != 3 || fds[0] != "/dev/null" || !strings.HasPrefix(fds[1], "pipe:") || !strings.HasPrefix(fds[2], "pipe:") {
-		t.Errorf("child fds = %v, want exactly 0 -> /dev/null, 1 and 2 -> pipes", fds)
+	// The child's own start-up opens files for a moment (sleep's setlocale
+	// reads the locale's files): what podvisor leaked would stay, so wait
+	// for exactly the three, and fail on what is still there at the end.
+	var fds map[int]string
+	var fdErr error
+	if !testharness.Poll(scaled(5*time.Second), 10*time.Millisecond, func() bool {
+		fds, fdErr = openFDs(child)
+		return fdErr == nil && len(fds) == 3 && fds[0] == "/dev/null" && strings.HasPrefix(fds[1], "pipe:") && strings.HasPrefix(fds[2], "pipe:")
+	}) {
+		t.Errorf("child fds = %v (%v), want exactly 0 -> /dev/null, 1 and 2 -> pipes", fds, fdErr)
 	}
 	st, err := readStat(child)
 	if err != nil {
