@@ -44,6 +44,9 @@ func (c *pcConv) extend(root *yaml.Node, opt Options) (*yaml.Node, error) {
 	seen := map[string]string{pcFileKey(c.src.Path, false): c.src.Path}
 	for cur := chain[0]; ; {
 		ext := get(cur.root, "extends")
+		if ext != nil && ext.Kind != yaml.ScalarNode {
+			return nil, perr(cur.src.Path, ext.Line, "extends: want the path of the file this one extends, not a %s", kindName(ext))
+		}
 		val := strings.TrimSpace(scalar(ext))
 		if ext == nil || val == "" {
 			break
@@ -56,8 +59,12 @@ func (c *pcConv) extend(root *yaml.Node, opt Options) (*yaml.Node, error) {
 			return nil, perr(cur.src.Path, ext.Line, "extends %q: %v", val, err)
 		}
 		key := pcFileKey(p, image)
-		if first, ok := seen[key]; ok {
-			return nil, perr(cur.src.Path, ext.Line, "extends %q: a cycle: %s is already in the chain (%s); process-compose refuses to load it (\"already specified in files to load\"): remove the extends: that closes the loop", val, p, first)
+		if _, ok := seen[key]; ok {
+			var names []string
+			for _, l := range chain {
+				names = append(names, l.src.Path)
+			}
+			return nil, perr(cur.src.Path, ext.Line, "extends %q: a cycle (%s extends %s): process-compose refuses to load it (\"already specified in files to load\"); remove the extends: that closes the loop", val, strings.Join(names, " extends "), p)
 		}
 		seen[key] = p
 		read := readFile
@@ -68,7 +75,7 @@ func (c *pcConv) extend(root *yaml.Node, opt Options) (*yaml.Node, error) {
 		if err != nil {
 			var pe *ParseError
 			if errors.As(err, &pe) {
-				err = errors.New(pe.Msg)
+				err = errors.New(strings.TrimPrefix(pe.Msg, "cannot read: "))
 			}
 			return nil, perr(cur.src.Path, ext.Line, "extends %q: cannot read %s: %v; the path is relative to this file's directory: correct it, or remove extends: and copy in the settings it inherits", val, p, err)
 		}

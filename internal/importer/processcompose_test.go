@@ -145,8 +145,9 @@ func TestProcessComposeExtendsErrors(t *testing.T) {
 	self := write("self.yaml", "extends: self.yaml\n"+procs)
 	for _, tc := range []struct{ file, want string }{
 		{missing, "missing.yaml:2: extends \"nothere.yaml\": cannot read " + filepath.Join(dir, "nothere.yaml")},
-		{a, "b.yaml:1: extends \"./a.yaml\": a cycle: " + a + " is already in the chain"},
-		{self, "self.yaml:1: extends \"self.yaml\": a cycle"},
+		{a, "b.yaml:1: extends \"./a.yaml\": a cycle (" + a + " extends " + filepath.Join(dir, "b.yaml") + " extends " + a + ")"},
+		{self, "self.yaml:1: extends \"self.yaml\": a cycle (" + self + " extends " + self + ")"},
+		{write("list.yaml", "extends: [a.yaml]\n"+procs), "list.yaml:1: extends: want the path of the file this one extends, not a list"},
 	} {
 		data, err := os.ReadFile(tc.file)
 		if err != nil {

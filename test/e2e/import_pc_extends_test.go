@@ -26,8 +26,8 @@ func TestImportProcessComposeExtends(t *testing.T) {
 	rec := filepath.Join(dir, "bin/record")
 	writeFiles(t, dir, map[string]string{
 		"bin/record": "#!/bin/sh\nname=$1; shift\n{ printf 'argv=%s\\n' \"$*\"; printf 'pwd=%s\\n' \"$(pwd -P)\"; printf 'env=%s,%s,%s,%s\\n' \"$MODE\" \"$TZ\" \"$LOG\" \"$CACHE\"; } > \"$OUT/$name.tmp\" && mv \"$OUT/$name.tmp\" \"$OUT/$name\"\n" + ev("$name", "start") + "\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n",
-		".env":      "DATA=from-main-env\n",
-		"base/.env": "DATA=from-base-env\n",
+		".env":       "DATA=from-main-env\n",
+		"base/.env":  "DATA=from-base-env\n",
 		"base/base.yaml": fmt.Sprintf(`version: "0.5"
 environment:
   - "MODE=prod"
