@@ -33,6 +33,9 @@ func ConvertProcessCompose(src Source, opt Options) (*Model, *Report, error) {
 	if root, err = c.extend(root, opt); err != nil {
 		return nil, nil, err
 	}
+	if root, err = c.processExtends(root); err != nil {
+		return nil, nil, err
+	}
 	c.m.Header = []string{
 		"Converted by podvisor import from process-compose: " + src.Path,
 		"process-compose runs commands with bash -c; podvisor runs a command string with /bin/sh -c.",
@@ -520,6 +523,9 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 		}
 	case "is_template_disabled", "is_disabled":
 		// read before the other keys (process, pcDisabled)
+	case "extends":
+		// empty: no process named (a named one is merged in before,
+		// processcompose_extends.go)
 	default:
 		if why, ok := pcProcessDropped[k.Value]; ok {
 			r.Drop(c.pos(k), what, why)
@@ -547,7 +553,6 @@ var pcTopDropped = map[string]string{
 // has no counterpart in procs.yaml is dropped.
 var pcProcessDropped = map[string]string{
 	"name":                      "the process's name is its key",
-	"extends":                   "process-compose gives this process the settings of the process it names (process-level extends); not resolved by the import: copy the settings it inherits",
 	"disable_ansi_colors":       "process-compose strips colour codes from the output; podvisor passes the lines as they are",
 	"is_elevated":               "process-compose runs it through sudo (asking for a password); podvisor runs it as podvisor's user or user: (set user: root, or run podvisor as root)",
 	"launch_timeout_seconds":    "how long process-compose waits for a daemon's starter to close its output; podvisor waits for the starter's exit only",

@@ -387,3 +387,76 @@ func pcMergeEnv(b, o *yaml.Node) *yaml.Node {
 	sort.Slice(out.Content, func(i, j int) bool { return scalar(out.Content[i]) < scalar(out.Content[j]) })
 	return out
 }
+
+// processExtends resolves process-compose's process-level extends: (its
+// src/loader/extends.go, after the files are merged): a process naming
+// another gets that process's settings (resolved first, for chains),
+// merged under its own by the same rules as a file's; an unknown name,
+// a process naming itself and a cycle are refused, as process-compose
+// refuses to load them.
+func (c *pcConv) processExtends(root *yaml.Node) (*yaml.Node, error) {
+	procs := get(root, "processes")
+	if procs == nil || procs.Kind != yaml.MappingNode {
+		return root, nil
+	}
+	bodies := map[string]*yaml.Node{}
+	var names []string
+	for _, kv := range pairs(procs) {
+		bodies[kv[0].Value] = kv[1]
+		names = append(names, kv[0].Value)
+	}
+	const inProgress, done = 1, 2
+	state := map[string]int{}
+	found := false
+	var resolve func(name string) error
+	resolve = func(name string) error {
+		switch state[name] {
+		case done:
+			return nil
+		case inProgress:
+			ext := get(bodies[name], "extends")
+			return perr(c.file(ext), ext.Line, "process %s: extends %q: a cycle of process extends; process-compose refuses to load it: remove one of them", name, scalar(ext))
+		}
+		body := bodies[name]
+		ext := get(body, "extends")
+		parent := strings.TrimSpace(scalar(ext))
+		if ext == nil || body.Kind != yaml.MappingNode || parent == "" {
+			state[name] = done
+			return nil
+		}
+		found = true
+		switch {
+		case ext.Kind != yaml.ScalarNode:
+			return perr(c.file(ext), ext.Line, "process %s: extends: want the name of another process, not a %s", name, kindName(ext))
+		case parent == name:
+			return perr(c.file(ext), ext.Line, "process %s: extends itself; process-compose refuses to load it: remove extends: or name another process", name)
+		case bodies[parent] == nil:
+			return perr(c.file(ext), ext.Line, "process %s: extends %q: no process of that name; process-compose refuses to load it: name one of the file's processes", name, parent)
+		}
+		state[name] = inProgress
+		if err := resolve(parent); err != nil {
+			return err
+		}
+		pb := bodies[parent]
+		if pb.Kind != yaml.MappingNode {
+			pb = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
+		bodies[name] = pcWithout(pcMergeMap(pcWithout(pb, "extends"), body, pcProcessRules), "extends")
+		c.r.AsIs(c.pos(ext), name+".extends "+parent+" (its settings merged under this process's, as process-compose does)")
+		state[name] = done
+		return nil
+	}
+	for _, name := range names {
+		if err := resolve(name); err != nil {
+			return nil, err
+		}
+	}
+	if !found {
+		return root, nil
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: procs.Line, Column: procs.Column}
+	for _, kv := range pairs(procs) {
+		out.Content = append(out.Content, kv[0], bodies[kv[0].Value])
+	}
+	return pcReplace(root, "processes", out), nil
+}

@@ -192,3 +192,19 @@ func TestProcessComposeExtendsRoot(t *testing.T) {
 		t.Errorf("err = %v, want leads outside --root", err)
 	}
 }
+
+// TestProcessComposeProcessExtendsErrors: a process extending an unknown
+// process, itself, or a cycle is refused naming the line, as
+// process-compose refuses to load it.
+func TestProcessComposeProcessExtendsErrors(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"processes:\n  a:\n    extends: ghost\n", "pc.yaml:3: process a: extends \"ghost\": no process of that name"},
+		{"processes:\n  a:\n    extends: a\n", "pc.yaml:3: process a: extends itself"},
+		{"processes:\n  a:\n    extends: b\n  b:\n    extends: a\n", "a cycle of process extends"},
+	} {
+		_, _, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(tc.file)}, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.file, err, tc.want)
+		}
+	}
+}
