@@ -19,7 +19,9 @@ import (
 // takes the main file's command and the union of both environments (the
 // main file's value winning) and keeps the base's directory, since the
 // main file sets none; the global environment merges the same way; ${VAR}
-// in the base reads the .env beside the main file, not one beside the base.
+// in the base reads the .env beside the main file, not one beside the base;
+// a process that extends another (process-level extends:) gets its merged
+// settings under its own.
 func TestImportProcessComposeExtends(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -53,6 +55,11 @@ processes:
       - "LOG=debug"
   worker:
     command: "%[1]s worker"
+  admin:
+    extends: web
+    command: "%[1]s admin"
+    environment:
+      - "CACHE=off"
 `, rec, out),
 	})
 	if err := os.Mkdir(out, 0o755); err != nil {
@@ -77,6 +84,7 @@ processes:
 		"db":     "argv=--data from-main-env\npwd=" + filepath.Join(real, "base") + "\nenv=dev,UTC,,\n",
 		"web":    "argv=--new\npwd=" + filepath.Join(real, "base") + "\nenv=dev,UTC,debug,on\n",
 		"worker": "argv=\npwd=" + real + "\nenv=dev,UTC,,\n",
+		"admin":  "argv=\npwd=" + filepath.Join(real, "base") + "\nenv=dev,UTC,debug,off\n",
 	}
 	for name, w := range want {
 		eventually(t, 20*time.Second, func() bool {
