@@ -52,6 +52,9 @@ func FuzzSupervisord(f *testing.F) {
 func FuzzProcessCompose(f *testing.F) {
 	addSeeds(f, "testdata/process-compose/process-compose.yaml", "testdata/process-compose/anchors.yaml", "testdata/process-compose-vars/process-compose.yaml")
 	f.Add([]byte("processes:\n  a:\n    command: x\n    replicas: 2\n  b:\n    command: y\n    depends_on:\n      a:\n        condition: process_completed\n"))
+	// extends: merges a real base (read from the package directory) under
+	// what the fuzzer writes
+	f.Add([]byte("extends: testdata/process-compose-extends/base/dev.yaml\nenvironment: [A=1]\nprocesses:\n  web:\n    command: ./w\n    working_dir: x\n    depends_on:\n      db:\n        condition: process_started\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, r, err := ConvertProcessCompose(Source{Path: "process-compose.yaml", Data: data}, Options{})
 		checkConverted(t, m, r, err)

@@ -82,6 +82,10 @@ func fixtures() []fixture {
 		{"process-compose-edge", func(t *testing.T) (*Model, *Report, error) {
 			return ConvertProcessCompose(readSource(t, "testdata/process-compose-edge/process-compose.yaml"), Options{})
 		}},
+		{"process-compose-extends", func(t *testing.T) (*Model, *Report, error) {
+			env := readSource(t, "testdata/process-compose-extends/.env")
+			return ConvertProcessCompose(readSource(t, "testdata/process-compose-extends/process-compose.yaml"), Options{DotEnv: &env})
+		}},
 		{"procfile", func(t *testing.T) (*Model, *Report, error) {
 			env := readSource(t, "testdata/procfile/.env")
 			return ConvertProcfile(readSource(t, "testdata/procfile/Procfile"), &env, Options{ReleaseFirst: true})

@@ -30,6 +30,12 @@ func ConvertProcessCompose(src Source, opt Options) (*Model, *Report, error) {
 	if err := c.readDotenv(opt.DotEnv); err != nil {
 		return nil, nil, err
 	}
+	if root, err = c.extend(root, opt); err != nil {
+		return nil, nil, err
+	}
+	if root, err = c.processExtends(root); err != nil {
+		return nil, nil, err
+	}
 	c.m.Header = []string{
 		"Converted by podvisor import from process-compose: " + src.Path,
 		"process-compose runs commands with bash -c; podvisor runs a command string with /bin/sh -c.",
@@ -99,9 +105,20 @@ type pcConv struct {
 	// process being converted is one
 	disabled    map[string]bool
 	curDisabled bool
+	// origin: the file of each node that comes from a file extends: names
+	origin map[*yaml.Node]string
 }
 
-func (c *pcConv) pos(n *yaml.Node) string { return at(c.src.Path, n.Line) }
+func (c *pcConv) pos(n *yaml.Node) string { return at(c.file(n), n.Line) }
+
+// file names the file node n comes from: a base file of extends:
+// (processcompose_extends.go), else the file converted.
+func (c *pcConv) file(n *yaml.Node) string {
+	if f, ok := c.origin[n]; ok {
+		return f
+	}
+	return c.src.Path
+}
 
 // pairs returns a mapping's keys and values (nil for a non-mapping),
 // following aliases and YAML merge keys (<<: *common, or a list of them),
@@ -171,13 +188,13 @@ func scalar(n *yaml.Node) string {
 func (c *pcConv) convert(root *yaml.Node) error {
 	procs := get(root, "processes")
 	if procs == nil || procs.Kind != yaml.MappingNode {
-		return perr(c.src.Path, root.Line, "no processes: mapping")
+		return perr(c.file(root), root.Line, "no processes: mapping")
 	}
 	c.literal, _ = parseBool(scalar(get(root, "disable_env_expansion"))) // before any value is read
 	for _, kv := range pairs(root) {
 		k, v := kv[0], kv[1]
 		switch k.Value {
-		case "processes":
+		case "processes", "extends": // extends: merged before (processcompose_extends.go)
 		case "version":
 			c.r.AsIs(c.pos(k), "version")
 		case "environment":
@@ -213,10 +230,6 @@ func (c *pcConv) convert(root *yaml.Node) error {
 				continue
 			}
 			if why, ok := pcTopDropped[k.Value]; ok {
-				if why == "" {
-					c.r.Fail(c.pos(k), k.Value, "extends names another file whose processes this one builds on; it is not read: import the merged result (process-compose config) or copy its processes in")
-					continue
-				}
 				c.r.Drop(c.pos(k), k.Value, why)
 				continue
 			}
@@ -237,7 +250,7 @@ func (c *pcConv) convert(root *yaml.Node) error {
 		if rep := get(body, "replicas"); rep != nil {
 			v, err := strconv.Atoi(scalar(rep))
 			if err != nil || v < 1 || v > 1000 {
-				return perr(c.src.Path, rep.Line, "replicas %q: want a number from 1 to 1000", scalar(rep))
+				return perr(c.file(rep), rep.Line, "replicas %q: want a number from 1 to 1000", scalar(rep))
 			}
 			n = v
 		}
@@ -320,19 +333,19 @@ func (c *pcConv) environment(n *yaml.Node) ([]string, error) {
 		for _, item := range n.Content {
 			k, v, ok := strings.Cut(c.render(item, "environment"), "=")
 			if !ok || !config.ValidEnvName(k) {
-				return nil, perr(c.src.Path, item.Line, "environment entry %q is not KEY=value", item.Value)
+				return nil, perr(c.file(item), item.Line, "environment entry %q is not KEY=value", item.Value)
 			}
 			out = append(out, envEntry(k, c.str(v)))
 		}
 	case yaml.MappingNode:
 		for _, kv := range pairs(n) {
 			if !config.ValidEnvName(kv[0].Value) {
-				return nil, perr(c.src.Path, kv[0].Line, "environment key %q is not a variable name", kv[0].Value)
+				return nil, perr(c.file(kv[0]), kv[0].Line, "environment key %q is not a variable name", kv[0].Value)
 			}
 			out = append(out, envEntry(kv[0].Value, c.str(c.render(kv[1], "environment"))))
 		}
 	default:
-		return nil, perr(c.src.Path, n.Line, "environment: want a list of KEY=value")
+		return nil, perr(c.file(n), n.Line, "environment: want a list of KEY=value")
 	}
 	return out, nil
 }
@@ -473,7 +486,7 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 		for _, it := range v.Content {
 			n, err := strconv.Atoi(it.Value)
 			if err != nil {
-				return perr(c.src.Path, it.Line, "success_exit_codes: %q is not a number", it.Value)
+				return perr(c.file(it), it.Line, "success_exit_codes: %q is not a number", it.Value)
 			}
 			p.SuccessExitCodes = append(p.SuccessExitCodes, n)
 		}
@@ -510,6 +523,9 @@ func (c *pcConv) processKey(p *Process, key, k, v *yaml.Node, replica int, logLi
 		}
 	case "is_template_disabled", "is_disabled":
 		// read before the other keys (process, pcDisabled)
+	case "extends":
+		// empty: no process named (a named one is merged in before,
+		// processcompose_extends.go)
 	default:
 		if why, ok := pcProcessDropped[k.Value]; ok {
 			r.Drop(c.pos(k), what, why)
@@ -531,14 +547,12 @@ var pcTopDropped = map[string]string{
 	"file_names":      "filled in by process-compose itself when it loads; not a setting",
 	"env_file_names":  "filled in by process-compose itself when it loads; not a setting",
 	"dot_env_vars":    "filled in by process-compose itself when it loads; not a setting",
-	"extends":         "",
 }
 
 // pcProcessDropped says why each process setting of process-compose that
 // has no counterpart in procs.yaml is dropped.
 var pcProcessDropped = map[string]string{
 	"name":                      "the process's name is its key",
-	"extends":                   "process-compose merges the project file it names; the import reads only this file: copy the settings it inherits",
 	"disable_ansi_colors":       "process-compose strips colour codes from the output; podvisor passes the lines as they are",
 	"is_elevated":               "process-compose runs it through sudo (asking for a password); podvisor runs it as podvisor's user or user: (set user: root, or run podvisor as root)",
 	"launch_timeout_seconds":    "how long process-compose waits for a daemon's starter to close its output; podvisor waits for the starter's exit only",
@@ -572,7 +586,7 @@ func (c *pcConv) dependsOn(p *Process, n *yaml.Node, what string) error {
 		}
 		pc, ok := pcConditions[cond]
 		if !ok {
-			return perr(c.src.Path, kv[1].Line, "depends_on.%s: unknown condition %q (want one of process_started, process_healthy, process_log_ready, process_completed, process_completed_successfully)", dep, cond)
+			return perr(c.file(kv[1]), kv[1].Line, "depends_on.%s: unknown condition %q (want one of process_started, process_healthy, process_log_ready, process_completed, process_completed_successfully)", dep, cond)
 		}
 		targets, ok := c.replicas[dep]
 		if c.disabled[dep] && !c.curDisabled {
@@ -637,7 +651,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		secs := func() (time.Duration, error) {
 			d, ok := parseSeconds(scalar(v))
 			if !ok {
-				return 0, perr(c.src.Path, v.Line, "%s.%s: %q is not a number of seconds", what, k.Value, scalar(v))
+				return 0, perr(c.file(v), v.Line, "%s.%s: %q is not a number of seconds", what, k.Value, scalar(v))
 			}
 			return d, nil
 		}
@@ -648,11 +662,11 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 			if v.Kind != yaml.MappingNode {
 				// process-compose's exec is {command, working_dir}: its
 				// loader refuses a plain string too.
-				return nil, perr(c.src.Path, v.Line, "%s.exec: want a mapping with command: (exec: {command: %q}), not a %s", what, scalar(v), kindName(v))
+				return nil, perr(c.file(v), v.Line, "%s.exec: want a mapping with command: (exec: {command: %q}), not a %s", what, scalar(v), kindName(v))
 			}
 			sh := c.str(c.render(get(v, "command"), what+".exec.command"))
 			if strings.TrimSpace(sh) == "" {
-				return nil, perr(c.src.Path, v.Line, "%s.exec.command: empty; write the command the probe runs", what)
+				return nil, perr(c.file(v), v.Line, "%s.exec.command: empty; write the command the probe runs", what)
 			}
 			if wd := scalar(get(v, "working_dir")); wd != "" {
 				sh = "cd " + c.str(wd) + " && " + sh
@@ -675,7 +689,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 			u := scheme + "://" + host
 			if port != "" {
 				if n, err := strconv.Atoi(port); err == nil && (n < 1 || n > 65535) {
-					return nil, perr(c.src.Path, v.Line, "%s.http_get.port: %d is out of range 1-65535", what, n)
+					return nil, perr(c.file(v), v.Line, "%s.http_get.port: %d is out of range 1-65535", what, n)
 				}
 				u += ":" + port
 			}
@@ -693,7 +707,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 			if pu, err := url.Parse(pr.Target); err != nil || pu.Host == "" || strings.ContainsAny(pu.Host, "\\ ") ||
 				(pu.Scheme != "http" && pu.Scheme != "https") {
 				if !strings.Contains(pr.Target, "${") {
-					return nil, perr(c.src.Path, v.Line, "%s.http_get: %q is not a URL; check host, port and path", what, pr.Target)
+					return nil, perr(c.file(v), v.Line, "%s.http_get: %q is not a URL; check host, port and path", what, pr.Target)
 				}
 			}
 		case "initial_delay_seconds":
@@ -716,7 +730,7 @@ func (c *pcConv) probe(n *yaml.Node, what string) (*Probe, error) {
 		}
 	}
 	if !kind {
-		return nil, perr(c.src.Path, n.Line, "%s: neither exec nor http_get", what)
+		return nil, perr(c.file(n), n.Line, "%s: neither exec nor http_get", what)
 	}
 	c.r.AsIs(c.pos(n), what)
 	return pr, nil
@@ -742,12 +756,12 @@ func (c *pcConv) availability(p *Process, n *yaml.Node, what string) error {
 				rs.Policy = config.Never
 				note(p, c.r, c.pos(k), "restart", "restart: no; process-compose leaves a failed process exited, podvisor tears everything down when it fails")
 			default:
-				return perr(c.src.Path, v.Line, "%s.restart: unknown policy %q (want always, on_failure, exit_on_failure or no)", what, scalar(v))
+				return perr(c.file(v), v.Line, "%s.restart: unknown policy %q (want always, on_failure, exit_on_failure or no)", what, scalar(v))
 			}
 		case "backoff_seconds":
 			d, ok := parseSeconds(scalar(v))
 			if !ok {
-				return perr(c.src.Path, v.Line, "%s.backoff_seconds: %q is not a number", what, scalar(v))
+				return perr(c.file(v), v.Line, "%s.backoff_seconds: %q is not a number", what, scalar(v))
 			}
 			if d < 10*time.Millisecond {
 				d = 10 * time.Millisecond
@@ -787,7 +801,7 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 		case "signal":
 			sig := signalName(scalar(v))
 			if sig == "" {
-				return perr(c.src.Path, v.Line, "%s.signal: %q is not a signal", what, scalar(v))
+				return perr(c.file(v), v.Line, "%s.signal: %q is not a signal", what, scalar(v))
 			}
 			if sig == "SIGKILL" {
 				setStopTimeout(p, 0)
@@ -799,7 +813,7 @@ func (c *pcConv) shutdown(p *Process, n *yaml.Node, what string) error {
 		case "timeout_seconds":
 			d, ok := parseSeconds(scalar(v))
 			if !ok {
-				return perr(c.src.Path, v.Line, "%s.timeout_seconds: %q is not a number", what, scalar(v))
+				return perr(c.file(v), v.Line, "%s.timeout_seconds: %q is not a number", what, scalar(v))
 			}
 			if !(p.Written.StopTimeout && p.Stop.Timeout == 0) {
 				setStopTimeout(p, d)

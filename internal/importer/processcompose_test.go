@@ -1,6 +1,9 @@
 package importer
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -120,5 +123,88 @@ func TestProcessComposeDefaultedPolicy(t *testing.T) {
 	}
 	if !strings.Contains(reportText(r), `process-compose reads $SERVER_RESTART at load, with "always" as its default`) {
 		t.Errorf("the report does not say the default was written:\n%s", reportText(r))
+	}
+}
+
+// TestProcessComposeExtendsErrors: a base file that is missing, and a
+// chain that comes back to a file, are refused naming the file, the line
+// of extends: and the fix, as process-compose refuses to load them.
+func TestProcessComposeExtendsErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	procs := "processes:\n  a:\n    command: ./a\n"
+	missing := write("missing.yaml", "version: \"0.5\"\nextends: nothere.yaml\n"+procs)
+	a := write("a.yaml", "extends: b.yaml\n"+procs)
+	write("b.yaml", "extends: ./a.yaml\n"+procs)
+	self := write("self.yaml", "extends: self.yaml\n"+procs)
+	for _, tc := range []struct{ file, want string }{
+		{missing, "missing.yaml:2: extends \"nothere.yaml\": cannot read " + filepath.Join(dir, "nothere.yaml")},
+		{a, "b.yaml:1: extends \"./a.yaml\": a cycle (" + a + " extends " + filepath.Join(dir, "b.yaml") + " extends " + a + ")"},
+		{self, "self.yaml:1: extends \"self.yaml\": a cycle (" + self + " extends " + self + ")"},
+		{write("list.yaml", "extends: [a.yaml]\n"+procs), "list.yaml:1: extends: want the path of the file this one extends, not a list"},
+	} {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = ConvertProcessCompose(Source{Path: tc.file, Data: data}, Options{})
+		var pe *ParseError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want a ParseError containing %q", tc.file, err, tc.want)
+		}
+	}
+}
+
+// TestProcessComposeExtendsRoot: under import --root an absolute extends:
+// is the image's path, and a relative one that climbs out of the root is
+// refused.
+func TestProcessComposeExtendsRoot(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc/pc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := "processes:\n  base:\n    command: ./base\n"
+	if err := os.WriteFile(filepath.Join(root, "etc/pc/base.yaml"), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Root: root, ReadFile: RootReader(root)}
+	main := Source{Path: filepath.Join(root, "app.yaml"), Data: []byte("extends: /etc/pc/base.yaml\nprocesses:\n  app:\n    command: ./app\n")}
+	m, _, err := ConvertProcessCompose(main, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range m.Processes {
+		names = append(names, p.Name+"@"+p.WorkingDir)
+	}
+	if got := strings.Join(names, " "); got != "base@/etc/pc app@" {
+		t.Errorf("processes = %q, want the image's base merged (base@/etc/pc app@)", got)
+	}
+	out := Source{Path: filepath.Join(root, "app.yaml"), Data: []byte("extends: ../../outside.yaml\nprocesses:\n  app:\n    command: ./app\n")}
+	_, _, err = ConvertProcessCompose(out, opt)
+	if !errors.Is(err, ErrOutsideRoot) && (err == nil || !strings.Contains(err.Error(), "leads outside --root")) {
+		t.Errorf("err = %v, want leads outside --root", err)
+	}
+}
+
+// TestProcessComposeProcessExtendsErrors: a process extending an unknown
+// process, itself, or a cycle is refused naming the line, as
+// process-compose refuses to load it.
+func TestProcessComposeProcessExtendsErrors(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"processes:\n  a:\n    extends: ghost\n", "pc.yaml:3: process a: extends \"ghost\": no process of that name"},
+		{"processes:\n  a:\n    extends: a\n", "pc.yaml:3: process a: extends itself"},
+		{"processes:\n  a:\n    extends: b\n  b:\n    extends: a\n", "a cycle of process extends"},
+	} {
+		_, _, err := ConvertProcessCompose(Source{Path: "pc.yaml", Data: []byte(tc.file)}, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.file, err, tc.want)
+		}
 	}
 }
