@@ -190,12 +190,13 @@ func TestTerminalUI(t *testing.T) {
 	x.run("resize-window", "-t", "ui", "-x", "120", "-y", "40")
 	s = x.waitFor(3*time.Second, "the 120x40 layout", func(s string) bool {
 		return len(strings.Split(strings.TrimSuffix(s, "\n"), "\n")) == 40 && strings.Contains(s, "WAITING FOR / REASON") && row(s, "worker") != nil &&
-			strings.Contains(s, "ready, 4 processes")
+			strings.Contains(s, "ready, 4 processes") && strings.Contains(s, "r restart") // the key line: the redraw is whole
 	})
 	checkSane(t, s, 120, 40)
 	x.run("resize-window", "-t", "ui", "-x", "80", "-y", "24")
 	s = x.waitFor(3*time.Second, "back to 80x24", func(s string) bool {
-		return len(strings.Split(strings.TrimSuffix(s, "\n"), "\n")) == 24 && row(s, "worker") != nil && strings.Contains(s, "ready, 4 processes")
+		return len(strings.Split(strings.TrimSuffix(s, "\n"), "\n")) == 24 && row(s, "worker") != nil && strings.Contains(s, "ready, 4 processes") &&
+			strings.Contains(s, "r restart") // tmux can show a redraw half done
 	})
 	checkSane(t, s, 80, 24)
 
