@@ -86,15 +86,7 @@ processes:
 		"worker": "argv=\npwd=" + real + "\nenv=dev,UTC,,\n",
 		"admin":  "argv=\npwd=" + filepath.Join(real, "base") + "\nenv=dev,UTC,debug,off\n",
 	}
-	for name, w := range want {
-		eventually(t, 20*time.Second, func() bool {
-			_, err := os.Stat(filepath.Join(out, name))
-			return err == nil
-		}, "%s wrote nothing; podvisor stderr:\n%s\nprocs.yaml:\n%s", name, r.Stderr, yaml)
-		if got := readFile(filepath.Join(out, name)); got != w {
-			t.Errorf("%s saw:\n%s\nwant (as under process-compose):\n%s\nprocs.yaml:\n%s", name, got, w, yaml)
-		}
-	}
+	checkSeenAsProcessCompose(t, r, out, yaml, want)
 	r.Signal(syscall.SIGTERM)
 	if code, _ := r.Wait(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)

@@ -795,15 +795,7 @@ processes:
 		"worker-0": "arg=work\narg=--queue=mail\narg=--port=8080\npwd=" + src + "\nmode=prod\n",
 		"worker-1": "arg=work\narg=--queue=mail\narg=--port=8080\npwd=" + src + "\nmode=prod\n",
 	}
-	for name, w := range want {
-		eventually(t, 30*time.Second, func() bool {
-			_, err := os.Stat(filepath.Join(out, name))
-			return err == nil
-		}, "%s wrote nothing; podvisor stderr:\n%s\nprocs.yaml:\n%s", name, r.Stderr, yaml)
-		if got := readFile(filepath.Join(out, name)); got != w {
-			t.Errorf("%s saw:\n%s\nwant (as under process-compose):\n%s\nprocs.yaml:\n%s", name, got, w, yaml)
-		}
-	}
+	checkSeenAsProcessCompose(t, r, out, yaml, want)
 	r.Signal(syscall.SIGTERM)
 	if code, _ := r.Wait(30 * time.Second); code != 0 {
 		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
@@ -921,5 +913,20 @@ processes:
 	r.Signal(syscall.SIGTERM)
 	if code, _ := r.Wait(30 * time.Second); code != 0 {
 		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, r.Stderr)
+	}
+}
+
+// checkSeenAsProcessCompose waits for each stand-in of want to write what
+// it saw into out, and compares it with what process-compose would give it.
+func checkSeenAsProcessCompose(t *testing.T, r *Run, out, yaml string, want map[string]string) {
+	t.Helper()
+	for name, w := range want {
+		eventually(t, 30*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(out, name))
+			return err == nil
+		}, "%s wrote nothing; podvisor stderr:\n%s\nprocs.yaml:\n%s", name, r.Stderr, yaml)
+		if got := readFile(filepath.Join(out, name)); got != w {
+			t.Errorf("%s saw:\n%s\nwant (as under process-compose):\n%s\nprocs.yaml:\n%s", name, got, w, yaml)
+		}
 	}
 }
