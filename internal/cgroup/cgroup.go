@@ -41,8 +41,9 @@ func shares(weight int64) int64 { return 2 + (weight-1)*262142/9999 }
 
 // Usage is what a cgroup's tree uses.
 type Usage struct {
-	Memory int64         // bytes charged now
-	CPU    time.Duration // CPU time since the cgroup was made
+	Memory   int64         // bytes charged now
+	CPU      time.Duration // CPU time since the cgroup was made, if CPUKnown
+	CPUKnown bool          // false: a v1 group without cpuacct (the /proc walk counts it)
 }
 
 // Events are what the kernel refused a cgroup's tree since it was made.
@@ -62,7 +63,15 @@ func writeFile(path, value string) error {
 	if err != nil {
 		return err
 	}
-	var n int
+	return writeFD(fd, path, value)
+}
+
+// writeFD writes value to fd, a cgroup file opened to write, and closes it.
+func writeFD(fd int, path, value string) error {
+	var (
+		n   int
+		err error
+	)
 	for {
 		n, err = unix.Write(fd, []byte(value))
 		if err != unix.EINTR {
@@ -79,10 +88,32 @@ func writeFile(path, value string) error {
 	return nil
 }
 
+// writeFileAt is writeFile of path, which is rel under the directory dir
+// (an O_PATH descriptor; -1: path is opened whole).
+//
+// perf: a group's files are five to ten directories down from the root;
+// from podvisor's run directory the kernel looks up two names, not all of
+// them, at each write that makes a group (docs/BENCHMARKS.md section 32).
+func writeFileAt(dir int, rel, path, value string) error {
+	if dir < 0 {
+		return writeFile(path, value)
+	}
+	fd, err := openAt(dir, rel, path, unix.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	return writeFD(fd, path, value)
+}
+
 // openFile opens path by system call (see writeFile), with an *os.PathError.
 func openFile(path string, mode int) (int, error) {
+	return openAt(unix.AT_FDCWD, path, path, mode)
+}
+
+// openAt opens rel under dir (path names it in errors).
+func openAt(dir int, rel, path string, mode int) (int, error) {
 	for {
-		fd, err := unix.Open(path, mode|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dir, rel, mode|unix.O_CLOEXEC, 0)
 		if err == unix.EINTR {
 			continue
 		}
@@ -209,11 +240,28 @@ func mkdir(p string) error {
 
 // mkdirFresh makes directory p unless it exists; fresh says it was made now.
 func mkdirFresh(p string) (fresh bool, err error) {
-	err = os.Mkdir(p, 0o755)
-	if errors.Is(err, os.ErrExist) {
-		return false, nil
+	return mkdirFreshAt(unix.AT_FDCWD, p, p)
+}
+
+// mkdirFreshAt is mkdirFresh of p, which is rel under the directory dir
+// (-1: p is made whole; see writeFileAt).
+func mkdirFreshAt(dir int, rel, p string) (fresh bool, err error) {
+	if dir < 0 {
+		dir, rel = unix.AT_FDCWD, p
 	}
-	return err == nil, err
+	for {
+		err = unix.Mkdirat(dir, rel, 0o755)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == unix.EEXIST:
+		return false, nil
+	case err != nil:
+		return false, &os.PathError{Op: "mkdir", Path: p, Err: err}
+	}
+	return true, nil
 }
 
 // reason turns a file system error into why limits cannot be enforced.

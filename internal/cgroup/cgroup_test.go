@@ -69,14 +69,15 @@ func spawnIn(t *testing.T, g *Group, argv ...string) int {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		leave, err := g.Enter()
+		settle, err := g.Enter()
 		if err != nil {
 			t.Error(err)
 			done <- 0
 			return
 		}
 		pid, err := syscall.ForkExec(path, argv, attr)
-		leave()
+		settle()
+		g.Home()
 		if err != nil {
 			t.Error(err)
 		}
@@ -118,7 +119,7 @@ func TestV1Live(t *testing.T) {
 		"cpu/cpu.cfs_quota_us":              "25000",
 		"cpu/cpu.cfs_period_us":             "100000",
 		"cpu/cpu.shares":                    "2597",
-		"pids/pids.max":                     "21", // until the spawner thread leaves
+		"pids/pids.max":                     "20", // the fork of the spawner thread fits
 	} {
 		c, name, _ := strings.Cut(file, "/")
 		if got := read(t, filepath.Join(g.dirs[c], name)); got != want {
@@ -135,6 +136,12 @@ func TestV1Live(t *testing.T) {
 		if _, ok := h.base[c]; !ok {
 			t.Errorf("controller %s not usable on this host", c)
 			continue
+		}
+		if c == "cpuacct" && h.real[c] != h.real["cpu"] {
+			if _, ok := g.dirs[c]; ok {
+				t.Errorf("a cpuacct directory apart from cpu was made: %s", g.dirs[c])
+			}
+			continue // mounted apart: CPU time is the /proc walk's
 		}
 		rel := strings.TrimPrefix(g.dirs[c], filepath.Join("/sys/fs/cgroup", c))
 		if !strings.Contains(cg, c+":"+rel+"\n") && !strings.HasSuffix(cg, c+":"+rel) {
@@ -285,17 +292,22 @@ func openDir(t *testing.T, dir string) int {
 }
 
 // TestV1OnlyNeeded: a group is made in the controllers its limits need,
-// and in memory and cpuacct for its accounting; no more.
+// and in memory for its accounting; in cpuacct only with a cpu directory
+// of the same hierarchy (co-mounted), never on its own; no more.
 func TestV1OnlyNeeded(t *testing.T) {
 	h := openV1Live(t)
-	h.PidsBudget = 0 // as under a podvisor without a pids limit of its own
+	h.PidsBudget = 0        // as under a podvisor without a pids limit of its own
+	cpuWith := "cpu memory" // cpu and cpuacct mounted apart, as here
+	if h.real["cpu"] == h.real["cpuacct"] {
+		cpuWith = "cpu cpuacct memory"
+	}
 	for _, tc := range []struct {
 		lim  Limits
 		want string
 	}{
-		{Limits{MemoryMax: 64 << 20}, "cpuacct memory"},
-		{Limits{CPUWeight: 100}, "cpu cpuacct memory"},
-		{Limits{PidsMax: 10}, "cpuacct memory pids"},
+		{Limits{MemoryMax: 64 << 20}, "memory"},
+		{Limits{CPUWeight: 100}, cpuWith},
+		{Limits{PidsMax: 10}, "memory pids"},
 	} {
 		g, err := h.New("only.1", tc.lim)
 		if err != nil {
@@ -324,8 +336,8 @@ func TestV1OnlyNeeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Remove()
-	if got := read(t, filepath.Join(g.dirs["pids"], "pids.max")); got != "51" {
-		t.Errorf("pids.max under a budget of 50 = %s, want 51 until the spawner thread leaves", got)
+	if got := read(t, filepath.Join(g.dirs["pids"], "pids.max")); got != "50" {
+		t.Errorf("pids.max under a budget of 50 = %s, want 50", got)
 	}
 }
 
@@ -473,11 +485,12 @@ func BenchmarkGroup(b *testing.B) {
 		defer runtime.UnlockOSThread()
 		c0 := threadCPU(b)
 		for b.Loop() {
-			leave, err := g.Enter()
+			settle, err := g.Enter()
 			if err != nil {
 				b.Fatal(err)
 			}
-			leave()
+			settle()
+			g.Home()
 		}
 		reportCPU(b, c0)
 	})
@@ -532,11 +545,12 @@ func BenchmarkMoveV1(b *testing.B) {
 			defer runtime.UnlockOSThread()
 			n0, c0 := preempted(b), threadCPU(b)
 			for b.Loop() {
-				leave, err := g.Enter()
+				settle, err := g.Enter()
 				if err != nil {
 					b.Fatal(err)
 				}
-				leave()
+				settle()
+				g.Home()
 			}
 			reportCPU(b, c0)
 			b.ReportMetric(float64(preempted(b)-n0)/float64(b.N), "preempted/op")
@@ -561,4 +575,78 @@ func preempted(b *testing.B) int {
 	}
 	b.Fatal("no nonvoluntary_ctxt_switches in /proc/thread-self/status")
 	return 0
+}
+
+// TestV1OwnThreadIsNoMember: a spawner thread may stay in the group of
+// the child it forked (Enter without Home). The group's cgroup.procs then
+// lists podvisor's own pid; Pids, Empty and Kill leave it out, so the
+// group reads empty (its removal is retried, not given up on) and a stop
+// that kills the group's tree never kills podvisor.
+func TestV1OwnThreadIsNoMember(t *testing.T) {
+	h := openV1Live(t)
+	g, err := h.New("stay.1", Limits{MemoryMax: 64 << 20, PidsMax: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	done := make(chan struct{})
+	back := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if _, err := g.Enter(); err != nil {
+			t.Error(err)
+		}
+		close(done)
+		<-back
+		g.Home()
+		close(back)
+	}()
+	<-done
+	raw, err := readPids(g.procsFile())
+	if err != nil || !slices.Contains(raw, os.Getpid()) {
+		t.Fatalf("cgroup.procs %v (%v) does not list this process: the test proves nothing", raw, err)
+	}
+	if p := g.Pids(); len(p) != 0 {
+		t.Errorf("Pids = %v, want none (only a thread of this process is there)", p)
+	}
+	if !g.Empty() {
+		t.Error("not Empty")
+	}
+	if n, err := g.Kill(); n != 0 || err != nil {
+		t.Errorf("Kill = %d, %v; want 0, nil", n, err)
+	}
+	if err := g.Remove(); err == nil {
+		t.Error("removed while a thread is in it: the test proves nothing")
+	}
+	back <- struct{}{}
+	<-back
+	if err := g.Remove(); err != nil {
+		t.Errorf("Remove after the thread went home: %v", err)
+	}
+}
+
+// TestV1PidsMaxOne: a limit of one task still lets the spawner thread
+// fork the child into the group (made with 2, the thread and the child),
+// and is 1 once the fork is done; a limit of 2 or more is written as is
+// (the fork fits), with no write at the start.
+func TestV1PidsMaxOne(t *testing.T) {
+	h := openV1Live(t)
+	g, err := h.New("one.1", Limits{PidsMax: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	if got := read(t, filepath.Join(g.dirs["pids"], "pids.max")); got != "2" {
+		t.Errorf("pids.max before the fork = %s, want 2", got)
+	}
+	pid := spawnIn(t, g, "sleep", "1000")
+	defer reap(pid)
+	defer unix.Kill(pid, unix.SIGKILL)
+	if pid <= 0 {
+		t.Fatal("no child")
+	}
+	if got := read(t, filepath.Join(g.dirs["pids"], "pids.max")); got != "1" {
+		t.Errorf("pids.max after the fork = %s, want 1", got)
+	}
 }

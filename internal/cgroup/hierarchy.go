@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,14 +25,24 @@ type Hierarchy struct {
 	// podvisor's own leaf). v1: per controller, the run's directory under
 	// podvisor's own cgroup.
 	base map[string]string
-	own  map[string]string // v1: podvisor's own cgroup per controller
-	real map[string]string // v1: each controller's mount, symlinks resolved (co-mounted ones share it)
+	// baseFD holds base's directories open (O_PATH), for New and Remove
+	// to name a group's files from there (writeFileAt); fdMu keeps Close
+	// from closing one while it is used (its number could be reused).
+	fdMu   sync.RWMutex
+	baseFD map[string]int
+	own    map[string]string // v1: podvisor's own cgroup per controller
+	real   map[string]string // v1: each controller's mount, symlinks resolved (co-mounted ones share it)
 	// Missing says which limits cannot be enforced and why, by limit
 	// ("memory", "cpu", "pids"); empty when all can.
 	Missing map[string]string
 	// PidsBudget is the most tasks a process's cgroup may be given so
 	// that podvisor keeps spare ones under its own limit; 0: no limit above.
 	PidsBudget int64
+	// self is podvisor's pid: v1 lists a process in a group while one of
+	// its threads is there, and a spawner thread stays in the group of
+	// the last child it forked while spawns are waiting (Group.Enter), so
+	// a group's members never include podvisor itself (Group.Pids).
+	self int
 	// Stale says what Open found of cgroups an earlier podvisor left
 	// behind (killed before it could remove them): Removed the empty ones
 	// it removed, Busy those that still hold processes, left alone.
@@ -58,13 +69,39 @@ func Open(root, procSelfCgroup string, pid int) (*Hierarchy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
-		return openV2(ownDir(root, v2path))
-	}
-	if len(v1paths) == 0 {
+	var h *Hierarchy
+	switch _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); {
+	case err == nil:
+		h, err = openV2(ownDir(root, v2path))
+		if err != nil {
+			return nil, err
+		}
+	case len(v1paths) == 0:
 		return nil, errors.New("no cgroup hierarchy found under " + root)
+	default:
+		if h, err = openV1(root, v1paths, pid); err != nil {
+			return nil, err
+		}
 	}
-	return openV1(root, v1paths, pid)
+	h.self = pid
+	h.baseFD = map[string]int{}
+	for c, d := range h.base {
+		if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			h.baseFD[c] = fd
+		}
+	}
+	return h, nil
+}
+
+// at runs f with the descriptor of controller c's base directory, -1 if
+// none (the group's paths are then used whole).
+func (h *Hierarchy) at(c string, f func(dir int) error) error {
+	h.fdMu.RLock()
+	defer h.fdMu.RUnlock()
+	if fd, ok := h.baseFD[c]; ok {
+		return f(fd)
+	}
+	return f(-1)
 }
 
 // Stale cgroups. A podvisor that is SIGKILLed leaves its processes'
@@ -249,6 +286,12 @@ func budget(pidsMax string) int64 {
 
 // Close removes the run's directories (v1) once their groups are gone.
 func (h *Hierarchy) Close() error {
+	h.fdMu.Lock()
+	for c, fd := range h.baseFD {
+		unix.Close(fd)
+		delete(h.baseFD, c)
+	}
+	h.fdMu.Unlock()
 	if h.v2 {
 		return nil
 	}

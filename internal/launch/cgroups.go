@@ -241,10 +241,11 @@ func (c *Cgroups) Usage(name string) (cgroup.Usage, bool) {
 	return g.Usage()
 }
 
-// Figures is Usage in the units internal/resources counts in.
-func (c *Cgroups) Figures(name string) (cpuSeconds float64, memoryBytes uint64, ok bool) {
+// Figures is Usage in the units internal/resources counts in; cpuOK is
+// false where the cgroup knows the memory only (v1 without cpuacct).
+func (c *Cgroups) Figures(name string) (cpuSeconds float64, cpuOK bool, memoryBytes uint64, ok bool) {
 	u, ok := c.Usage(name)
-	return u.CPU.Seconds(), uint64(max(u.Memory, 0)), ok
+	return u.CPU.Seconds(), u.CPUKnown, uint64(max(u.Memory, 0)), ok
 }
 
 // exited is called at the exit of g's process: its cgroup's OOM kills

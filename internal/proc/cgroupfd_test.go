@@ -18,6 +18,9 @@ type cgroupFD int
 
 func (f cgroupFD) FD() int              { return int(f) }
 func (cgroupFD) Enter() (func(), error) { return nil, errors.New("v2 only") }
+func (cgroupFD) Home()                  {}
+func (cgroupFD) Homes() string          { return "" }
+func (cgroupFD) Stay() bool             { return false }
 
 // A child cloned into a cgroup v2 directory from a spawner thread with a
 // private fd table: the directory's fd lives in the main table, opened

@@ -40,9 +40,9 @@ func TestSpawnersForkFromAPrivateFDTable(t *testing.T) {
 	for range 2 * r.sp.n {
 		var tid int
 		var same bool
-		r.sp.run(func(private bool) {
+		r.sp.run(func(th *spawnThread) {
 			tid = unix.Gettid()
-			if !private {
+			if !th.private {
 				t.Errorf("spawner thread %d shares the main table", tid)
 			}
 			// The number may be taken there too, by a file podvisor

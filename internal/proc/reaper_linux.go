@@ -125,9 +125,10 @@ func (r *Reaper) Start(cmd *exec.Cmd) (<-chan Exit, error) {
 // startCmd forks and execs cmd on a spawner thread with mu held and
 // registers the child before releasing it. oomScoreAdj and raise (hard
 // limits above podvisor's own) are podvisor's own for the fork only.
-// enter, if not nil, runs on the spawner thread just before the fork, and
-// the function it returns just after (a v1 cgroup, Spec.Cgroup).
-func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, raise []Rlimit, onExit func(Exit), enter func() (func(), error)) (int, *entry, error) {
+// cg, if not nil, is a v1 cgroup the spawner thread enters just before
+// the fork (Spec.Cgroup, spawnThread.enter); without one the thread forks
+// from podvisor's own cgroups.
+func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, raise []Rlimit, onExit func(Exit), cg Cgroup) (int, *entry, error) {
 	sp := r.spawners()
 	q, err := sp.request(cmd)
 	if err != nil {
@@ -137,19 +138,21 @@ func (r *Reaper) startCmd(cmd *exec.Cmd, oomScoreAdj *int, raise []Rlimit, onExi
 		pid int
 		e   *entry
 	)
-	sp.run(func(private bool) {
+	sp.run(func(t *spawnThread) {
 		err = r.withOOMScoreAdj(oomScoreAdj, len(raise) > 0, func() error {
-			if enter != nil {
-				leave, err := enter()
+			if cg == nil {
+				t.home()
+			} else {
+				settle, err := t.enter(cg)
 				if err != nil {
 					return &SpawnError{Reason: "cannot enter its cgroup: " + errText(err), Err: err}
 				}
-				defer leave()
+				defer settle()
 			}
 			return r.withHardLimits(raise, func() error {
 				r.mu.RLock()
 				defer r.mu.RUnlock()
-				p, err := sp.forkExec(q, private)
+				p, err := sp.forkExec(q, t.private)
 				if err != nil {
 					return err
 				}

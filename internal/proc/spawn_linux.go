@@ -93,11 +93,20 @@ type Spec struct {
 }
 
 // Cgroup is a cgroup a child can start in: FD is a v2 directory for
-// CLONE_INTO_CGROUP (-1 if none); otherwise Enter moves the calling,
-// locked thread in, and leave moves it back.
+// CLONE_INTO_CGROUP (-1 if none); otherwise (v1) Enter moves the calling,
+// locked thread in from wherever it is and settle, called after the fork,
+// puts the group's own limits in place; Home moves the thread back to
+// podvisor's own cgroups. Homes names the controllers a thread in the
+// group is in: a thread may enter a group with the same Homes straight
+// from this one. On an error Enter has moved the thread home. Stay is
+// whether the thread may stay in the group after the fork, until the next
+// fork moves it on (spawnThread.enter).
 type Cgroup interface {
 	FD() int
-	Enter() (leave func(), err error)
+	Enter() (settle func(), err error)
+	Home()
+	Homes() string
+	Stay() bool
 }
 
 // Cred is a user to run a child as.
@@ -187,12 +196,12 @@ func Spawn(r *Reaper, s Spec) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
-	var enter func() (func(), error)
+	var enter Cgroup
 	if s.Cgroup != nil {
 		if fd := s.Cgroup.FD(); fd >= 0 {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
 		} else {
-			enter = s.Cgroup.Enter
+			enter = s.Cgroup
 		}
 	}
 	var raise []Rlimit

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +29,7 @@ import (
 // for them; a Reaper made by NewReaper starts its own at its first spawn.
 type Spawners struct {
 	n     int
-	reqs  chan func(private bool)
+	reqs  chan func(t *spawnThread)
 	ready chan struct{} // closed once every thread is set up
 	first chan struct{} // closed once one thread is set up and takes requests
 	once  sync.Once
@@ -61,7 +62,7 @@ func spawnerCount() int {
 // StartSpawners starts the spawner threads in the background and returns at
 // once. Call it after Sanitize: the threads take their signal state then.
 func StartSpawners() *Spawners {
-	p := &Spawners{n: spawnerCount(), reqs: make(chan func(private bool)), ready: make(chan struct{}), first: make(chan struct{})}
+	p := &Spawners{n: spawnerCount(), reqs: make(chan func(t *spawnThread)), ready: make(chan struct{}), first: make(chan struct{})}
 	go p.start()
 	return p
 }
@@ -107,11 +108,50 @@ func (p *Spawners) note(debug bool, msg string, err error) {
 	p.mu.Unlock()
 }
 
-// run runs f on a spawner thread and waits for it to return. private is
-// whether that thread's fd table is its own.
-func (p *Spawners) run(f func(private bool)) {
+// spawnThread is what a spawner thread's requests see of it.
+type spawnThread struct {
+	private bool // its fd table is its own
+	// away is the v1 cgroup the thread is still in after its last fork
+	// (Cgroup.Enter), nil when it is in podvisor's own cgroups.
+	away Cgroup
+}
+
+// enter moves the thread into cg (v1) for a fork, from podvisor's own
+// cgroups or, directly, from the group of the thread's last fork; settle
+// is called once the fork is done. The thread stays in cg afterwards: the
+// next fork on it moves it on, any other request or an idle thread takes
+// it home (thread, home).
+//
+// perf: a start in a burst makes one move, not a move in and a move back
+// (docs/BENCHMARKS.md section 32).
+func (t *spawnThread) enter(cg Cgroup) (func(), error) {
+	if t.away != nil && t.away.Homes() != cg.Homes() {
+		t.home() // in controllers cg is not in: they must be left too
+	}
+	t.away = nil
+	limit, err := cg.Enter() // gone home itself on an error
+	if err != nil {
+		return nil, err
+	}
+	if !cg.Stay() {
+		return func() { limit(); cg.Home() }, nil
+	}
+	t.away = cg
+	return limit, nil
+}
+
+// home moves the thread back into podvisor's own cgroups if it is away.
+func (t *spawnThread) home() {
+	if t.away != nil {
+		t.away.Home()
+		t.away = nil
+	}
+}
+
+// run runs f on a spawner thread and waits for it to return.
+func (p *Spawners) run(f func(t *spawnThread)) {
 	done := make(chan struct{})
-	p.reqs <- func(private bool) { defer close(done); f(private) }
+	p.reqs <- func(t *spawnThread) { defer close(done); f(t) }
 	<-done
 }
 
@@ -134,12 +174,36 @@ func (p *Spawners) thread(ready func()) {
 	if err := closeOnExecAll(); err != nil {
 		p.note(false, "cannot mark inherited file descriptors close-on-exec; children may inherit them", err)
 	}
-	private := p.unshareFDTable() // after closeOnExecAll: the copy keeps its flags
+	t := &spawnThread{private: p.unshareFDTable()} // after closeOnExecAll: the copy keeps its flags
 	ready()
-	for f := range p.reqs {
-		f(private)
+	idle := time.NewTimer(lingerFor)
+	for {
+		var f func(*spawnThread)
+		if t.away != nil {
+			// Still in the last child's cgroup: on to the next spawn if
+			// one comes soon, home otherwise (the child's pids.max counts
+			// the thread, and its group can be removed only once the
+			// thread is out).
+			idle.Reset(lingerFor)
+			select {
+			case f = <-p.reqs:
+				idle.Stop()
+			case <-idle.C:
+				t.home()
+				f = <-p.reqs
+			}
+		} else {
+			f = <-p.reqs
+		}
+		f(t)
 	}
 }
+
+// lingerFor is how long a spawner thread stays in the v1 cgroup of the
+// child it forked last, for a next spawn to move it on from there. In a
+// burst of starts the next spawn comes within it; a thread that stays
+// costs its child one of its pids.max meanwhile (docs/resources.md).
+const lingerFor = 2 * time.Millisecond
 
 // closeOnExecAll marks every fd from 3 up close-on-exec. Go opens its own fds
 // that way, but podvisor may have inherited fds without the flag from a careless

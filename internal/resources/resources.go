@@ -72,8 +72,9 @@ type Sampler struct {
 
 // CgroupSource gives a process's memory and CPU time from its own cgroup,
 // exact for its whole tree, escaped daemons included; ok is false for a
-// process without one (internal/launch's Cgroups).
-type CgroupSource func(name string) (cpuSeconds float64, memoryBytes uint64, ok bool)
+// process without one, cpuOK false where the cgroup counts its memory
+// only (a v1 group without cpuacct; internal/launch's Cgroups).
+type CgroupSource func(name string) (cpuSeconds float64, cpuOK bool, memoryBytes uint64, ok bool)
 
 // UseCgroups makes the figures of processes in a cgroup of their own come
 // from it; the /proc walk still counts their fds, threads and members.
@@ -89,8 +90,11 @@ func (s *Sampler) fromCgroups(usage map[string]Usage) {
 		return
 	}
 	for name, u := range usage {
-		if cpu, mem, ok := s.cgroups(name); ok {
-			u.CPUSeconds, u.RSSBytes = cpu, mem
+		if cpu, cpuOK, mem, ok := s.cgroups(name); ok {
+			u.RSSBytes = mem
+			if cpuOK {
+				u.CPUSeconds = cpu
+			}
 			usage[name] = u
 		}
 	}
