@@ -44,11 +44,12 @@ func TestSystemdForkingKeepsExecInArguments(t *testing.T) {
 	}
 }
 
-// PIDFile= goes into the /bin/sh -c of the wait and of the stop command;
-// it must be one literal word there whatever it holds (issue 34 review
-// item 2: it was pasted unquoted). A cat put first in PATH records the
-// arguments it gets; a command substitution in the path would make the
-// marker.
+// PIDFile= goes into the /bin/sh -c of the command (which removes a stale
+// pid file) and of the ready check; it must be one literal word there
+// whatever it holds (issue 34 review item 2: it was pasted unquoted), and
+// daemon.pid_file must load back as the same path. A cat and an rm put
+// first in PATH record the arguments they get; a command substitution in
+// the path would make the marker.
 func TestSystemdForkingPIDFileQuoted(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "pwned")
@@ -56,8 +57,10 @@ func TestSystemdForkingPIDFileQuoted(t *testing.T) {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(bin, "cat"), []byte("#!/bin/sh\nprintf '%s\\0' \"$@\" >>\"$CATLOG\"\n"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"cat", "rm"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\nprintf '%s\\0' \"$@\" >>\"$ARGLOG\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i, pf := range []string{
 		"/run/my app.pid",
@@ -69,25 +72,34 @@ func TestSystemdForkingPIDFileQuoted(t *testing.T) {
 		"/run/*",
 	} {
 		p := importForking(t, "[Service]\nType=forking\nPIDFile="+strings.ReplaceAll(pf, "%", "%%")+"\nExecStart=/bin/true\n")
-		if p.Ready == nil || p.Ready.Target != pf {
-			t.Errorf("%q: ready probe %+v, want file %q", pf, p.Ready, pf)
+		if p.Daemon == nil || p.Daemon.PidFile != pf {
+			t.Errorf("%q: daemon %+v, want pid_file %q", pf, p.Daemon, pf)
 		}
-		for _, argv := range [][]string{p.Command, p.Stop.Command} {
-			log := filepath.Join(dir, "cat"+string(rune('a'+i)))
-			cmd := exec.Command(argv[0], argv[1:]...)
+		if p.Ready == nil || p.Ready.Kind != config.ProbeExec {
+			t.Fatalf("%q: ready %+v, want the exec check of the pid file", pf, p.Ready)
+		}
+		for _, c := range []struct {
+			argv []string
+			want []string
+		}{
+			{p.Command, []string{"-f", "--", pf}},
+			{p.Ready.Command, []string{pf}},
+		} {
+			log := filepath.Join(dir, "args"+string(rune('a'+i)))
+			cmd := exec.Command(c.argv[0], c.argv[1:]...)
 			cmd.Dir = dir
-			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "CATLOG=" + log, "HOME=/root"}
-			out, _ := cmd.CombinedOutput() // kill of an empty pid fails: not the point
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "ARGLOG=" + log, "HOME=/root"}
+			out, _ := cmd.CombinedOutput() // the check of an empty pid fails: not the point
 			data, err := os.ReadFile(log)
 			if err != nil {
-				t.Fatalf("%q: cat never ran: %v\n%q\n%s", pf, err, argv, out)
+				t.Fatalf("%q: the stand-in never ran: %v\n%q\n%s", pf, err, c.argv, out)
 			}
 			os.Remove(log)
-			if got := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00"); !slices.Equal(got, []string{pf}) {
-				t.Errorf("%q: cat got %q\n%q", pf, got, argv)
+			if got := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00"); !slices.Equal(got, c.want) {
+				t.Errorf("%q: got %q, want %q\n%q", pf, got, c.want, c.argv)
 			}
 			if _, err := os.Stat(marker); err == nil {
-				t.Fatalf("%q: the PIDFile= path ran as shell syntax: %q", pf, argv)
+				t.Fatalf("%q: the PIDFile= path ran as shell syntax: %q", pf, c.argv)
 			}
 		}
 	}

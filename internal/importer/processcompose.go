@@ -596,7 +596,7 @@ func (c *pcConv) dependsOn(p *Process, n *yaml.Node, what string) error {
 			if _, known := c.procs[dep]; known {
 				c.r.Drop(c.pos(kv[0]), what+"."+dep, "the dependency is disabled and left out")
 			} else {
-				c.r.Fail(c.pos(kv[0]), what+"."+dep, "no process named "+dep)
+				c.unknownDep(c.pos(kv[0]), what, dep)
 			}
 			continue
 		}

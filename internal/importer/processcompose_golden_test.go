@@ -49,3 +49,22 @@ func TestGoldenProcessComposeMore(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenProcessComposeExternalDeps converts a file whose depends_on
+// names processes from elsewhere (issue 37): devbox's postgresql plugin,
+// another -f file. Each is left out and said in the file's header and the
+// report with where it may come from; the known dependency stays; a
+// process whose every dependency is unknown still converts.
+func TestGoldenProcessComposeExternalDeps(t *testing.T) {
+	m, r, err := ConvertProcessCompose(readSource(t, "testdata/process-compose-extdeps/process-compose.yaml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed() {
+		t.Errorf("did not convert:\n%s", reportText(r))
+	}
+	out := config.Write(m)
+	assertPortable(t, out)
+	compareGolden(t, "testdata/golden/process-compose-extdeps.yaml", out)
+	compareGolden(t, "testdata/golden/process-compose-extdeps.report", []byte(reportText(r)))
+}

@@ -438,17 +438,35 @@ func (c *sdConv) startCommand(f *unitFile, p *Process, starts []iniKey, cmdSpec 
 	return daemon, true
 }
 
-// forking follows a Type=forking daemon through its PIDFile=; without one
-// it converts the unit as systemd_guess.go says. false when the unit
-// cannot be converted (reported).
+// forking follows a Type=forking daemon through its PIDFile= (podvisor's
+// daemon: {pid_file}); without one it converts the unit as
+// systemd_guess.go says. false when the unit cannot be converted
+// (reported).
+//
+// systemd (systemd.service(5), PIDFile=): a relative path is taken below
+// /run/; once the start command has exited with success the pid is read
+// from the file, and the unit is started (active) then, its dependents go
+// on; the daemon's exit is the service's exit, Restart= applies; at stop,
+// ExecStop= runs and then KillSignal= reaches what is left; the file is
+// removed once the service has ended, so that a restart never reads a
+// stale pid. podvisor's daemon mode adopts the pid once the command exited
+// with success (internal/launch/daemon.go) and from then on its exit and
+// signals are the process's; but without a ready: check a process counts
+// as ready from its spawn, before the pid file is read, so the import adds
+// one (the file names a live process), and removes the file before each
+// start as systemd removes it after each end.
 func (c *sdConv) forking(f *unitFile, p *Process, svc []iniKey, daemon string, spec func(iniKey, string) string) bool {
 	pid, ok := last(svc, "PIDFile")
 	if !ok || strings.TrimSpace(pid.Value) == "" {
 		c.forkingGuess(f, p, svc, daemon)
 		return true
 	}
-	pf := spec(pid, pid.Value)
-	// The daemon forks: the shell goes on after it, so no exec.
+	pf := strings.TrimSpace(spec(pid, pid.Value))
+	if !path.IsAbs(pf) {
+		c.r.AsIs(kpos(f, pid), f.name+": PIDFile="+pf+" is relative: /run/"+pf+", as systemd prefixes it")
+		pf = "/run/" + pf
+	}
+	pf = path.Clean(pf)
 	cmd := daemon
 	if cmd == "" && !p.Shell {
 		cmd = strings.Join(shellQuoteAll(p.Command), " ")
@@ -456,12 +474,12 @@ func (c *sdConv) forking(f *unitFile, p *Process, svc []iniKey, daemon string, s
 	// The path is one literal word for /bin/sh, and its $ are not
 	// podvisor's ${VAR} either.
 	qpf := config.Literal(shQuote(pf))
-	p.Command, p.Shell = shellForm(cmd+" && while kill -0 \"$(cat "+qpf+")\" 2>/dev/null; do sleep 1; done"), true
-	p.Ready = &Probe{Kind: config.ProbeFile, Target: config.Literal(pf)}
-	if p.Stop.Command == nil {
-		p.Stop.Command, p.Stop.Shell = shellForm("kill -TERM \"$(cat "+qpf+")\""), true
-	}
-	note(p, c.r, kpos(f, pid), "command", "Type=forking: the daemon is watched through "+pf+" (ready when it is written, stopped by signalling its pid)")
+	p.Command, p.Shell = shellForm("rm -f -- "+qpf+"; "+cmd), true
+	p.Daemon = &config.Daemon{PidFile: config.Literal(pf)}
+	p.Ready = &Probe{Kind: config.ProbeExec, Command: shellForm("pid=$(cat " + qpf + ") && test -d \"/proc/$pid\""), Shell: true}
+	c.r.AsIs(kpos(f, pid), f.name+": Type=forking, PIDFile="+pf+" (daemon.pid_file: podvisor supervises the pid it reads once the start command exited with success; its exit follows restart:, the stop signal reaches it after ExecStop=)")
+	note(p, c.r, kpos(f, pid), "ready", "systemd counts a forking unit started once the start command exited and the pid file was read; podvisor's daemon counts as ready from its spawn, so this waits for the file to name a live process (not a stale pid of an earlier run; a moment early if the daemon writes it before its parent exits)")
+	note(p, c.r, kpos(f, pid), "command", "the pid file is removed before each start: systemd removes it once the service has ended, so that a restart never reads a stale pid")
 	return true
 }
 

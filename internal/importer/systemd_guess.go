@@ -16,6 +16,18 @@ package importer
 // final sweep. What podvisor does not do, and says: notice the daemon's
 // death (no restart, no failure), or signal it on a stop without an
 // ExecStop=.
+//
+// Why podvisor does not guess as systemd does: systemd's answer comes from
+// the unit's cgroup, which holds every process the start command left,
+// double-forked or not. podvisor has a cgroup per process only for one
+// with resources:, and only where cgroup v2 is delegated to it, so the
+// import cannot count on one; without it, a daemon that called setsid has
+// left the process group, and once its parent has exited nothing says
+// which process it came from (an orphan of podvisor is only known to run
+// as some user). Snapshotting the leader's descendants before it exits
+// races the short-lived intermediate fork. A guess would have to be a
+// launch-time feature (adopt the single member of the process's cgroup
+// once the command exited), not an import rule.
 
 import (
 	"strings"
