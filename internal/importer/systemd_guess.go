@@ -20,8 +20,8 @@ package importer
 // Why podvisor does not guess as systemd does: systemd's answer comes from
 // the unit's cgroup, which holds every process the start command left,
 // double-forked or not. podvisor has a cgroup per process only for one
-// with resources:, and only where cgroup v2 is delegated to it, so the
-// import cannot count on one; without it, a daemon that called setsid has
+// with resources:, and only where its cgroup is writable (docs/resources.md),
+// so the import cannot count on one; without it, a daemon that called setsid has
 // left the process group, and once its parent has exited nothing says
 // which process it came from (an orphan of podvisor is only known to run
 // as some user). Snapshotting the leader's descendants before it exits
