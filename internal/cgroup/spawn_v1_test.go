@@ -54,6 +54,23 @@ func TestV1SpawnersLandEachChildInItsOwnGroup(t *testing.T) {
 	go r.Run(ctx)
 	t.Cleanup(cancel)
 
+	spawnRound(t, r, h, rng)
+	// Once more in a run directory made again under the same name (the
+	// threads' descriptors of the first one are stale).
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err = cgroup.Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	spawnRound(t, r, h, rng)
+}
+
+// spawnRound is one round of TestV1SpawnersLandEachChildInItsOwnGroup:
+// its children are killed and its groups removed at its end.
+func spawnRound(t *testing.T, r *proc.Reaper, h *cgroup.Hierarchy, rng *rand.Rand) {
 	kinds := []cgroup.Limits{
 		{},                                   // no group
 		{MemoryMax: 64 << 20},                // memory
@@ -104,7 +121,7 @@ func TestV1SpawnersLandEachChildInItsOwnGroup(t *testing.T) {
 	}
 	close(next)
 	wg.Wait()
-	t.Cleanup(func() {
+	defer func() {
 		for _, s := range all {
 			_ = s.child.Signal(9)
 			<-s.child.Done()
@@ -114,7 +131,7 @@ func TestV1SpawnersLandEachChildInItsOwnGroup(t *testing.T) {
 				}
 			}
 		}
-	})
+	}()
 
 	own := cgroupsOf(t, "/proc/self/cgroup")
 	for _, s := range all {
