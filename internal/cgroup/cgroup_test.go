@@ -496,6 +496,50 @@ func BenchmarkGroup(b *testing.B) {
 	})
 }
 
+// BenchmarkStartFloorV1: the kernel's part of a start in a burst with
+// memory and pids limits, without the fork: the group made (two
+// directories, memory.limit_in_bytes and pids.max) and the thread moved
+// into it straight from the previous one (two writes to tasks), as
+// podvisor does it (docs/BENCHMARKS.md section 32). The thread's CPU time
+// per start is the floor of what a cgroup per process costs on this host.
+func BenchmarkStartFloorV1(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
+	if err != nil {
+		b.Skip(err)
+	}
+	defer h.Close()
+	if h.V2() {
+		b.Skip("v1 only")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var gs []*Group
+	c0 := threadCPU(b)
+	for i := 0; b.Loop(); i++ {
+		g, err := h.New(fmt.Sprintf("floor.%d", i), Limits{MemoryMax: 64 << 20, PidsMax: 100})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := g.Enter(); err != nil {
+			b.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	reportCPU(b, c0)
+	b.StopTimer()
+	if len(gs) > 0 {
+		gs[0].Home()
+	}
+	for _, g := range gs {
+		if err := g.Remove(); err != nil {
+			b.Error(err)
+		}
+	}
+}
+
 // threadCPU is the calling (locked) thread's CPU time, user and system:
 // unlike ns/op it does not count the time the thread waited for a CPU.
 func threadCPU(b *testing.B) time.Duration {
