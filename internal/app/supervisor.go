@@ -34,18 +34,19 @@ func (r *run) newSupervisor() (*supervisor.Supervisor, error) {
 	}
 	r.launcher = launcher
 	return supervisor.New(supervisor.Options{
-		Config:   r.opts.Config,
-		Launcher: launcher,
-		Checkers: launcher.Checkers(),
-		Log:      r.log,
-		Watcher:  launch.FileWatcher{Log: r.log},
-		OnEvent:  observe.Fanout(r.metrics.OnEvent, r.tl.OnEvent),
-		OOM:      r.oom,
-		Load:     r.opts.Load,
-		OnReload: r.reload,
-		Tails:    r.tails,
-		Outside:  r.opts.Outside,
-		Pace:     r.opts.Pace,
+		Config:     r.opts.Config,
+		Launcher:   launcher,
+		Checkers:   launcher.Checkers(),
+		Log:        r.log,
+		Watcher:    launch.FileWatcher{Log: r.log},
+		OnEvent:    observe.Fanout(r.metrics.OnEvent, r.tl.OnEvent),
+		OOM:        r.oom,
+		Load:       r.opts.Load,
+		OnReload:   r.reload,
+		Tails:      r.tails,
+		Outside:    r.opts.Outside,
+		Pace:       r.opts.Pace,
+		OnTeardown: r.cgroups.Teardown,
 		OnRunning: func() {
 			if r.opts.OnReady != nil {
 				r.opts.OnReady()

@@ -3,6 +3,7 @@ package launch
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/podvisor/podvisor/internal/cgroup"
@@ -29,8 +30,10 @@ type groupOwner struct {
 	shelf shelf
 	take  chan takeReq
 	bg    chan ownerJob // ahead and remove requests, queued by the goroutine
-	close chan chan []*cgroup.Group
-	done  chan struct{} // closed when the goroutine has returned
+	// ending: the run's teardown began (dropAhead): no more groups made ahead.
+	ending atomic.Bool
+	close  chan chan []*cgroup.Group
+	done   chan struct{} // closed when the goroutine has returned
 }
 
 // takeReq asks for the group of incarnation gen of name.
@@ -46,13 +49,14 @@ type takeRes struct {
 	err error
 }
 
-// ownerJob is a request that needs no answer: make a group ahead (g nil)
-// or remove g.
+// ownerJob is a request that needs no answer: make a group ahead (g nil),
+// remove g, or (drop) remove every group made ahead.
 type ownerJob struct {
 	name string
 	gen  uint64
 	lim  cgroup.Limits
 	g    *cgroup.Group
+	drop bool
 }
 
 // made is a group made ahead, with the limits it was made with.
@@ -176,8 +180,21 @@ func (o *groupOwner) get(name string, gen uint64, lim cgroup.Limits) (*cgroup.Gr
 // ahead asks for incarnation gen of name's group to be made ahead; dropped
 // when the queue is full.
 func (o *groupOwner) ahead(name string, gen uint64, lim cgroup.Limits) {
+	if o.ending.Load() {
+		return
+	}
 	select {
 	case o.bg <- ownerJob{name: name, gen: gen, lim: lim}:
+	default:
+	}
+}
+
+// dropAhead stops the making of groups ahead and has the ones on the
+// shelf removed; it never blocks (a full queue leaves them to stop).
+func (o *groupOwner) dropAhead() {
+	o.ending.Store(true)
+	select {
+	case o.bg <- ownerJob{drop: true}:
 	default:
 	}
 }
@@ -283,9 +300,17 @@ func (o *groupOwner) serve(s *ownerState, r takeReq) takeRes {
 
 // do makes a group ahead or removes one.
 func (o *groupOwner) do(s *ownerState, j ownerJob) {
-	if j.g != nil {
+	switch {
+	case j.g != nil:
 		o.tryRemove(s, removal{g: j.g})
 		return
+	case j.drop:
+		for _, g := range o.shelf.empty() {
+			o.tryRemove(s, removal{g: g})
+		}
+		return
+	case o.ending.Load():
+		return // queued before the teardown began
 	}
 	if !o.shelf.wanted(j.name, j.gen) {
 		return // made already, or its start came first and made it

@@ -136,3 +136,46 @@ func TestCgroupsNoneAsked(t *testing.T) {
 		t.Errorf("cgroups opened (%v) or made (%v) without resources", opened, exists(run))
 	}
 }
+
+// TestCgroupsTeardownMakesNoneAhead: once the teardown began, an exit of
+// a process that restarts has no next group made ahead, and the groups
+// made ahead that no start took are removed (before, every such exit in
+// a SIGTERM's teardown had a group made only to be removed again).
+func TestCgroupsTeardownMakesNoneAhead(t *testing.T) {
+	run := runDirV1(t)
+	res := &config.Resources{Memory: &config.MemoryResources{Max: 64 << 20}}
+	web := &config.Process{Name: "web", Resources: res}
+	idle := &config.Process{Name: "idle", Resources: res}
+	c := NewCgroups(nil)
+	defer c.Close()
+	c.Plan(map[string]*config.Process{"web": web, "idle": idle})
+	waitFor(t, "web.1 made ahead", func() bool { return exists(filepath.Join(run, "web.1")) })
+	waitFor(t, "idle.1 made ahead", func() bool { return exists(filepath.Join(run, "idle.1")) })
+	g := c.group(web, 1, &proc.Spec{})
+	if g == nil {
+		t.Fatal("no group for web")
+	}
+	c.Teardown()
+	c.exited("web", g, &proc.Exit{})
+	waitFor(t, "web.1 removed after its exit", func() bool { return !exists(filepath.Join(run, "web.1")) })
+	waitFor(t, "idle.1, made ahead and never taken, removed", func() bool { return !exists(filepath.Join(run, "idle.1")) })
+	// A barrier: the owner does its jobs in order, so once a group
+	// queued for removal after the exit is gone, a web.2 made ahead for
+	// that exit would be there.
+	sentinel, err := c.h.New("sentinel.1", cgroup.Limits{MemoryMax: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.own.remove(sentinel)
+	waitFor(t, "the sentinel removed", func() bool { return !exists(filepath.Join(run, "sentinel.1")) })
+	if exists(filepath.Join(run, "web.2")) {
+		t.Error("web.2 made ahead in the teardown")
+	}
+	// A start in the teardown (a restart during termination) still gets
+	// its group, made at once.
+	if g2 := c.group(web, 3, &proc.Spec{}); g2 == nil {
+		t.Error("a start in the teardown got no group")
+	} else {
+		c.exited("web", g2, &proc.Exit{})
+	}
+}

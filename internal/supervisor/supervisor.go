@@ -22,6 +22,8 @@ type Supervisor struct {
 	oom      OOMDetector
 	// onRunning: Options.OnRunning, nil once called.
 	onRunning func()
+	// onTeardown: Options.OnTeardown (teardown calls it once).
+	onTeardown func()
 
 	inbox chan event
 	pings chan chan struct{}
@@ -106,14 +108,15 @@ func New(o Options) (*Supervisor, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Supervisor{
-		cfg:       o.Config,
-		launcher:  o.Launcher,
-		watcher:   o.Watcher,
-		checkers:  o.Checkers,
-		log:       o.Log,
-		tl:        emitter{o.OnEvent},
-		oom:       o.OOM,
-		onRunning: o.OnRunning,
+		cfg:        o.Config,
+		launcher:   o.Launcher,
+		watcher:    o.Watcher,
+		checkers:   o.Checkers,
+		log:        o.Log,
+		tl:         emitter{o.OnEvent},
+		oom:        o.OOM,
+		onRunning:  o.OnRunning,
+		onTeardown: o.OnTeardown,
 
 		wallClock: o.WallClock,
 		inbox:     make(chan event, 256),

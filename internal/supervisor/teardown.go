@@ -21,6 +21,9 @@ func (s *Supervisor) teardown(o Outcome, now time.Time) {
 		s.outcome, s.haveResult = o, true
 	}
 	s.phase = PhaseStopping
+	if s.onTeardown != nil {
+		s.onTeardown()
+	}
 	s.deadline = now.Add(s.cfg.ShutdownTimeout)
 	s.outcome.Deadline = s.deadline
 	s.tl.TeardownBegan(s.outcome.Detail, s.cfg.ShutdownTimeout, now)

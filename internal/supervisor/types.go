@@ -112,6 +112,10 @@ type Options struct {
 	// ready (the phase turns Running); must not block.
 	OnRunning func()
 
+	// OnTeardown is called by the loop once, when the teardown begins;
+	// must not block.
+	OnTeardown func()
+
 	// WallClock is the calendar time for schedules (tests jump it); nil
 	// is time.Now.
 	WallClock func() time.Time
