@@ -67,8 +67,10 @@ test-examples: deps
 test-short:
 	$(GO) test -short -count=1 ./...
 
+# test/kube plays pods from podman images and builds image roots with
+# busybox-static: its packages come before go test, not only in test-image.
 deps:
-	@./scripts/deps.sh $(TEST_DEBS)
+	@./scripts/deps.sh $(TEST_DEBS) busybox-static $(IMAGE_DEBS)
 
 # Node.js from Debian (unless an npm is already there, as a NodeSource nodejs
 # brings its own, which Debian's npm package conflicts with) and the npm
