@@ -503,17 +503,7 @@ func BenchmarkGroup(b *testing.B) {
 // podvisor does it (docs/BENCHMARKS.md section 32). The thread's CPU time
 // per start is the floor of what a cgroup per process costs on this host.
 func BenchmarkStartFloorV1(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root")
-	}
-	h, err := Open("/sys/fs/cgroup", "/proc/self/cgroup", os.Getpid())
-	if err != nil {
-		b.Skip(err)
-	}
-	defer h.Close()
-	if h.V2() {
-		b.Skip("v1 only")
-	}
+	h := openV1Bench(b)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var gs []*Group
@@ -555,13 +545,9 @@ func reportCPU(b *testing.B, c0 time.Duration) {
 	b.ReportMetric(float64(threadCPU(b)-c0)/float64(b.N)/1e3, "cpu-µs/op")
 }
 
-// BenchmarkMoveV1: a spawner thread's move into one v1 controller's
-// cgroup and back, controller by controller, with how often the thread
-// lost its CPU to another task during the two writes ("preempted/op",
-// from /proc/thread-self/status). Run beside a task that keeps the same
-// CPU busy to see the cpu controller's forced reschedule at each move
-// (docs/BENCHMARKS.md section 26).
-func BenchmarkMoveV1(b *testing.B) {
+// openV1Bench opens this host's v1 hierarchy for a benchmark of thread
+// moves (v2 clones into the cgroup: none), closed at its end.
+func openV1Bench(b *testing.B) *Hierarchy {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root")
 	}
@@ -569,10 +555,21 @@ func BenchmarkMoveV1(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	defer h.Close()
+	b.Cleanup(func() { _ = h.Close() })
 	if h.V2() {
 		b.Skip("v2 clones into the cgroup: no thread moves")
 	}
+	return h
+}
+
+// BenchmarkMoveV1: a spawner thread's move into one v1 controller's
+// cgroup and back, controller by controller, with how often the thread
+// lost its CPU to another task during the two writes ("preempted/op",
+// from /proc/thread-self/status). Run beside a task that keeps the same
+// CPU busy to see the cpu controller's forced reschedule at each move
+// (docs/BENCHMARKS.md section 26).
+func BenchmarkMoveV1(b *testing.B) {
+	h := openV1Bench(b)
 	for _, c := range v1Controllers {
 		b.Run(c, func(b *testing.B) {
 			base, ok := h.base[c]
