@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/podvisor/podvisor/internal/config"
 )
 
 // corpusFixtures are inputs shaped like the real configurations that the
@@ -32,16 +30,7 @@ func TestCorpusGolden(t *testing.T) {
 	for _, fx := range corpusFixtures() {
 		t.Run(fx.name, func(t *testing.T) {
 			m, r, err := fx.convert(t)
-			if err != nil {
-				t.Fatalf("convert: %v", err)
-			}
-			if r.Failed() {
-				t.Errorf("did not convert:\n%s", reportText(r))
-			}
-			out := config.Write(m)
-			assertPortable(t, out)
-			compareGolden(t, "testdata/golden/"+fx.name+".yaml", out)
-			compareGolden(t, "testdata/golden/"+fx.name+".report", []byte(reportText(r)))
+			convertedGolden(t, fx.name, m, r, err)
 		})
 	}
 }

@@ -153,6 +153,25 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// convertedGolden requires that a conversion worked (no error, nothing
+// "not converted") and that its procs.yaml passes check --portable,
+// compares the file and the report with testdata/golden/NAME.yaml and
+// NAME.report, and returns the file.
+func convertedGolden(t *testing.T, name string, m *Model, r *Report, err error) []byte {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("convert: %v", err)
+	}
+	if r.Failed() {
+		t.Errorf("did not convert:\n%s", reportText(r))
+	}
+	out := config.Write(m)
+	assertPortable(t, out)
+	compareGolden(t, "testdata/golden/"+name+".yaml", out)
+	compareGolden(t, "testdata/golden/"+name+".report", []byte(reportText(r)))
+	return out
+}
+
 func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	if *update {

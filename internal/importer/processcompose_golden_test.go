@@ -1,30 +1,18 @@
 package importer
 
-import (
-	"testing"
-
-	"github.com/podvisor/podvisor/internal/config"
-)
+import "testing"
 
 // TestGoldenProcessComposeKeys converts a file with the process-compose
 // settings that have a podvisor counterpart (is_tty, schedule, num_port)
 // and those that do not, each dropped with its own reason.
 func TestGoldenProcessComposeKeys(t *testing.T) {
 	m, r, err := ConvertProcessCompose(readSource(t, "testdata/process-compose-keys/process-compose.yaml"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Failed() {
-		t.Errorf("did not convert:\n%s", reportText(r))
-	}
+	convertedGolden(t, "process-compose-keys", m, r, err)
 	for _, e := range r.Entries {
 		if e.Kind == Dropped && (e.Detail == "no podvisor equivalent" || e.Detail == "") {
 			t.Errorf("%s dropped without a reason of its own", e.What)
 		}
 	}
-	assertPortable(t, config.Write(m))
-	compareGolden(t, "testdata/golden/process-compose-keys.yaml", config.Write(m))
-	compareGolden(t, "testdata/golden/process-compose-keys.report", []byte(reportText(r)))
 }
 
 // TestGoldenProcessComposeMore converts what issue 37 found refused in real
@@ -36,16 +24,7 @@ func TestGoldenProcessComposeMore(t *testing.T) {
 	for _, name := range []string{"process-compose", "literal"} {
 		t.Run(name, func(t *testing.T) {
 			m, r, err := ConvertProcessCompose(readSource(t, "testdata/process-compose-more/"+name+".yaml"), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Failed() {
-				t.Errorf("did not convert:\n%s", reportText(r))
-			}
-			out := config.Write(m)
-			assertPortable(t, out)
-			compareGolden(t, "testdata/golden/process-compose-more-"+name+".yaml", out)
-			compareGolden(t, "testdata/golden/process-compose-more-"+name+".report", []byte(reportText(r)))
+			convertedGolden(t, "process-compose-more-"+name, m, r, err)
 		})
 	}
 }
@@ -57,14 +36,5 @@ func TestGoldenProcessComposeMore(t *testing.T) {
 // process whose every dependency is unknown still converts.
 func TestGoldenProcessComposeExternalDeps(t *testing.T) {
 	m, r, err := ConvertProcessCompose(readSource(t, "testdata/process-compose-extdeps/process-compose.yaml"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Failed() {
-		t.Errorf("did not convert:\n%s", reportText(r))
-	}
-	out := config.Write(m)
-	assertPortable(t, out)
-	compareGolden(t, "testdata/golden/process-compose-extdeps.yaml", out)
-	compareGolden(t, "testdata/golden/process-compose-extdeps.report", []byte(reportText(r)))
+	convertedGolden(t, "process-compose-extdeps", m, r, err)
 }

@@ -13,21 +13,12 @@ import (
 // still dropped says why.
 func TestGoldenSystemdKeys(t *testing.T) {
 	m, r, err := ConvertSystemd([]Source{readSource(t, "testdata/systemd-keys/mailer.service")}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Failed() {
-		t.Errorf("did not convert:\n%s", reportText(r))
-	}
+	convertedGolden(t, "systemd-keys", m, r, err)
 	for _, e := range r.Entries {
 		if e.Kind == Dropped && (e.Detail == "no podvisor equivalent" || e.Detail == "") {
 			t.Errorf("%s dropped without a reason of its own", e.What)
 		}
 	}
-	out := config.Write(m)
-	assertPortable(t, out)
-	compareGolden(t, "testdata/golden/systemd-keys.yaml", out)
-	compareGolden(t, "testdata/golden/systemd-keys.report", []byte(reportText(r)))
 }
 
 // TestGoldenSystemdForkingNoPIDFile converts Type=forking units without
